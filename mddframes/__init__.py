@@ -1,0 +1,53 @@
+"""mddframes: pandas DataFrames over a metadata-management service's integration API.
+
+The public surface is small: :func:`connect` returns a :class:`Client`, whose
+``read_*`` methods return DataFrames, ``write_*`` methods send edited frames back
+losslessly, and export/package/deploy methods move work to production.
+"""
+
+from mddframes.errors import (
+    AuthError,
+    BadRequestError,
+    ConcurrentModificationError,
+    ConfigurationError,
+    ConflictError,
+    DataShapeError,
+    ExportFailed,
+    ExportTimeout,
+    IncompletePayloadError,
+    MddError,
+    NotFoundError,
+    PackageClosedError,
+    RateLimitError,
+    ResponseFormatError,
+    ServerError,
+    TransportError,
+    UnsafeArchiveError,
+    UnsupportedMediaTypeError,
+    WriteVerificationError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AuthError",
+    "BadRequestError",
+    "ConcurrentModificationError",
+    "ConfigurationError",
+    "ConflictError",
+    "DataShapeError",
+    "ExportFailed",
+    "ExportTimeout",
+    "IncompletePayloadError",
+    "MddError",
+    "NotFoundError",
+    "PackageClosedError",
+    "RateLimitError",
+    "ResponseFormatError",
+    "ServerError",
+    "TransportError",
+    "UnsafeArchiveError",
+    "UnsupportedMediaTypeError",
+    "WriteVerificationError",
+    "__version__",
+]

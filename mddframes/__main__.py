@@ -1,0 +1,3 @@
+from mddframes.cli import main
+
+raise SystemExit(main())

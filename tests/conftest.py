@@ -1,0 +1,32 @@
+"""Shared fixtures: one real emulator per test session, reached over loopback HTTP."""
+
+from __future__ import annotations
+
+import pytest
+
+from mddframes.emulator import serve
+
+
+@pytest.fixture(scope="session")
+def emulator():
+    """A running emulator with the deterministic sample data (shared by the session)."""
+    with serve() as emu:
+        yield emu
+
+
+@pytest.fixture
+def emu(emulator):
+    """The shared emulator, reset to its sample data, with no faults and fresh counters."""
+    emulator.reset()
+    yield emulator
+    emulator.clear_faults()
+
+
+@pytest.fixture
+def client(emu):
+    """A Client connected to the freshly reset emulator."""
+    from mddframes import Client
+
+    c = Client.from_emulator(emu)
+    yield c
+    c.close()
