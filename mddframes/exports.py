@@ -1,0 +1,951 @@
+"""Script exports: single scripts, asynchronous batch tasks and their zip archives.
+
+The service generates the output script of one element synchronously
+(``externalExportStructure``) and of many elements as an asynchronous task
+(``structureMassExportAsync`` + status + result). This module wraps both:
+
+- :class:`Script` is one generated script (file name and text), shown as highlighted
+  code in a notebook;
+- :class:`ExportTask` follows a batch task: status, a polling :meth:`ExportTask.wait`
+  with back-off, a time-out that hands back the task id, download and extraction;
+- :class:`ExportArchive` inspects a downloaded zip (:meth:`ExportArchive.files`) and
+  extracts it safely (:meth:`ExportArchive.extract`);
+- :func:`export_batch` runs start, wait and download, and on a service without batch
+  export falls back to concurrent single exports that build the same zip layout
+  (:func:`archive_entry_name` is that layout, shared by both paths).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import os
+import re
+import stat
+import tempfile
+import time
+import warnings
+import zipfile
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mddframes.errors import (
+    DataShapeError,
+    ExportFailed,
+    ExportTimeout,
+    MddError,
+    NotFoundError,
+    UnsafeArchiveError,
+)
+
+if TYPE_CHECKING:
+    from mddframes.client import Client
+
+__all__ = [
+    "DEFAULT_MAX_FILES",
+    "DEFAULT_MAX_TOTAL_BYTES",
+    "ExportArchive",
+    "ExportStatus",
+    "ExportTask",
+    "LegacyExportWarning",
+    "Script",
+    "archive_entry_name",
+    "export_batch",
+    "export_script",
+    "export_scripts",
+    "poll_intervals",
+    "safe_file_name",
+    "start_export",
+    "structure_id_from_entry",
+]
+
+log = logging.getLogger(__name__)
+
+#: Extraction refuses archives whose files add up to more than this (bytes).
+DEFAULT_MAX_TOTAL_BYTES = 1 << 30
+#: Extraction refuses archives with more entries than this.
+DEFAULT_MAX_FILES = 100_000
+
+_FINISHED = frozenset({"FINISHED", "DONE", "COMPLETED", "SUCCESS", "SUCCEEDED"})
+_FAILED = frozenset({"FAILED", "ERROR", "CANCELLED", "CANCELED", "ABORTED"})
+
+
+class LegacyExportWarning(UserWarning):
+    """The service has no batch export; single exports were used instead."""
+
+
+# --------------------------------------------------------------------------- scripts
+
+
+def safe_file_name(name: str, *, fallback: str) -> str:
+    """Reduce a server-supplied file name to a bare, harmless file name.
+
+    The name comes from a ``Content-Disposition`` header, so it must never choose the
+    folder it lands in: only its last path component is kept (``/`` and ``\\`` both
+    count as separators), and an empty or dot-only name becomes ``fallback``.
+
+    Parameters
+    ----------
+    name : str
+        The name the server sent.
+    fallback : str
+        The name to use when nothing usable is left.
+
+    Returns
+    -------
+    str
+    """
+    base = PureWindowsPath(PurePosixPath(str(name or "")).name).name
+    base = base.replace("\x00", "").strip()
+    if base in {"", ".", ".."}:
+        return fallback
+    return base
+
+
+@dataclass(frozen=True)
+class Script:
+    """One generated output script.
+
+    Attributes
+    ----------
+    file_name : str
+        The file name the service gave the script.
+    text : str
+        The script itself.
+    structure_id : str or None
+        The element it was generated for.
+    object_type_id : str or None
+        The object type that selected the template.
+    """
+
+    file_name: str
+    text: str
+    structure_id: str | None = None
+    object_type_id: str | None = None
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        lines = self.text.count("\n") + (1 if self.text and not self.text.endswith("\n") else 0)
+        return (
+            f"Script(file_name={self.file_name!r}, structure_id={self.structure_id!r}, "
+            f"object_type_id={self.object_type_id!r}, lines={lines})"
+        )
+
+    def save(self, dest: str | os.PathLike[str]) -> Path:
+        """Write the script to ``dest`` (a file path, or an existing folder).
+
+        Parameters
+        ----------
+        dest : path
+            A file path, or a folder in which the script is saved under its file name.
+
+        Returns
+        -------
+        pathlib.Path
+            Where the script was written.
+        """
+        path = Path(dest)
+        if path.is_dir():
+            path = path / safe_file_name(self.file_name, fallback=f"{self.structure_id}.txt")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # newline="" keeps the service's line endings byte-for-byte
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            fh.write(self.text)
+        return path
+
+    def _repr_html_(self) -> str:
+        title = html.escape(self.file_name)
+        try:
+            return f"<div><b>{title}</b>{_highlight(self.file_name, self.text)}</div>"
+        except Exception:  # highlighting is cosmetic: never let it hide the script
+            log.debug("highlighting %s failed", self.file_name, exc_info=True)
+            return f"<div><b>{title}</b><pre>{html.escape(self.text)}</pre></div>"
+
+
+def _highlight(file_name: str, text: str) -> str:
+    """HTML of ``text`` highlighted by Pygments when installed, else an escaped <pre>."""
+    try:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import TextLexer, get_lexer_for_filename
+        from pygments.util import ClassNotFound
+    except ImportError:
+        return f"<pre>{html.escape(text)}</pre>"
+    try:
+        lexer = get_lexer_for_filename(file_name, text)
+    except ClassNotFound:
+        lexer = TextLexer()
+    return highlight(text, lexer, HtmlFormatter(noclasses=True, nowrap=False))
+
+
+def export_script(client: Client, structure_id: Any, object_type_id: Any) -> Script:
+    """Generate the output script of one element.
+
+    Parameters
+    ----------
+    client : Client
+    structure_id : str
+        The element.
+    object_type_id : str
+        The object type that selects the template.
+
+    Returns
+    -------
+    Script
+    """
+    file_name, text = client.export_structure(structure_id, object_type_id)
+    return Script(
+        file_name=safe_file_name(file_name, fallback=f"{structure_id}.txt"),
+        text=text,
+        structure_id=str(structure_id),
+        object_type_id=str(object_type_id),
+    )
+
+
+def _normalise_ids(ids: Any, what: str = "ids") -> list[str]:
+    """A list of distinct element ids (order kept) from a list, Series, Index or frame."""
+    if isinstance(ids, pd.DataFrame):
+        for column in ("id", "structure_id", "structureId"):
+            if column in ids.columns:
+                ids = ids[column]
+                break
+        else:
+            raise DataShapeError(
+                f"{what}: the frame has no id column (looked for 'id', 'structure_id', "
+                f"'structureId'; columns are {list(ids.columns)})"
+            )
+    if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+        ids = [ids]
+    out: list[str] = []
+    seen: set[str] = set()
+    for position, value in enumerate(ids):
+        if value is None or (not isinstance(value, str) and pd.isna(value)):
+            raise DataShapeError(f"{what}: entry {position} is missing (NA)")
+        text = str(value).strip()
+        if not text:
+            raise DataShapeError(f"{what}: entry {position} is an empty id")
+        if text not in seen:
+            seen.add(text)
+            out.append(text)
+    return out
+
+
+def export_scripts(
+    client: Client,
+    ids: Any,
+    object_type_id: Any,
+    dest: str | os.PathLike[str] | None = None,
+    *,
+    max_workers: int | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Generate the scripts of many elements concurrently.
+
+    Parameters
+    ----------
+    client : Client
+    ids : list, Series or DataFrame
+        The elements (a frame needs an ``id`` column); duplicates are exported once.
+    object_type_id : str
+        The object type that selects the template.
+    dest : path, optional
+        A folder: each script is written there under its file name and the frame's
+        ``text`` column stays empty, so memory does not grow with the batch.
+    max_workers : int, optional
+        Concurrency; the client's ``max_workers`` by default.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per id: ``id``, ``ok``, ``error``, ``file_name``, ``size`` (characters),
+        ``path`` (when ``dest`` is given) and ``text`` (when it is not). A failed
+        export is a row with ``ok`` False and the error in words; nothing is hidden.
+    """
+    id_list = _normalise_ids(ids)
+    folder = Path(dest) if dest is not None else None
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def one(structure_id: str) -> dict[str, Any]:
+        script = export_script(client, structure_id, object_type_id)
+        row: dict[str, Any] = {"file_name": script.file_name, "size": len(script.text)}
+        if folder is not None:
+            row["path"] = str(script.save(folder / script.file_name))
+        else:
+            row["text"] = script.text
+        return row
+
+    result = _run_bulk(
+        one, id_list, max_workers=_workers(client, max_workers), progress=progress, desc="export"
+    )
+    columns = ["file_name", "size", "path"] if folder is not None else ["file_name", "size", "text"]
+    result = _expand(result, columns)
+    result["size"] = result["size"].astype("Int64")
+    return result
+
+
+# --------------------------------------------------------------------------- zip layout
+
+
+def archive_entry_name(structure_id: Any, file_name: str) -> str:
+    """The name of an element's file inside an export zip.
+
+    The batch export of the service and the legacy fallback built from single exports
+    use this same rule, so both produce the same layout.
+
+    Parameters
+    ----------
+    structure_id : str
+        The element.
+    file_name : str
+        The file name of its single export.
+
+    Returns
+    -------
+    str
+    """
+    return safe_file_name(file_name, fallback=f"{structure_id}.txt")
+
+
+_ID_IN_NAME = re.compile(r"^(?P<id>[^_./\\]+)[_.]")
+
+
+def structure_id_from_entry(name: str) -> str | None:
+    """The element id an export zip entry was made for, when its name tells it."""
+    match = _ID_IN_NAME.match(PurePosixPath(name).name)
+    return match.group("id") if match else None
+
+
+# --------------------------------------------------------------------------- archives
+
+
+def _is_symlink(info: zipfile.ZipInfo) -> bool:
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def _unsafe_reason(name: str) -> str | None:
+    """Why a zip entry name would escape the extraction folder, or None if it is safe."""
+    if not name or "\x00" in name:
+        return "has an empty or NUL-containing name"
+    normalised = name.replace("\\", "/")
+    if normalised.startswith("/") or PureWindowsPath(name).drive or re.match(r"^[A-Za-z]:", name):
+        return "is an absolute path"
+    if ".." in PurePosixPath(normalised).parts:
+        return "contains '..' and would escape the folder"
+    return None
+
+
+@dataclass
+class ExportArchive:
+    """A downloaded export zip: list its files and extract it safely.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The zip file on disk.
+    task_id : str or None
+        The export task that produced it (None for the legacy fallback).
+    """
+
+    path: Path
+    task_id: str | None = None
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def files(self) -> pd.DataFrame:
+        """The files in the archive.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``name`` (string), ``size`` and ``compressed_size`` (Int64, bytes) and
+            ``structure_id`` (string; NA when the name does not tell it).
+        """
+        with zipfile.ZipFile(self.path) as zf:
+            infos = [i for i in zf.infolist() if not i.is_dir()]
+        frame = pd.DataFrame(
+            {
+                "name": pd.array([i.filename for i in infos], dtype="string"),
+                "size": pd.array([i.file_size for i in infos], dtype="Int64"),
+                "compressed_size": pd.array([i.compress_size for i in infos], dtype="Int64"),
+                "structure_id": pd.array(
+                    [structure_id_from_entry(i.filename) for i in infos], dtype="string"
+                ),
+            }
+        )
+        return frame
+
+    def check(
+        self,
+        *,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+        max_files: int = DEFAULT_MAX_FILES,
+    ) -> list[zipfile.ZipInfo]:
+        """Refuse an archive that is unsafe to extract, before anything is written.
+
+        Parameters
+        ----------
+        max_total_bytes : int
+            The most the files may add up to once expanded.
+        max_files : int
+            The most entries the archive may hold.
+
+        Returns
+        -------
+        list of zipfile.ZipInfo
+            The entries, all checked.
+
+        Raises
+        ------
+        UnsafeArchiveError
+            Naming the first offending entry (absolute path, ``..``, symlink) or the
+            limit that was exceeded.
+        """
+        with zipfile.ZipFile(self.path) as zf:
+            infos = zf.infolist()
+        if len(infos) > max_files:
+            raise UnsafeArchiveError(
+                f"archive {self.path} has {len(infos)} entries, more than max_files={max_files}"
+            )
+        total = 0
+        for info in infos:
+            reason = _unsafe_reason(info.filename)
+            if reason is None and _is_symlink(info):
+                reason = "is a symbolic link"
+            if reason is not None:
+                raise UnsafeArchiveError(
+                    f"archive {self.path}: entry {info.filename!r} {reason}; nothing was extracted"
+                )
+            total += info.file_size
+            if total > max_total_bytes:
+                raise UnsafeArchiveError(
+                    f"archive {self.path} expands beyond max_total_bytes={max_total_bytes} "
+                    f"(reached at entry {info.filename!r}); nothing was extracted"
+                )
+        return infos
+
+    def extract(
+        self,
+        dest: str | os.PathLike[str],
+        *,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+        max_files: int = DEFAULT_MAX_FILES,
+    ) -> list[Path]:
+        """Extract the archive into ``dest``, refusing anything unsafe.
+
+        Every entry is checked before the first file is written (see :meth:`check`).
+        While writing, the bytes really expanded are counted too, because the sizes
+        a zip declares can lie.
+
+        Parameters
+        ----------
+        dest : path
+            The folder (created if missing).
+        max_total_bytes, max_files : int
+            Limits, see :meth:`check`.
+
+        Returns
+        -------
+        list of pathlib.Path
+            The files written.
+
+        Raises
+        ------
+        UnsafeArchiveError
+        """
+        infos = self.check(max_total_bytes=max_total_bytes, max_files=max_files)
+        root = Path(dest)
+        root.mkdir(parents=True, exist_ok=True)
+        root = root.resolve()
+        written: list[Path] = []
+        budget = max_total_bytes
+        with zipfile.ZipFile(self.path) as zf:
+            for info in infos:
+                target = (root / info.filename.replace("\\", "/")).resolve()
+                if target != root and root not in target.parents:
+                    raise UnsafeArchiveError(
+                        f"archive {self.path}: entry {info.filename!r} resolves outside {root}"
+                    )
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, open(target, "wb") as out:
+                    while chunk := src.read(1 << 16):
+                        budget -= len(chunk)
+                        if budget < 0:
+                            out.close()
+                            target.unlink(missing_ok=True)
+                            raise UnsafeArchiveError(
+                                f"archive {self.path}: entry {info.filename!r} expands beyond "
+                                f"max_total_bytes={max_total_bytes} (its declared size was "
+                                f"{info.file_size})"
+                            )
+                        out.write(chunk)
+                written.append(target)
+        return written
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def poll_intervals(
+    initial: float = 0.5, maximum: float = 5.0, factor: float = 1.5
+) -> Iterator[float]:
+    """The waits between status polls: ``initial`` growing by ``factor`` up to ``maximum``.
+
+    Parameters
+    ----------
+    initial : float
+        The first wait (seconds), > 0.
+    maximum : float
+        The ceiling (seconds), >= ``initial``.
+    factor : float
+        Growth per poll, >= 1.
+
+    Yields
+    ------
+    float
+    """
+    if initial <= 0:
+        raise ValueError(f"poll_interval must be > 0, got {initial}")
+    if maximum < initial:
+        raise ValueError(f"max_poll_interval ({maximum}) must be >= poll_interval ({initial})")
+    if factor < 1:
+        raise ValueError(f"back-off factor must be >= 1, got {factor}")
+    interval = initial
+    while True:
+        yield interval
+        interval = min(interval * factor, maximum)
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class ExportStatus(Mapping[str, Any]):
+    """The status of an export task; also readable as the dict the service sent.
+
+    Attributes
+    ----------
+    task_id : str
+    status : str
+        Upper-cased: ``RUNNING``, ``FINISHED``, ``FAILED`` (or what the service said).
+    total, done : int or None
+        Progress counts, when the service gives them.
+    message : str or None
+        The service's message (the reason of a failure).
+    raw : dict
+        The status record as received.
+    """
+
+    task_id: str
+    status: str
+    total: int | None = None
+    done: int | None = None
+    message: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, task_id: str, body: Any) -> ExportStatus:
+        """Read a status record tolerantly (``status`` or ``state``; camel or snake)."""
+        if not isinstance(body, Mapping):
+            raise DataShapeError(
+                f"export task {task_id}: the status is not a JSON object: {body!r:.200}"
+            )
+        state = body.get("status", body.get("state"))
+        if state is None:
+            raise DataShapeError(
+                f"export task {task_id}: the status record has no 'status' (keys: {sorted(body)})"
+            )
+        message = body.get("message", body.get("error"))
+        return cls(
+            task_id=str(body.get("taskId", body.get("task_id", task_id))),
+            status=str(state).upper(),
+            total=_int_or_none(body.get("total")),
+            done=_int_or_none(body.get("done", body.get("processed"))),
+            message=None if message is None else str(message),
+            raw=dict(body),
+        )
+
+    @property
+    def finished(self) -> bool:
+        """The task ended well and its result can be downloaded."""
+        return self.status in _FINISHED
+
+    @property
+    def failed(self) -> bool:
+        """The task ended in failure."""
+        return self.status in _FAILED
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+
+class ExportTask:
+    """A batch export task running on the service.
+
+    Get one from :func:`start_export` (``client.start_export``) or attach to an existing
+    one with ``client.export_task(task_id)``.
+
+    Parameters
+    ----------
+    client : Client
+    task_id : str
+    """
+
+    def __init__(self, client: Client, task_id: Any) -> None:
+        if task_id is None or not str(task_id).strip():
+            raise DataShapeError("export task: the task id is empty")
+        self.client = client
+        self.task_id = str(task_id)
+        self.polls = 0
+        self.last_status: ExportStatus | None = None
+        self.archive: ExportArchive | None = None
+
+    def __repr__(self) -> str:
+        state = self.last_status.status if self.last_status else "unknown"
+        return f"ExportTask(task_id={self.task_id!r}, status={state})"
+
+    def status(self) -> ExportStatus:
+        """Ask the service for the task's status (one request).
+
+        Returns
+        -------
+        ExportStatus
+        """
+        self.polls += 1
+        self.last_status = ExportStatus.from_json(
+            self.task_id, self.client.get_export_status(self.task_id)
+        )
+        return self.last_status
+
+    def wait(
+        self,
+        timeout: float | None = None,
+        *,
+        poll_interval: float = 0.5,
+        max_poll_interval: float = 5.0,
+        backoff: float = 1.5,
+        progress: bool = True,
+    ) -> ExportStatus:
+        """Poll until the task finishes.
+
+        The wait between polls starts at ``poll_interval`` and grows by ``backoff`` up to
+        ``max_poll_interval``. A token expiring during a long wait is renewed by the
+        client.
+
+        Parameters
+        ----------
+        timeout : float, optional
+            Give up after this many seconds; None waits as long as it takes.
+        poll_interval, max_poll_interval, backoff : float
+            The polling back-off.
+        progress : bool
+            Show a done/total progress bar.
+
+        Returns
+        -------
+        ExportStatus
+            The finished status.
+
+        Raises
+        ------
+        ExportTimeout
+            The task was still running at ``timeout``; ``task_id`` lets you attach to it
+            again with ``client.export_task(task_id)``.
+        ExportFailed
+            The task ended as FAILED; carries the service's message.
+        """
+        if timeout is not None and timeout < 0:
+            raise ValueError(f"timeout must be >= 0 or None, got {timeout}")
+        from tqdm.auto import tqdm
+
+        intervals = poll_intervals(poll_interval, max_poll_interval, backoff)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with tqdm(
+            desc=f"export {self.task_id}", unit="element", disable=not progress, leave=False
+        ) as bar:
+            while True:
+                current = self.status()
+                if current.total is not None and bar.total != current.total:
+                    bar.total = current.total
+                if current.done is not None and current.done != bar.n:
+                    bar.n = current.done
+                    bar.refresh()
+                if current.finished:
+                    return current
+                if current.failed:
+                    raise ExportFailed(
+                        f"export task {self.task_id} failed",
+                        task_id=self.task_id,
+                        operation="structureMassExportAsyncStatus",
+                        server_message=current.message or "(the service gave no message)",
+                    )
+                pause = next(intervals)
+                if deadline is not None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise ExportTimeout(
+                            f"export task {self.task_id} still {current.status} after "
+                            f"{timeout:g} s ({current.done}/{current.total} done); attach to it "
+                            f"later with client.export_task({self.task_id!r})",
+                            task_id=self.task_id,
+                        )
+                    pause = min(pause, remaining)
+                time.sleep(pause)
+
+    def download(self, path: str | os.PathLike[str]) -> ExportArchive:
+        """Stream the task's zip to ``path`` (a file, or an existing folder).
+
+        Returns
+        -------
+        ExportArchive
+        """
+        target = Path(path)
+        if target.is_dir():
+            target = target / f"export-{safe_file_name(self.task_id, fallback='task')}.zip"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        written = self.client.get_export_result(self.task_id, target)
+        self.archive = ExportArchive(Path(written or target), task_id=self.task_id)
+        return self.archive
+
+    def _ensure_archive(self) -> ExportArchive:
+        if self.archive is None or not self.archive.path.exists():
+            folder = Path(tempfile.mkdtemp(prefix="mddframes-export-"))
+            self.download(folder / f"export-{safe_file_name(self.task_id, fallback='task')}.zip")
+        assert self.archive is not None
+        return self.archive
+
+    def files(self) -> pd.DataFrame:
+        """The files of the result (downloaded to a temporary file if not yet downloaded).
+
+        Returns
+        -------
+        pandas.DataFrame
+            See :meth:`ExportArchive.files`.
+        """
+        return self._ensure_archive().files()
+
+    def extract(self, dest: str | os.PathLike[str], **limits: int) -> list[Path]:
+        """Extract the result safely into ``dest`` (see :meth:`ExportArchive.extract`)."""
+        return self._ensure_archive().extract(dest, **limits)
+
+
+def start_export(client: Client, ids: Any, object_type_id: Any) -> ExportTask:
+    """Start a batch export on the service.
+
+    Parameters
+    ----------
+    client : Client
+    ids : list, Series or DataFrame
+        The elements (duplicates are sent once).
+    object_type_id : str
+
+    Returns
+    -------
+    ExportTask
+    """
+    id_list = _normalise_ids(ids)
+    if not id_list:
+        raise DataShapeError("start_export: no element ids given")
+    answer = client.post_export(id_list, object_type_id)
+    task_id = None
+    if isinstance(answer, Mapping):
+        task_id = answer.get("taskId", answer.get("task_id", answer.get("id")))
+    elif isinstance(answer, str | int):
+        task_id = answer
+    if task_id is None:
+        raise DataShapeError(
+            f"start_export: the service's answer carries no taskId: {answer!r:.200}"
+        )
+    return ExportTask(client, task_id)
+
+
+def export_batch(
+    client: Client,
+    ids: Any,
+    object_type_id: Any,
+    dest: str | os.PathLike[str],
+    *,
+    timeout: float | None = None,
+    poll_interval: float = 0.5,
+    max_poll_interval: float = 5.0,
+    max_workers: int | None = None,
+    progress: bool = True,
+) -> ExportArchive:
+    """Export many elements into one zip: start a task, wait for it, download it.
+
+    On a service without batch export (404 on start) this warns
+    (:class:`LegacyExportWarning`) and falls back to concurrent single exports,
+    written into a zip with the same layout.
+
+    Parameters
+    ----------
+    client : Client
+    ids : list, Series or DataFrame
+    object_type_id : str
+    dest : path
+        The zip file to write (or an existing folder to write it in).
+    timeout, poll_interval, max_poll_interval : float
+        See :meth:`ExportTask.wait`.
+    max_workers : int, optional
+        Concurrency of the legacy fallback.
+    progress : bool
+
+    Returns
+    -------
+    ExportArchive
+
+    Raises
+    ------
+    ExportTimeout, ExportFailed
+        See :meth:`ExportTask.wait`. In the legacy fallback, ``ExportFailed`` lists the
+        elements whose single export failed (``task_id`` is ``"legacy"``), and no zip is
+        left behind.
+    """
+    id_list = _normalise_ids(ids)
+    try:
+        task = start_export(client, id_list, object_type_id)
+    except NotFoundError as exc:
+        warnings.warn(
+            "this service has no batch export (404 on start): exporting the "
+            f"{len(id_list)} elements one by one instead ({exc.url or 'structureMassExportAsync'})",
+            LegacyExportWarning,
+            stacklevel=2,
+        )
+        return _legacy_export(
+            client,
+            id_list,
+            object_type_id,
+            dest,
+            max_workers=_workers(client, max_workers),
+            progress=progress,
+        )
+    task.wait(
+        timeout,
+        poll_interval=poll_interval,
+        max_poll_interval=max_poll_interval,
+        progress=progress,
+    )
+    return task.download(dest)
+
+
+def _legacy_export(
+    client: Client,
+    ids: list[str],
+    object_type_id: Any,
+    dest: str | os.PathLike[str],
+    *,
+    max_workers: int,
+    progress: bool,
+) -> ExportArchive:
+    """Single exports, concurrently, into a zip laid out as a batch result is."""
+    target = Path(dest)
+    if target.is_dir():
+        target = target / "export-legacy.zip"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mddframes-legacy-") as scratch:
+        # Each script goes to its own file first, so memory stays flat and the zip is
+        # written in the order of the ids, whatever order the workers finish in.
+        folder = Path(scratch)
+        position = {structure_id: pos for pos, structure_id in enumerate(ids)}
+
+        def one(structure_id: str) -> dict[str, Any]:
+            script = export_script(client, structure_id, object_type_id)
+            part = folder / f"{position[structure_id]}.part"
+            with open(part, "w", encoding="utf-8", newline="") as fh:
+                fh.write(script.text)
+            return {"entry": archive_entry_name(structure_id, script.file_name), "part": str(part)}
+
+        result = _run_bulk(
+            one, ids, max_workers=max_workers, progress=progress, desc="export (single)"
+        )
+        failed = result[~result["ok"]]
+        if len(failed):
+            listed = "; ".join(
+                f"{i}: {e}" for i, e in zip(failed["id"], failed["error"], strict=True)
+            )
+            raise ExportFailed(
+                f"legacy export: {len(failed)} of {len(ids)} single exports failed "
+                f"({listed[:2000]}); no zip was written",
+                task_id="legacy",
+                operation="externalExportStructure",
+            )
+        partial = target.with_name(target.name + ".part")
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for row in result["value"]:
+                zf.write(row["part"], arcname=row["entry"])
+        os.replace(partial, target)
+    return ExportArchive(target, task_id=None)
+
+
+# --------------------------------------------------------------------------- bulk glue
+
+
+def _workers(client: Any, max_workers: int | None) -> int:
+    if max_workers is not None:
+        if max_workers < 1:
+            raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+        return max_workers
+    return int(getattr(client, "max_workers", 8) or 8)
+
+
+def _run_bulk(fn: Any, ids: list[str], *, max_workers: int, progress: bool, desc: str):
+    """Run ``fn`` over ``ids`` concurrently: a frame of id, ok, error, value."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    from tqdm.auto import tqdm
+
+    rows: dict[int, dict[str, Any]] = {}
+    with (
+        ThreadPoolExecutor(max_workers=max_workers) as pool,
+        tqdm(total=len(ids), desc=desc, disable=not progress, leave=False) as bar,
+    ):
+        futures = {pool.submit(fn, value): pos for pos, value in enumerate(ids)}
+        for future in as_completed(futures):
+            pos = futures[future]
+            try:
+                rows[pos] = {"id": ids[pos], "ok": True, "error": None, "value": future.result()}
+            except MddError as exc:
+                rows[pos] = {"id": ids[pos], "ok": False, "error": str(exc), "value": None}
+            bar.update(1)
+    ordered = [rows[p] for p in range(len(ids))]
+    frame = pd.DataFrame(ordered, columns=["id", "ok", "error", "value"])
+    frame["id"] = frame["id"].astype("string")
+    frame["ok"] = frame["ok"].astype("boolean")
+    frame["error"] = frame["error"].astype("string")
+    return frame
+
+
+def _expand(result: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Spread the dict in ``value`` into ``columns`` (NA for failed rows)."""
+    out = result.drop(columns="value").copy()
+    for column in columns:
+        out[column] = [v.get(column) if isinstance(v, dict) else None for v in result["value"]]
+    for column in columns:
+        if column not in ("size",):
+            out[column] = out[column].astype("string")
+    return out
