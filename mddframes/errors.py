@@ -88,6 +88,10 @@ class AuthError(MddError):
         super().__init__(message, **kwargs)
 
 
+class InvalidArgumentError(MddError, ValueError):
+    """An argument given to mddframes is unusable (e.g. an empty id); nothing was sent."""
+
+
 class BadRequestError(MddError):
     """The service rejected the request as malformed (HTTP 400)."""
 
