@@ -37,6 +37,7 @@ from mddframes.errors import (
     DataShapeError,
     ExportFailed,
     ExportTimeout,
+    InvalidArgumentError,
     MddError,
     NotFoundError,
     UnsafeArchiveError,
@@ -226,10 +227,10 @@ def _normalise_ids(ids: Any, what: str = "ids") -> list[str]:
     seen: set[str] = set()
     for position, value in enumerate(ids):
         if value is None or (not isinstance(value, str) and pd.isna(value)):
-            raise DataShapeError(f"{what}: entry {position} is missing (NA)")
+            raise InvalidArgumentError(f"{what}: entry {position} is missing (NA)")
         text = str(value).strip()
         if not text:
-            raise DataShapeError(f"{what}: entry {position} is an empty id")
+            raise InvalidArgumentError(f"{what}: entry {position} is an empty id")
         if text not in seen:
             seen.add(text)
             out.append(text)
@@ -520,11 +521,13 @@ def poll_intervals(
     float
     """
     if initial <= 0:
-        raise ValueError(f"poll_interval must be > 0, got {initial}")
+        raise InvalidArgumentError(f"poll_interval must be > 0, got {initial}")
     if maximum < initial:
-        raise ValueError(f"max_poll_interval ({maximum}) must be >= poll_interval ({initial})")
+        raise InvalidArgumentError(
+            f"max_poll_interval ({maximum}) must be >= poll_interval ({initial})"
+        )
     if factor < 1:
-        raise ValueError(f"back-off factor must be >= 1, got {factor}")
+        raise InvalidArgumentError(f"back-off factor must be >= 1, got {factor}")
     interval = initial
     while True:
         yield interval
@@ -618,7 +621,7 @@ class ExportTask:
 
     def __init__(self, client: Client, task_id: Any) -> None:
         if task_id is None or not str(task_id).strip():
-            raise DataShapeError("export task: the task id is empty")
+            raise InvalidArgumentError("export task: the task id is empty")
         self.client = client
         self.task_id = str(task_id)
         self.polls = 0
@@ -680,7 +683,7 @@ class ExportTask:
             The task ended as FAILED; carries the service's message.
         """
         if timeout is not None and timeout < 0:
-            raise ValueError(f"timeout must be >= 0 or None, got {timeout}")
+            raise InvalidArgumentError(f"timeout must be >= 0 or None, got {timeout}")
         from tqdm.auto import tqdm
 
         intervals = poll_intervals(poll_interval, max_poll_interval, backoff)
@@ -770,7 +773,7 @@ def start_export(client: Client, ids: Any, object_type_id: Any) -> ExportTask:
     """
     id_list = _normalise_ids(ids)
     if not id_list:
-        raise DataShapeError("start_export: no element ids given")
+        raise InvalidArgumentError("start_export: no element ids given")
     answer = client.post_export(id_list, object_type_id)
     task_id = None
     if isinstance(answer, Mapping):
@@ -908,7 +911,7 @@ def _legacy_export(
 def _workers(client: Any, max_workers: int | None) -> int:
     if max_workers is not None:
         if max_workers < 1:
-            raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+            raise InvalidArgumentError(f"max_workers must be >= 1, got {max_workers}")
         return max_workers
     return int(getattr(client, "max_workers", 8) or 8)
 
