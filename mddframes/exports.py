@@ -365,6 +365,13 @@ class ExportArchive:
     def __fspath__(self) -> str:
         return str(self.path)
 
+    def _infolist(self) -> list[zipfile.ZipInfo]:
+        try:
+            with zipfile.ZipFile(self.path) as zf:
+                return zf.infolist()
+        except zipfile.BadZipFile as exc:
+            raise DataShapeError(f"{self.path} is not a readable zip archive ({exc})") from None
+
     def files(self) -> pd.DataFrame:
         """The files in the archive.
 
@@ -374,8 +381,7 @@ class ExportArchive:
             ``name`` (string), ``size`` and ``compressed_size`` (Int64, bytes) and
             ``structure_id`` (string; NA when the name does not tell it).
         """
-        with zipfile.ZipFile(self.path) as zf:
-            infos = [i for i in zf.infolist() if not i.is_dir()]
+        infos = [i for i in self._infolist() if not i.is_dir()]
         frame = pd.DataFrame(
             {
                 "name": pd.array([i.filename for i in infos], dtype="string"),
@@ -414,8 +420,7 @@ class ExportArchive:
             Naming the first offending entry (absolute path, ``..``, symlink) or the
             limit that was exceeded.
         """
-        with zipfile.ZipFile(self.path) as zf:
-            infos = zf.infolist()
+        infos = self._infolist()
         if len(infos) > max_files:
             raise UnsafeArchiveError(
                 f"archive {self.path} has {len(infos)} entries, more than max_files={max_files}"
@@ -483,20 +488,36 @@ class ExportArchive:
                     target.mkdir(parents=True, exist_ok=True)
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(target, "wb") as out:
-                    while chunk := src.read(1 << 16):
-                        budget -= len(chunk)
-                        if budget < 0:
-                            out.close()
-                            target.unlink(missing_ok=True)
-                            raise UnsafeArchiveError(
-                                f"archive {self.path}: entry {info.filename!r} expands beyond "
-                                f"max_total_bytes={max_total_bytes} (its declared size was "
-                                f"{info.file_size})"
-                            )
-                        out.write(chunk)
+                try:
+                    budget = _copy_within_budget(zf, info, target, budget)
+                except UnsafeArchiveError as exc:
+                    target.unlink(missing_ok=True)
+                    raise UnsafeArchiveError(
+                        f"archive {self.path}: entry {info.filename!r} {exc.message} "
+                        f"(max_total_bytes={max_total_bytes}, declared size {info.file_size})"
+                    ) from None
+                except zipfile.BadZipFile as exc:
+                    # zipfile stops at the declared size and then fails the CRC: a header
+                    # that lies about a size ends here
+                    target.unlink(missing_ok=True)
+                    raise UnsafeArchiveError(
+                        f"archive {self.path}: entry {info.filename!r} is corrupt ({exc})"
+                    ) from None
                 written.append(target)
         return written
+
+
+def _copy_within_budget(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, budget: int
+) -> int:
+    """Stream one entry to ``target``; stop once more than ``budget`` bytes came out."""
+    with zf.open(info) as src, open(target, "wb") as out:
+        while chunk := src.read(1 << 16):
+            budget -= len(chunk)
+            if budget < 0:
+                raise UnsafeArchiveError("expands beyond the size limit")
+            out.write(chunk)
+    return budget
 
 
 # --------------------------------------------------------------------------- tasks
