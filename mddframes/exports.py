@@ -17,6 +17,7 @@ The service generates the output script of one element synchronously
 
 from __future__ import annotations
 
+import hashlib
 import html
 import logging
 import os
@@ -60,6 +61,7 @@ __all__ = [
     "export_scripts",
     "poll_intervals",
     "safe_file_name",
+    "safe_id",
     "start_export",
     "structure_id_from_entry",
 ]
@@ -296,33 +298,77 @@ def export_scripts(
 # --------------------------------------------------------------------------- zip layout
 
 
-def archive_entry_name(structure_id: Any, file_name: str) -> str:
-    """The name of an element's file inside an export zip.
+_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]")
+_ENTRY_SEPARATOR = "__"
 
-    The batch export of the service and the legacy fallback built from single exports
-    use this same rule, so both produce the same layout.
+
+def safe_id(structure_id: Any) -> str:
+    """The file-name-safe form of an element id used in export zip entry names.
+
+    ASCII letters, digits, ``.``, ``-`` and ``_`` are kept, every other character
+    becomes ``_``; when that changed the id (or the id is empty, ``.`` or ``..``), the
+    first 8 hex digits of the SHA-1 of the id are appended so names stay unique.
+    """
+    text = str(structure_id)
+    safe = _UNSAFE_IN_NAME.sub("_", text)
+    if safe != text or safe in ("", ".", ".."):
+        safe = f"{safe}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:8]}"
+    return safe
+
+
+def archive_entry_name(structure_id: Any, file_name: str) -> str:
+    """The name of an element's file inside an export zip: ``<safe id>__<file name>``.
+
+    This is the rule of the service's batch export (docs/wire-format.md; the emulator
+    is its reference). The legacy fallback builds its zip from single exports with
+    this same function, so both produce the same layout.
 
     Parameters
     ----------
     structure_id : str
-        The element.
+        The element (made safe by :func:`safe_id`).
     file_name : str
-        The file name of its single export.
+        The file name of its script, as the service named it; a name holding a path
+        separator, or empty, ``.`` or ``..``, has its unsafe characters replaced.
 
     Returns
     -------
     str
     """
-    return safe_file_name(file_name, fallback=f"{structure_id}.txt")
+    name = str(file_name or "")
+    if "/" in name or "\\" in name or name in ("", ".", ".."):
+        name = _UNSAFE_IN_NAME.sub("_", name) or "script"
+    return f"{safe_id(structure_id)}{_ENTRY_SEPARATOR}{name}"
 
 
-_ID_IN_NAME = re.compile(r"^(?P<id>[^_./\\]+)[_.]")
+def structure_id_from_entry(name: str, known_ids: Iterable[Any] | None = None) -> str | None:
+    """The element id an export zip entry was made for, where the name tells it.
 
+    Parameters
+    ----------
+    name : str
+        The entry name.
+    known_ids : iterable, optional
+        The ids the export was started with. With them the answer is exact, even for
+        ids that :func:`safe_id` had to change; without them it is the part before the
+        first ``__`` (which is the id itself whenever the id was already file-name-safe
+        and holds no ``__``).
 
-def structure_id_from_entry(name: str) -> str | None:
-    """The element id an export zip entry was made for, when its name tells it."""
-    match = _ID_IN_NAME.match(PurePosixPath(name).name)
-    return match.group("id") if match else None
+    Returns
+    -------
+    str or None
+        None when the name does not have the ``<id>__<file>`` form (or matches no
+        known id).
+    """
+    if known_ids is not None:
+        best = None
+        for structure_id in known_ids:
+            prefix = safe_id(structure_id) + _ENTRY_SEPARATOR
+            if name.startswith(prefix) and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), str(structure_id))
+        return best[1] if best else None
+    head, sep, tail = name.partition(_ENTRY_SEPARATOR)
+    return head if sep and head and tail and "/" not in head else None
 
 
 # --------------------------------------------------------------------------- archives
@@ -354,10 +400,14 @@ class ExportArchive:
         The zip file on disk.
     task_id : str or None
         The export task that produced it (None for the legacy fallback).
+    structure_ids : list of str or None
+        The elements exported, when known; they make ``files()``'s ``structure_id``
+        exact.
     """
 
     path: Path
     task_id: str | None = None
+    structure_ids: list[str] | None = None
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -388,7 +438,8 @@ class ExportArchive:
                 "size": pd.array([i.file_size for i in infos], dtype="Int64"),
                 "compressed_size": pd.array([i.compress_size for i in infos], dtype="Int64"),
                 "structure_id": pd.array(
-                    [structure_id_from_entry(i.filename) for i in infos], dtype="string"
+                    [structure_id_from_entry(i.filename, self.structure_ids) for i in infos],
+                    dtype="string",
                 ),
             }
         )
@@ -638,13 +689,18 @@ class ExportTask:
     ----------
     client : Client
     task_id : str
+    structure_ids : list of str, optional
+        The elements the task exports, when known (they make ``files()`` exact).
     """
 
-    def __init__(self, client: Client, task_id: Any) -> None:
+    def __init__(
+        self, client: Client, task_id: Any, structure_ids: list[str] | None = None
+    ) -> None:
         if task_id is None or not str(task_id).strip():
             raise InvalidArgumentError("export task: the task id is empty")
         self.client = client
         self.task_id = str(task_id)
+        self.structure_ids = structure_ids
         self.polls = 0
         self.last_status: ExportStatus | None = None
         self.archive: ExportArchive | None = None
@@ -753,7 +809,9 @@ class ExportTask:
             target = target / f"export-{safe_file_name(self.task_id, fallback='task')}.zip"
         target.parent.mkdir(parents=True, exist_ok=True)
         written = self.client.get_export_result(self.task_id, target)
-        self.archive = ExportArchive(Path(written or target), task_id=self.task_id)
+        self.archive = ExportArchive(
+            Path(written or target), task_id=self.task_id, structure_ids=self.structure_ids
+        )
         return self.archive
 
     def _ensure_archive(self) -> ExportArchive:
@@ -805,7 +863,7 @@ def start_export(client: Client, ids: Any, object_type_id: Any) -> ExportTask:
         raise DataShapeError(
             f"start_export: the service's answer carries no taskId: {answer!r:.200}"
         )
-    return ExportTask(client, task_id)
+    return ExportTask(client, task_id, structure_ids=id_list)
 
 
 def export_batch(
@@ -898,11 +956,12 @@ def _legacy_export(
         position = {structure_id: pos for pos, structure_id in enumerate(ids)}
 
         def one(structure_id: str) -> dict[str, Any]:
-            script = export_script(client, structure_id, object_type_id)
+            # the raw file name, not Script's reduced one: the batch rule applies to it
+            file_name, text = client.export_structure(structure_id, object_type_id)
             part = folder / f"{position[structure_id]}.part"
             with open(part, "w", encoding="utf-8", newline="") as fh:
-                fh.write(script.text)
-            return {"entry": archive_entry_name(structure_id, script.file_name), "part": str(part)}
+                fh.write(text)
+            return {"entry": archive_entry_name(structure_id, file_name), "part": str(part)}
 
         result = _run_bulk(
             one, ids, max_workers=max_workers, progress=progress, desc="export (single)"
@@ -923,7 +982,7 @@ def _legacy_export(
             for row in result["value"]:
                 zf.write(row["part"], arcname=row["entry"])
         os.replace(partial, target)
-    return ExportArchive(target, task_id=None)
+    return ExportArchive(target, task_id=None, structure_ids=list(ids))
 
 
 # --------------------------------------------------------------------------- bulk glue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import stat
 import sys
 import zipfile
@@ -16,8 +17,10 @@ from mddframes.exports import (
     ExportStatus,
     Script,
     _normalise_ids,
+    archive_entry_name,
     poll_intervals,
     safe_file_name,
+    structure_id_from_entry,
 )
 
 
@@ -125,7 +128,7 @@ def test_export_status_reads_tolerantly_and_acts_as_a_dict():
 
 
 def test_files_lists_names_sizes_and_ids(tmp_path):
-    zpath = make_zip(tmp_path / "e.zip", {"s-1_a.sql": b"x" * 100, "readme": b"hi"})
+    zpath = make_zip(tmp_path / "e.zip", {"s-1__a.sql": b"x" * 100, "readme": b"hi"})
     files = ExportArchive(zpath).files()
     assert list(files.columns) == ["name", "size", "compressed_size", "structure_id"]
     assert files["size"].dtype == "Int64"
@@ -133,6 +136,29 @@ def test_files_lists_names_sizes_and_ids(tmp_path):
     assert files["compressed_size"].iloc[0] < 100  # deflated
     assert files["structure_id"].iloc[0] == "s-1"
     assert pd.isna(files["structure_id"].iloc[1])
+
+
+@pytest.mark.parametrize(
+    ("structure_id", "file_name", "entry"),
+    [
+        ("tbl-1", "orders.sql", "tbl-1__orders.sql"),
+        ("a/b", "x.sql", f"a_b-{hashlib.sha1(b'a/b').hexdigest()[:8]}__x.sql"),
+        ("..", "x.sql", f"..-{hashlib.sha1(b'..').hexdigest()[:8]}__x.sql"),
+        ("s1", "../up.sql", "s1__.._up.sql"),
+        ("s1", "", "s1__script"),
+    ],
+)
+def test_entry_names_follow_the_batch_rule_and_map_back(structure_id, file_name, entry):
+    assert archive_entry_name(structure_id, file_name) == entry
+    assert "/" not in entry and "\\" not in entry
+    assert structure_id_from_entry(entry, ["other", structure_id, "s"]) == structure_id
+
+
+def test_known_ids_resolve_ids_that_contain_the_separator():
+    entry = archive_entry_name("a__b", "x.sql")
+    assert structure_id_from_entry(entry) == "a"  # best effort without the ids
+    assert structure_id_from_entry(entry, ["a", "a__b"]) == "a__b"
+    assert structure_id_from_entry("nothing.sql") is None
 
 
 def test_extract_writes_the_files(tmp_path):
