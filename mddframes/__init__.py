@@ -5,6 +5,7 @@ The public surface is small: :func:`connect` returns a :class:`Client`, whose
 losslessly, and export/package/deploy methods move work to production.
 """
 
+from mddframes.client import Client, connect
 from mddframes.errors import (
     AuthError,
     BadRequestError,
@@ -15,6 +16,7 @@ from mddframes.errors import (
     ExportFailed,
     ExportTimeout,
     IncompletePayloadError,
+    InvalidArgumentError,
     MddError,
     NotFoundError,
     PackageClosedError,
@@ -32,6 +34,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AuthError",
     "BadRequestError",
+    "Client",
     "ConcurrentModificationError",
     "ConfigurationError",
     "ConflictError",
@@ -39,6 +42,7 @@ __all__ = [
     "ExportFailed",
     "ExportTimeout",
     "IncompletePayloadError",
+    "InvalidArgumentError",
     "MddError",
     "NotFoundError",
     "PackageClosedError",
@@ -50,4 +54,5 @@ __all__ = [
     "UnsupportedMediaTypeError",
     "WriteVerificationError",
     "__version__",
+    "connect",
 ]

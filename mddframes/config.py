@@ -1,0 +1,573 @@
+"""Connection settings: resolved from arguments, then ``MDD_*`` variables, then a profile.
+
+Every setting of :func:`resolve_settings` is taken from its argument when given, else
+from its environment variable, else from the chosen profile of the configuration file
+(``$XDG_CONFIG_HOME/mddframes/config.toml``, by default ``~/.config/mddframes/config.toml``),
+else from its default. The file holds a ``[default]`` table and named profiles as
+``[profiles.NAME]`` (a top-level ``[NAME]`` table is accepted too)::
+
+    [default]
+    tenant = "acme"
+    base_url = "https://{tenant}.example.com"
+    client_id = "ci-bot"
+
+    [profiles.staging]
+    tenant = "acme-staging"
+    base_url = "https://{tenant}.example.com"
+
+The client secret is kept in a :class:`Secret`, whose repr and str mask it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import os
+import stat
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from mddframes.errors import ConfigurationError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_API_PREFIX = "/api/mdd-backend"
+DEFAULT_TIMEOUT = (5.0, 60.0)
+DEFAULT_MAX_RETRIES = 5
+DEFAULT_MAX_WORKERS = 8
+DEFAULT_PROFILE = "default"
+
+# setting name -> environment variable. allow_insecure_http has none on purpose: a
+# downgrade to clear-text credentials must be asked for in code or in the profile file.
+ENV_VARIABLES: dict[str, str] = {
+    "tenant": "MDD_TENANT",
+    "base_url": "MDD_BASE_URL",
+    "client_id": "MDD_CLIENT_ID",
+    "client_secret": "MDD_CLIENT_SECRET",
+    "realm": "MDD_REALM",
+    "api_prefix": "MDD_API_PREFIX",
+    "timeout": "MDD_TIMEOUT",
+    "max_retries": "MDD_MAX_RETRIES",
+    "verify": "MDD_VERIFY",
+    "max_workers": "MDD_MAX_WORKERS",
+}
+PROFILE_VARIABLE = "MDD_PROFILE"
+PROFILE_KEYS = frozenset(ENV_VARIABLES) | {"allow_insecure_http"}
+
+
+class Secret:
+    """A string that never shows itself: repr and str print ``'********'``.
+
+    Call :meth:`reveal` at the one place the value is really needed (the token request).
+
+    Parameters
+    ----------
+    value : str
+        The secret value.
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise ConfigurationError(f"a secret must be a string, got {type(value).__name__}")
+        self._value = value
+
+    def reveal(self) -> str:
+        """The secret value itself."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('********')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Secret):
+            return NotImplemented
+        return hmac.compare_digest(self._value.encode(), other._value.encode())
+
+    def __hash__(self) -> int:
+        return hash(Secret)
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __reduce__(self) -> Any:
+        # Pickling would write the secret in clear into files and caches.
+        raise TypeError("a Secret cannot be pickled")
+
+
+@dataclass(frozen=True, repr=False)
+class Settings:
+    """Everything a :class:`~mddframes.client.Client` needs to reach one tenant.
+
+    Attributes
+    ----------
+    tenant : str or None
+        The tenant name (``None`` only when the base URL and realm need none).
+    base_url : str
+        The tenant's address, ``{tenant}`` already replaced, without a trailing slash.
+    client_id : str
+        The API user's id.
+    client_secret : Secret
+        The API user's secret, masked.
+    realm : str
+        The token realm (defaults to the tenant).
+    api_prefix : str
+        The path prefix of every API operation (``""`` allowed).
+    timeout : tuple of float
+        ``(connect, read)`` time-outs in seconds, applied to every call.
+    max_retries : int
+        Retries of a GET or PUT on 429/5xx and connection errors.
+    verify : bool or str
+        TLS verification: ``True``, ``False`` or a CA bundle path.
+    max_workers : int
+        Default concurrency of bulk calls; the connection pool is sized for it.
+    allow_insecure_http : bool
+        Whether plain ``http://`` is allowed for a host that is not loopback.
+    """
+
+    tenant: str | None
+    base_url: str
+    client_id: str
+    client_secret: Secret
+    realm: str
+    api_prefix: str = DEFAULT_API_PREFIX
+    timeout: tuple[float, float] = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
+    verify: bool | str = True
+    max_workers: int = DEFAULT_MAX_WORKERS
+    allow_insecure_http: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.client_secret, Secret):
+            object.__setattr__(self, "client_secret", Secret(self.client_secret))
+        check_transport_security(self.base_url, self.allow_insecure_http)
+
+    @property
+    def api_url(self) -> str:
+        """The base URL followed by the API prefix."""
+        return self.base_url + self.api_prefix
+
+    def __repr__(self) -> str:
+        return (
+            f"Settings(tenant={self.tenant!r}, base_url={self.base_url!r}, "
+            f"client_id={self.client_id!r}, realm={self.realm!r}, "
+            f"api_prefix={self.api_prefix!r})"
+        )
+
+
+def config_file_path(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the profile file lives: ``$XDG_CONFIG_HOME/mddframes/config.toml``.
+
+    Parameters
+    ----------
+    environ : mapping, optional
+        The environment to read (default ``os.environ``).
+    """
+    environ = os.environ if environ is None else environ
+    root = environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(root) / "mddframes" / "config.toml"
+
+
+def load_profile(name: str | None, path: Path, *, required: bool) -> dict[str, Any]:
+    """The settings of profile ``name`` in the TOML file at ``path``.
+
+    Parameters
+    ----------
+    name : str
+        The profile: ``[default]`` for ``"default"``, else ``[profiles.NAME]`` or ``[NAME]``.
+    path : Path
+        The configuration file.
+    required : bool
+        Whether a missing file or profile is an error (a profile asked for by name)
+        or just means "no values from the file".
+
+    Raises
+    ------
+    ConfigurationError
+        If the file cannot be parsed, the profile is required but absent, or the
+        profile holds a key mddframes does not know.
+    """
+    name = name or DEFAULT_PROFILE
+    if not path.is_file():
+        if required:
+            raise ConfigurationError(
+                f"profile {name!r} was asked for, but the configuration file {path} does not exist"
+            )
+        return {}
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigurationError(f"cannot read the configuration file {path}: {exc}") from None
+    named = document.get("profiles", {})
+    table = named.get(name) if isinstance(named, dict) else None
+    if table is None and name != "profiles":
+        table = document.get(name)
+    if table is None:
+        if required:
+            available = sorted(
+                [k for k, v in document.items() if isinstance(v, dict) and k != "profiles"]
+                + (list(named) if isinstance(named, dict) else [])
+            )
+            raise ConfigurationError(
+                f"profile {name!r} is not in the configuration file {path} "
+                f"(profiles there: {', '.join(available) or 'none'})"
+            )
+        return {}
+    if not isinstance(table, dict):
+        raise ConfigurationError(f"profile {name!r} in {path} is not a table")
+    unknown = sorted(set(table) - PROFILE_KEYS)
+    if unknown:
+        raise ConfigurationError(
+            f"profile {name!r} in {path} has unknown keys {unknown}; "
+            f"known keys: {sorted(PROFILE_KEYS)}"
+        )
+    if "client_secret" in table:
+        _warn_if_readable_by_others(path)
+    return dict(table)
+
+
+def _warn_if_readable_by_others(path: Path) -> None:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if os.name == "posix" and mode & (stat.S_IRGRP | stat.S_IROTH):
+        logger.warning(
+            "the configuration file %s holds a client secret and is readable by other "
+            "users; restrict it with: chmod 600 %s",
+            path,
+            path,
+        )
+
+
+def resolve_settings(
+    tenant: str | None = None,
+    *,
+    base_url: str | None = None,
+    client_id: str | None = None,
+    client_secret: str | Secret | None = None,
+    realm: str | None = None,
+    api_prefix: str | None = None,
+    timeout: float | tuple[float, float] | None = None,
+    max_retries: int | None = None,
+    verify: bool | str | None = None,
+    max_workers: int | None = None,
+    allow_insecure_http: bool | None = None,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    config_file: str | os.PathLike[str] | None = None,
+) -> Settings:
+    """Resolve every setting: argument, else ``MDD_*`` variable, else profile, else default.
+
+    Parameters
+    ----------
+    tenant : str, optional
+        Tenant name (``MDD_TENANT``); replaces ``{tenant}`` in the base URL and is the
+        default realm.
+    base_url : str, optional
+        The service address, may contain ``{tenant}`` (``MDD_BASE_URL``).
+    client_id, client_secret : str, optional
+        The API user's credentials (``MDD_CLIENT_ID``, ``MDD_CLIENT_SECRET``).
+    realm : str, optional
+        The token realm (``MDD_REALM``); defaults to the tenant.
+    api_prefix : str, optional
+        API path prefix (``MDD_API_PREFIX``), default ``"/api/mdd-backend"``; ``""`` allowed.
+    timeout : float or (float, float), optional
+        Connect and read time-outs in seconds (``MDD_TIMEOUT``, e.g. ``"5,60"``),
+        default ``(5, 60)``.
+    max_retries : int, optional
+        Retries of GET/PUT on 429/5xx and connection errors (``MDD_MAX_RETRIES``), default 5.
+    verify : bool or str, optional
+        TLS verification or CA bundle path (``MDD_VERIFY``: ``true``, ``false`` or a path),
+        default ``True``.
+    max_workers : int, optional
+        Default concurrency of bulk calls (``MDD_MAX_WORKERS``), default 8.
+    allow_insecure_http : bool, optional
+        Allow plain ``http://`` to a host that is not loopback (argument or profile only).
+    profile : str, optional
+        The profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
+    environ : mapping, optional
+        The environment to read (default ``os.environ``); for tests.
+    config_file : path, optional
+        The configuration file (default :func:`config_file_path`).
+
+    Returns
+    -------
+    Settings
+
+    Raises
+    ------
+    ConfigurationError
+        If a required setting is missing (the message names the argument, the
+        variable and the file) or a value is invalid (the message names its source).
+    """
+    environ = os.environ if environ is None else environ
+    path = Path(config_file) if config_file is not None else config_file_path(environ)
+    profile_name = profile or environ.get(PROFILE_VARIABLE) or None
+    from_file = load_profile(profile_name, path, required=profile_name is not None)
+    profile_label = f"profile {profile_name or DEFAULT_PROFILE!r} of {path}"
+
+    arguments = {
+        "tenant": tenant,
+        "base_url": base_url,
+        "client_id": client_id,
+        "client_secret": client_secret,
+        "realm": realm,
+        "api_prefix": api_prefix,
+        "timeout": timeout,
+        "max_retries": max_retries,
+        "verify": verify,
+        "max_workers": max_workers,
+        "allow_insecure_http": allow_insecure_http,
+    }
+
+    def lookup(name: str) -> tuple[Any, str] | None:
+        """The value of setting ``name`` and where it came from, or None."""
+        if arguments[name] is not None:
+            return arguments[name], f"argument {name}="
+        variable = ENV_VARIABLES.get(name)
+        if variable is not None and environ.get(variable) not in (None, ""):
+            return environ[variable], f"environment variable {variable}"
+        if name in from_file:
+            return from_file[name], f"{name} in {profile_label}"
+        return None
+
+    def require(name: str) -> tuple[Any, str]:
+        found = lookup(name)
+        if found is None:
+            raise ConfigurationError(_missing_message(name, profile_label))
+        return found
+
+    def text(name: str, found: tuple[Any, str]) -> str:
+        value, source = found
+        if isinstance(value, Secret):
+            return value.reveal()
+        if not isinstance(value, str) or not value.strip():
+            # The value itself is not echoed: it could be a misplaced secret.
+            raise ConfigurationError(f"{name} from {source} must be a non-empty string")
+        return value.strip()
+
+    found_tenant = lookup("tenant")
+    tenant_value = text("tenant", found_tenant) if found_tenant else None
+    base_template = text("base_url", require("base_url"))
+    resolved_base = _fill_base_url(base_template, tenant_value, profile_label)
+    client_id_value = text("client_id", require("client_id"))
+    secret_found = require("client_secret")
+    secret = secret_found[0] if isinstance(secret_found[0], Secret) else None
+    if secret is None:
+        secret = Secret(text("client_secret", secret_found))
+    found_realm = lookup("realm")
+    if found_realm is not None:
+        realm_value = text("realm", found_realm)
+    elif tenant_value is not None:
+        realm_value = tenant_value
+    else:
+        raise ConfigurationError(
+            "missing setting realm (it defaults to the tenant, which is not set either): "
+            + _how_to_set("tenant", profile_label)
+        )
+    found_prefix = lookup("api_prefix")
+    prefix_value = (
+        _parse_api_prefix(*found_prefix) if found_prefix is not None else DEFAULT_API_PREFIX
+    )
+    found_timeout = lookup("timeout")
+    timeout_value = _parse_timeout(*found_timeout) if found_timeout else DEFAULT_TIMEOUT
+    found_retries = lookup("max_retries")
+    retries_value = (
+        _parse_int("max_retries", *found_retries, minimum=0)
+        if found_retries
+        else DEFAULT_MAX_RETRIES
+    )
+    found_workers = lookup("max_workers")
+    workers_value = (
+        _parse_int("max_workers", *found_workers, minimum=1)
+        if found_workers
+        else DEFAULT_MAX_WORKERS
+    )
+    found_verify = lookup("verify")
+    verify_value = _parse_verify(*found_verify) if found_verify else True
+    found_insecure = lookup("allow_insecure_http")
+    insecure_value = (
+        _parse_bool("allow_insecure_http", *found_insecure) if found_insecure else False
+    )
+
+    return Settings(
+        tenant=tenant_value,
+        base_url=resolved_base,
+        client_id=client_id_value,
+        client_secret=secret,
+        realm=realm_value,
+        api_prefix=prefix_value,
+        timeout=timeout_value,
+        max_retries=retries_value,
+        verify=verify_value,
+        max_workers=workers_value,
+        allow_insecure_http=insecure_value,
+    )
+
+
+def _how_to_set(name: str, profile_label: str) -> str:
+    variable = ENV_VARIABLES.get(name)
+    ways = [f"pass {name}=... to connect()"]
+    if variable:
+        ways.append(f"set the environment variable {variable}")
+    ways.append(f"or add {name} to {profile_label}")
+    return ", ".join(ways)
+
+
+def _missing_message(name: str, profile_label: str) -> str:
+    return f"missing setting {name}: " + _how_to_set(name, profile_label)
+
+
+def _fill_base_url(template: str, tenant: str | None, profile_label: str) -> str:
+    if "{tenant}" in template:
+        if tenant is None:
+            raise ConfigurationError(
+                f"the base URL {template!r} contains {{tenant}} but no tenant is set: "
+                + _how_to_set("tenant", profile_label)
+            )
+        url = template.replace("{tenant}", tenant)
+    else:
+        url = template
+    if "{" in url or "}" in url:
+        raise ConfigurationError(
+            f"the base URL {template!r} has a placeholder other than {{tenant}}"
+        )
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(
+            f"the base URL {url!r} must be an http:// or https:// address with a host name"
+        )
+    if parts.username or parts.password:
+        raise ConfigurationError(
+            "the base URL must not carry a user name or password; "
+            "use client_id and client_secret instead"
+        )
+    if parts.query or parts.fragment:
+        raise ConfigurationError(f"the base URL {url!r} must not have a query or fragment")
+    return url.rstrip("/")
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` is ``localhost``, an address in 127.0.0.0/8, or ``::1``."""
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_transport_security(base_url: str, allow_insecure_http: bool) -> None:
+    """Refuse plain ``http://`` to any host but loopback, unless explicitly allowed.
+
+    Raises
+    ------
+    ConfigurationError
+        If ``base_url`` is ``http://`` to a non-loopback host and
+        ``allow_insecure_http`` is false.
+    """
+    parts = urlsplit(base_url)
+    if parts.scheme == "http" and not allow_insecure_http:
+        if not is_loopback_host(parts.hostname or ""):
+            raise ConfigurationError(
+                f"refusing plain http:// to {parts.hostname!r}: the client secret and tokens "
+                "would travel unencrypted. Use https://, or pass allow_insecure_http=True "
+                "if you really mean it"
+            )
+
+
+def _parse_api_prefix(value: Any, source: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigurationError(f"api_prefix from {source} must be a string")
+    prefix = value.strip().rstrip("/")
+    if prefix and not prefix.startswith("/"):
+        raise ConfigurationError(
+            f"api_prefix from {source} must be empty or start with '/', got {value!r}"
+        )
+    if any(ch in prefix for ch in "?#{}"):
+        raise ConfigurationError(f"api_prefix from {source} must be a plain path, got {value!r}")
+    return prefix
+
+
+def _parse_timeout(value: Any, source: str) -> tuple[float, float]:
+    raw = value
+    if isinstance(value, str):
+        pieces = [p.strip() for p in value.split(",")]
+        try:
+            numbers = [float(p) for p in pieces]
+        except ValueError:
+            raise ConfigurationError(
+                f"timeout from {source} must be seconds or 'connect,read', got {raw!r}"
+            ) from None
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        numbers = [float(value)]
+    elif isinstance(value, list | tuple):
+        try:
+            numbers = [float(p) for p in value]
+        except (TypeError, ValueError):
+            numbers = []
+    else:
+        numbers = []
+    if len(numbers) == 1:
+        numbers = numbers * 2
+    if len(numbers) != 2 or not all(n > 0 for n in numbers):
+        raise ConfigurationError(
+            f"timeout from {source} must be positive seconds or a (connect, read) pair, got {raw!r}"
+        )
+    return (numbers[0], numbers[1])
+
+
+def _parse_int(name: str, value: Any, source: str, *, minimum: int) -> int:
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int):
+        number = value
+    else:
+        try:
+            number = int(str(value).strip())
+        except ValueError:
+            number = None
+    if number is None or number < minimum:
+        raise ConfigurationError(
+            f"{name} from {source} must be an integer >= {minimum}, got {value!r}"
+        )
+    return number
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _parse_bool(name: str, value: Any, source: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ConfigurationError(f"{name} from {source} must be true or false, got {value!r}")
+
+
+def _parse_verify(value: Any, source: str) -> bool | str:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in _TRUE | _FALSE:
+            return lowered in _TRUE
+        if not Path(value).exists():
+            raise ConfigurationError(
+                f"verify from {source} is neither true/false nor an existing CA bundle: {value!r}"
+            )
+        return value
+    raise ConfigurationError(
+        f"verify from {source} must be true, false or a CA bundle path, got {value!r}"
+    )

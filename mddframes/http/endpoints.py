@@ -1,0 +1,172 @@
+"""The endpoints table: the only place in mddframes where a URL path is written.
+
+Each service operation (named by the operation id of the service description, or by
+the name docs/internals.md gives the unnamed ones) maps to its HTTP method, its path
+template, the kind of body it sends and the kind of answer it returns.
+:func:`build_path` fills a template, percent-encoding every parameter as a single
+path segment, so an id such as ``"a/b"``, ``".."`` or ``"100%"`` can only ever reach
+its own resource.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import quote
+
+from mddframes.errors import InvalidArgumentError
+
+BodyKind = Literal["none", "json", "form", "multipart"]
+AnswerKind = Literal["json", "text", "file"]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One operation of the service.
+
+    Attributes
+    ----------
+    operation : str
+        The operation id (``"getTable"``), used in log lines, errors and counters.
+    method : str
+        The HTTP method.
+    path : str
+        The path template with ``{name}`` placeholders, relative to the API prefix
+        (or to the base URL when ``under_api_prefix`` is false).
+    body : {"none", "json", "form", "multipart"}
+        What the request carries.
+    answer : {"json", "text", "file"}
+        What the response carries: decoded JSON (or nothing), a text document, or a
+        file to stream.
+    under_api_prefix : bool
+        Whether the path hangs below the API prefix (every operation but the token call).
+    """
+
+    operation: str
+    method: str
+    path: str
+    body: BodyKind = "none"
+    answer: AnswerKind = "json"
+    under_api_prefix: bool = True
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """The names of the template's placeholders, in order."""
+        return tuple(
+            field for _, field, _, _ in string.Formatter().parse(self.path) if field is not None
+        )
+
+
+def _table(*endpoints: Endpoint) -> dict[str, Endpoint]:
+    return {endpoint.operation: endpoint for endpoint in endpoints}
+
+
+ENDPOINTS: dict[str, Endpoint] = _table(
+    Endpoint(
+        "getToken",
+        "POST",
+        "/auth/realms/{realm}/protocol/openid-connect/token",
+        body="form",
+        under_api_prefix=False,
+    ),
+    Endpoint("getTree", "GET", "/api/system/{name}/tree"),
+    Endpoint("getStructure", "GET", "/api/structure/{id}"),
+    Endpoint("getRawData", "GET", "/api/structure/{structureId}/raw-data"),
+    Endpoint("getObjectTypes", "GET", "/api/object-type"),
+    Endpoint("getTable", "GET", "/api/table/{tableId}"),
+    Endpoint("tableUpdate", "PUT", "/api/table/{tableId}", body="json"),
+    Endpoint("getMapping", "GET", "/api/mapping/{mappingId}"),
+    Endpoint("mappingUpdate", "PUT", "/api/mapping/{mappingId}", body="json"),
+    Endpoint("listDeploymentPackages", "GET", "/api/system/{systemName}/deployment-package"),
+    Endpoint(
+        "addToDeploymentPackage",
+        "POST",
+        "/api/system/{systemName}/deployment-package/{dpName}/structure",
+        body="json",
+    ),
+    Endpoint(
+        "createChildStructure", "POST", "/api/structure/{parentId}/children/{type}", body="json"
+    ),
+    Endpoint(
+        "externalExportStructure",
+        "POST",
+        "/api/structure/{id}/export/{objectTypeId}",
+        answer="text",
+    ),
+    Endpoint("structureMassExportAsync", "POST", "/api/structure/export", body="json"),
+    Endpoint("structureMassExportAsyncStatus", "GET", "/api/structure/export/{taskId}"),
+    Endpoint(
+        "structureMassExportAsyncResult",
+        "GET",
+        "/api/structure/export/{taskId}/result",
+        answer="file",
+    ),
+    Endpoint("deployStructure", "POST", "/api/structure/{id}/deploy/{deploymentId}"),
+    Endpoint("confirmStructureDeployment", "POST", "/api/structure/deployed", body="multipart"),
+)
+"""Every operation of the service, by operation id."""
+
+
+def endpoint(operation: str) -> Endpoint:
+    """The table entry of ``operation``.
+
+    Raises
+    ------
+    KeyError
+        If the operation is not in :data:`ENDPOINTS` (a programming error).
+    """
+    try:
+        return ENDPOINTS[operation]
+    except KeyError:
+        known = ", ".join(sorted(ENDPOINTS))
+        raise KeyError(f"unknown operation {operation!r}; known: {known}") from None
+
+
+def quote_segment(value: object) -> str:
+    """Percent-encode ``value`` as one path segment (``/``, ``%``, spaces, non-ASCII...)."""
+    return quote(str(value), safe="")
+
+
+def build_path(operation: str, **params: object) -> str:
+    """Fill the path template of ``operation`` with percent-encoded parameters.
+
+    Parameters
+    ----------
+    operation : str
+        An operation id of :data:`ENDPOINTS`.
+    **params
+        One value per placeholder. Each is converted with ``str()`` and quoted with
+        ``urllib.parse.quote(value, safe="")``, so it stays a single segment.
+
+    Returns
+    -------
+    str
+        The path, relative to the API prefix (or the base URL for the token call).
+
+    Raises
+    ------
+    InvalidArgumentError
+        If a parameter is missing, unexpected, ``None``, a bool or blank (an empty
+        segment would address the collection above the resource).
+    """
+    entry = endpoint(operation)
+    expected = entry.parameters
+    missing = [name for name in expected if name not in params]
+    unexpected = [name for name in params if name not in expected]
+    if missing or unexpected:
+        raise InvalidArgumentError(
+            f"{operation} takes path parameters {list(expected)}; "
+            f"missing {missing}, unexpected {unexpected}",
+            operation=operation,
+        )
+    values: dict[str, str] = {}
+    for name in expected:
+        value = params[name]
+        if value is None or isinstance(value, bool) or str(value).strip() == "":
+            raise InvalidArgumentError(
+                f"{operation}: path parameter {name!r} must be a non-empty id, got {value!r}",
+                operation=operation,
+            )
+        values[name] = quote_segment(value)
+    return entry.path.format(**values)
