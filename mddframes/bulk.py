@@ -1,0 +1,241 @@
+"""Run one function over many ids concurrently, with a progress bar and per-id errors.
+
+:func:`run_bulk` is the one concurrent map of mddframes: the bulk loaders, the bulk
+writers and the exports all use it, so that every bulk call has the same knobs
+(``max_workers``, ``progress``, ``errors``) and the same failure report.
+
+Example
+-------
+>>> outcome = run_bulk(client.get_table, ["t1", "t2"], errors="skip", progress=False)
+>>> tables = [payload for _id, payload in outcome.succeeded()]
+>>> outcome.failures            # one row per failed id: position, id, error_type, status, message
+>>> results, failures = outcome  # also unpacks as a pair
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from mddframes.errors import InvalidArgumentError
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+ErrorPolicy = Literal["raise", "skip"]
+
+#: The default number of concurrent calls when neither the caller nor the client says.
+DEFAULT_MAX_WORKERS = 8
+
+#: The columns of every failures frame, in this order.
+FAILURE_COLUMNS: tuple[str, ...] = ("position", "id", "error_type", "status", "message")
+
+_NAMED_LIMIT = 20  # how many failed ids a warning lists before it just counts
+
+
+class PartialFailureWarning(UserWarning):
+    """A bulk call with ``errors="skip"`` finished, but some ids failed."""
+
+
+@dataclass(frozen=True)
+class BulkResult(Generic[T, R]):
+    """The outcome of :func:`run_bulk`.
+
+    Unpacks as ``results, failures = outcome``.
+
+    Attributes
+    ----------
+    items : list
+        The input items, in input order.
+    results : list
+        One entry per input item, in input order: the function's return value, or
+        ``None`` where the item failed (see ``failures`` / :meth:`succeeded`; ``None``
+        alone never means failure, the function may return it).
+    failures : pandas.DataFrame
+        One row per failed item, in input order, columns ``position`` (Int64, index
+        into ``items``), ``id`` (the item's label), ``error_type`` (the exception's
+        class name), ``status`` (Int64: the HTTP status of an ``MddError``, else NA),
+        ``message``. Empty (with these columns) when nothing failed.
+    exceptions : dict of int to Exception
+        The exceptions themselves, keyed by position, for re-raising or inspection.
+    """
+
+    items: list[T]
+    results: list[R | None]
+    failures: pd.DataFrame
+    exceptions: dict[int, Exception] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.results, self.failures))
+
+    @property
+    def ok(self) -> bool:
+        """True when no item failed."""
+        return not self.exceptions
+
+    def succeeded(self) -> Iterator[tuple[T, R]]:
+        """The ``(item, result)`` pairs of the items that did not fail, in input order."""
+        for position, (item, result) in enumerate(zip(self.items, self.results, strict=True)):
+            if position not in self.exceptions:
+                yield item, result
+
+
+def run_bulk(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    *,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+    desc: str | None = None,
+    label: Callable[[T], Hashable] | None = None,
+) -> BulkResult[T, R]:
+    """Call ``fn(item)`` for every item on a thread pool and collect the outcomes.
+
+    Parameters
+    ----------
+    fn : callable
+        Called once per item, from worker threads (it must be thread-safe; the
+        Client's methods are).
+    items : iterable
+        The items (usually ids). A single ``str`` is refused: it would be iterated
+        character by character.
+    max_workers : int, optional
+        Concurrent calls; default :data:`DEFAULT_MAX_WORKERS` (8). Never more
+        threads than items.
+    progress : bool, default True
+        Show a ``tqdm.auto`` progress bar (a widget in notebooks, text in a
+        terminal); it disappears when done.
+    errors : {"raise", "skip"}, default "raise"
+        ``"raise"``: at the first failure, cancel the items not yet started, wait for
+        the running ones, and re-raise that failure (its type unchanged, with a note
+        naming the item and how many were cancelled). ``"skip"``: run every item,
+        report each failure in ``failures``, then log one warning and emit one
+        :class:`PartialFailureWarning`, both with the count and the failed ids.
+    desc : str, optional
+        The progress bar's label and the prefix of warnings (e.g. ``"read_tables"``).
+    label : callable, optional
+        Turns an item into its ``id`` in the failures frame and the messages
+        (default: the item itself when it is a str/int, else its ``repr``).
+
+    Returns
+    -------
+    BulkResult
+        ``results`` aligned with the items, ``failures`` frame, ``exceptions``.
+
+    Raises
+    ------
+    Exception
+        With ``errors="raise"``, the first failure, unchanged in type.
+    InvalidArgumentError
+        For an invalid ``errors``, ``max_workers`` or ``items`` argument.
+    """
+    if errors not in ("raise", "skip"):
+        raise InvalidArgumentError(f"errors must be 'raise' or 'skip', got {errors!r}")
+    if isinstance(items, (str, bytes)):
+        raise InvalidArgumentError(
+            f"items must be a collection of ids, not a single {type(items).__name__} "
+            f"({items!r}); wrap it in a list"
+        )
+    workers = DEFAULT_MAX_WORKERS if max_workers is None else max_workers
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InvalidArgumentError(f"max_workers must be a positive integer, got {max_workers!r}")
+    item_list = list(items)
+    name_of = label or _default_label
+    desc = desc or getattr(fn, "__name__", "bulk")
+    results: list[R | None] = [None] * len(item_list)
+    exceptions: dict[int, Exception] = {}
+    if not item_list:
+        return BulkResult(item_list, results, _failures_frame(item_list, exceptions, name_of))
+
+    bar = tqdm(total=len(item_list), desc=desc, disable=not progress, leave=False, unit="id")
+    executor = ThreadPoolExecutor(
+        max_workers=min(workers, len(item_list)), thread_name_prefix="mddframes-bulk"
+    )
+    try:
+        pending: dict[Future[R], int] = {
+            executor.submit(fn, item): position for position, item in enumerate(item_list)
+        }
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                position = pending.pop(future)
+                error = future.exception()
+                bar.update(1)
+                if error is None:
+                    results[position] = future.result()
+                    continue
+                if not isinstance(error, Exception):  # KeyboardInterrupt, SystemExit
+                    raise error
+                exceptions[position] = error
+                logger.debug(
+                    "%s: %r failed: %s: %s",
+                    desc,
+                    name_of(item_list[position]),
+                    type(error).__name__,
+                    error,
+                )
+                if errors == "raise":
+                    cancelled = sum(f.cancel() for f in pending)
+                    error.add_note(
+                        f"{desc}: raised for item {name_of(item_list[position])!r} "
+                        f"(position {position} of {len(item_list)}); {cancelled} item(s) not "
+                        f"started were cancelled. Pass errors='skip' to collect all failures."
+                    )
+                    raise error
+                bar.set_postfix(failed=len(exceptions), refresh=False)
+    finally:
+        # Cancel what has not started (after an error or Ctrl-C) and wait for the
+        # running calls, so no thread outlives the call.
+        executor.shutdown(wait=True, cancel_futures=True)
+        bar.close()
+
+    failures = _failures_frame(item_list, exceptions, name_of)
+    if exceptions:
+        failed = failures["id"].tolist()
+        shown = ", ".join(repr(i) for i in failed[:_NAMED_LIMIT])
+        if len(failed) > _NAMED_LIMIT:
+            shown += f" and {len(failed) - _NAMED_LIMIT} more"
+        message = (
+            f"{desc}: {len(failed)} of {len(item_list)} failed and were skipped: {shown} "
+            f"(details in the failures frame)"
+        )
+        logger.warning(message)
+        warnings.warn(message, PartialFailureWarning, stacklevel=2)
+    return BulkResult(item_list, results, failures, exceptions)
+
+
+def _default_label(item: Any) -> Hashable:
+    if isinstance(item, (str, int)):
+        return item
+    return repr(item)
+
+
+def _failures_frame(
+    items: Sequence[Any], exceptions: dict[int, Exception], name_of: Callable[[Any], Hashable]
+) -> pd.DataFrame:
+    """One row per failed item, in input order, with stable columns and dtypes."""
+    positions = sorted(exceptions)
+    return pd.DataFrame(
+        {
+            "position": pd.array(positions, dtype="Int64"),
+            "id": pd.array([name_of(items[p]) for p in positions], dtype=object),
+            "error_type": pd.array(
+                [type(exceptions[p]).__name__ for p in positions], dtype="string"
+            ),
+            "status": pd.array(
+                [getattr(exceptions[p], "status", None) for p in positions], dtype="Int64"
+            ),
+            "message": pd.array([str(exceptions[p]) for p in positions], dtype="string"),
+        },
+        columns=list(FAILURE_COLUMNS),
+    )
