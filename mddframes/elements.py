@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from mddframes.bulk import PartialFailureWarning
 from mddframes.errors import (
     ConflictError,
     DataShapeError,
@@ -57,10 +58,6 @@ log = logging.getLogger(__name__)
 
 _RESERVED = ("key", "parent", "parent_key", "type", "name")
 _ENVELOPE_KEYS = ("content", "items", "data", "results", "packages", "deploymentPackages")
-
-
-class PartialFailureWarning(UserWarning):
-    """A bulk call stopped or failed part-way; its result frame says which rows."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -650,33 +647,73 @@ def confirm_deployed(client: Client, info: Any) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per structure of the file: ``id``, ``version``, ``deployment_id``,
-        ``ok`` and ``error``. The service confirms the file as a whole, so a refusal
-        raises (see below) rather than being spread over rows.
+        ``ok`` and ``error``. ``ok`` says the element is now deployed: read from the
+        elements the service answers with, or, when it answers without them, from
+        re-reading each element.
 
     Raises
     ------
     DataShapeError
         The file is not a deployment info document (checked before sending).
     MddError
-        The service refused the confirmation.
+        The service refused the confirmation (it confirms the file as a whole).
     """
     document = _read_info(info)
-    client.confirm_deployment(document)
+    answer = client.confirm_deployment(document)
     structures = document["structures"]
+    ids = [str(s["id"]) for s in structures]
+    answered: dict[str, Any] = {}
+    if isinstance(answer, list | Mapping):
+        try:
+            for item in _as_list(answer, "confirmStructureDeployment answer"):
+                if isinstance(item, Mapping) and item.get("id") is not None:
+                    answered[str(item["id"])] = item
+        except DataShapeError:
+            answered = {}
+    missing = [i for i in ids if i not in answered]
+    if missing:
+        # the answer does not show them: read them back rather than assume success
+        reread = _run_bulk(
+            lambda sid: client.get_structure(sid),
+            missing,
+            max_workers=_workers(client, None),
+            progress=False,
+            desc="verify",
+        )
+        for sid, good, value in zip(reread["id"], reread["ok"], reread["value"], strict=True):
+            if good and isinstance(value, Mapping):
+                answered[sid] = value
+    wanted = document.get("deploymentId")
+    ok: list[bool] = []
+    errors: list[str | None] = []
+    for sid in ids:
+        element = answered.get(sid)
+        if element is None:
+            ok.append(False)
+            errors.append("could not be read back after the confirmation")
+        elif element.get("deployed") is False:
+            ok.append(False)
+            errors.append("still not deployed after the confirmation")
+        elif wanted is not None and element.get("deploymentId") not in (None, wanted):
+            ok.append(False)
+            errors.append(f"deployed under {element.get('deploymentId')!r}, not {wanted!r}")
+        else:
+            ok.append(True)
+            errors.append(None)
     return pd.DataFrame(
         {
-            "id": pd.array([str(s["id"]) for s in structures], dtype="string"),
+            "id": pd.array(ids, dtype="string"),
             "version": pd.array(
                 [
-                    s.get("version") if isinstance(s.get("version"), int) else None
+                    s.get("version")
+                    if isinstance(s.get("version"), int) and not isinstance(s.get("version"), bool)
+                    else None
                     for s in structures
                 ],
                 dtype="Int64",
             ),
-            "deployment_id": pd.array(
-                [document.get("deploymentId")] * len(structures), dtype="string"
-            ),
-            "ok": pd.array([True] * len(structures), dtype="boolean"),
-            "error": pd.array([None] * len(structures), dtype="string"),
+            "deployment_id": pd.array([wanted] * len(ids), dtype="string"),
+            "ok": pd.array(ok, dtype="boolean"),
+            "error": pd.array(errors, dtype="string"),
         }
     )

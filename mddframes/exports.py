@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from mddframes.bulk import run_bulk
 from mddframes.errors import (
     DataShapeError,
     ExportFailed,
@@ -904,8 +905,9 @@ def export_batch(
     Raises
     ------
     ExportTimeout, ExportFailed
-        See :meth:`ExportTask.wait`. In the legacy fallback, ``ExportFailed`` lists the
-        elements whose single export failed (``task_id`` is ``"legacy"``), and no zip is
+        See :meth:`ExportTask.wait`. In the legacy fallback, the first single export
+        that fails stops the others and raises ``ExportFailed`` naming it (``task_id``
+        is ``"legacy"``, the cause chained), as a failing batch task would; no zip is
         left behind.
     """
     id_list = _normalise_ids(ids)
@@ -963,23 +965,25 @@ def _legacy_export(
                 fh.write(text)
             return {"entry": archive_entry_name(structure_id, file_name), "part": str(part)}
 
-        result = _run_bulk(
-            one, ids, max_workers=max_workers, progress=progress, desc="export (single)"
-        )
-        failed = result[~result["ok"]]
-        if len(failed):
-            listed = "; ".join(
-                f"{i}: {e}" for i, e in zip(failed["id"], failed["error"], strict=True)
+        try:
+            outcome = run_bulk(
+                one,
+                ids,
+                max_workers=max_workers,
+                progress=progress,
+                errors="raise",
+                desc="export (single)",
             )
+        except MddError as exc:
             raise ExportFailed(
-                f"legacy export: {len(failed)} of {len(ids)} single exports failed "
-                f"({listed[:2000]}); no zip was written",
+                f"legacy export: a single export failed, so no zip was written: {exc}",
                 task_id="legacy",
-                operation="externalExportStructure",
-            )
+                operation=exc.operation or "externalExportStructure",
+                status=exc.status,
+            ) from exc
         partial = target.with_name(target.name + ".part")
         with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for row in result["value"]:
+            for row in outcome.results:
                 zf.write(row["part"], arcname=row["entry"])
         os.replace(partial, target)
     return ExportArchive(target, task_id=None, structure_ids=list(ids))
@@ -996,30 +1000,30 @@ def _workers(client: Any, max_workers: int | None) -> int:
     return int(getattr(client, "max_workers", 8) or 8)
 
 
-def _run_bulk(fn: Any, ids: list[str], *, max_workers: int, progress: bool, desc: str):
-    """Run ``fn`` over ``ids`` concurrently: a frame of id, ok, error, value."""
-    from concurrent.futures import ThreadPoolExecutor, as_completed
-
-    from tqdm.auto import tqdm
-
-    rows: dict[int, dict[str, Any]] = {}
-    with (
-        ThreadPoolExecutor(max_workers=max_workers) as pool,
-        tqdm(total=len(ids), desc=desc, disable=not progress, leave=False) as bar,
-    ):
-        futures = {pool.submit(fn, value): pos for pos, value in enumerate(ids)}
-        for future in as_completed(futures):
-            pos = futures[future]
-            try:
-                rows[pos] = {"id": ids[pos], "ok": True, "error": None, "value": future.result()}
-            except MddError as exc:
-                rows[pos] = {"id": ids[pos], "ok": False, "error": str(exc), "value": None}
-            bar.update(1)
-    ordered = [rows[p] for p in range(len(ids))]
-    frame = pd.DataFrame(ordered, columns=["id", "ok", "error", "value"])
-    frame["id"] = frame["id"].astype("string")
-    frame["ok"] = frame["ok"].astype("boolean")
-    frame["error"] = frame["error"].astype("string")
+def _run_bulk(
+    fn: Any, ids: list[str], *, max_workers: int, progress: bool, desc: str
+) -> pd.DataFrame:
+    """:func:`mddframes.bulk.run_bulk` over ``ids``, every failure kept: a frame of
+    ``id``, ``ok``, ``error`` and ``value`` (what ``fn`` returned), in input order."""
+    outcome = run_bulk(
+        fn, ids, max_workers=max_workers, progress=progress, errors="skip", desc=desc
+    )
+    frame = pd.DataFrame(
+        {
+            "id": pd.array(ids, dtype="string"),
+            "ok": pd.array(
+                [pos not in outcome.exceptions for pos in range(len(ids))], dtype="boolean"
+            ),
+            "error": pd.array(
+                [
+                    str(outcome.exceptions[pos]) if pos in outcome.exceptions else None
+                    for pos in range(len(ids))
+                ],
+                dtype="string",
+            ),
+        }
+    )
+    frame["value"] = pd.Series(outcome.results, dtype=object)
     return frame
 
 
