@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mddframes.config import Secret, Settings, resolve_settings
 from mddframes.errors import InvalidArgumentError, ResponseFormatError
@@ -23,6 +23,11 @@ from mddframes.http.session import (
     decode_text,
     stream_to_file,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from mddframes.exports import ExportArchive, ExportTask, Script
 
 DEPLOYMENT_INFO_FILENAME = "deployment-info.json"
 
@@ -492,6 +497,79 @@ class Client:
         content = _deployment_info_bytes(info)
         files = {"file": (DEPLOYMENT_INFO_FILENAME, content, "application/json")}
         return self._json("confirmStructureDeployment", files=files)
+
+    # --- exports, elements, packages, deployment (exports.py, elements.py) ---
+
+    def export_script(self, structure_id: str, object_type_id: str) -> Script:
+        """The output script of one element; see :func:`mddframes.exports.export_script`."""
+        from mddframes.exports import export_script
+
+        return export_script(self, structure_id, object_type_id)
+
+    def export_scripts(
+        self, ids: Any, object_type_id: str, dest: str | os.PathLike[str] | None = None, **kw: Any
+    ) -> pd.DataFrame:
+        """Scripts of many elements, concurrently; see :func:`mddframes.exports.export_scripts`."""
+        from mddframes.exports import export_scripts
+
+        return export_scripts(self, ids, object_type_id, dest, **kw)
+
+    def start_export(self, ids: Any, object_type_id: str) -> ExportTask:
+        """Start a batch export task; see :func:`mddframes.exports.start_export`."""
+        from mddframes.exports import start_export
+
+        return start_export(self, ids, object_type_id)
+
+    def export_task(self, task_id: str) -> ExportTask:
+        """Attach to an export task started earlier (e.g. after ``ExportTimeout``)."""
+        from mddframes.exports import ExportTask
+
+        return ExportTask(self, task_id)
+
+    def export_batch(
+        self, ids: Any, object_type_id: str, dest: str | os.PathLike[str], **kw: Any
+    ) -> ExportArchive:
+        """Start, wait for and download a batch export (legacy fallback included); see
+        :func:`mddframes.exports.export_batch`."""
+        from mddframes.exports import export_batch
+
+        return export_batch(self, ids, object_type_id, dest, **kw)
+
+    def create_child(self, parent_id: str, type: str, name: str, **attributes: Any) -> pd.Series:
+        """Create one child element; see :func:`mddframes.elements.create_child`."""
+        from mddframes.elements import create_child
+
+        return create_child(self, parent_id, type, name, **attributes)
+
+    def create_children(self, frame: pd.DataFrame, **kw: Any) -> pd.DataFrame:
+        """Create many elements, parents first; see :func:`mddframes.elements.create_children`."""
+        from mddframes.elements import create_children
+
+        return create_children(self, frame, **kw)
+
+    def add_to_package(self, system: str, package: str, ids: Any) -> pd.DataFrame:
+        """Add elements to an open package; see :func:`mddframes.elements.add_to_package`."""
+        from mddframes.elements import add_to_package
+
+        return add_to_package(self, system, package, ids)
+
+    def deploy(self, structure_id: str, deployment_id: str) -> pd.Series:
+        """Mark one element as deployed; see :func:`mddframes.elements.deploy`."""
+        from mddframes.elements import deploy
+
+        return deploy(self, structure_id, deployment_id)
+
+    def deploy_many(self, items: Any, deployment_id: str | None = None, **kw: Any) -> pd.DataFrame:
+        """Mark many elements as deployed; see :func:`mddframes.elements.deploy_many`."""
+        from mddframes.elements import deploy_many
+
+        return deploy_many(self, items, deployment_id, **kw)
+
+    def confirm_deployed(self, info: Any) -> pd.DataFrame:
+        """Confirm a deployment info file; see :func:`mddframes.elements.confirm_deployed`."""
+        from mddframes.elements import confirm_deployed
+
+        return confirm_deployed(self, info)
 
 
 def attachment_filename_fallback(structure_id: str) -> str:
