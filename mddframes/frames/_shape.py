@@ -1,0 +1,259 @@
+"""Shape helpers shared by the loaders: envelopes, snake_case names, flattening, dtypes.
+
+The service description leaves every response shape "not shown", so the loaders read
+tolerantly (DESIGN.md section 4): a bare list or a list under a common envelope key,
+camelCase or snake_case field names. These helpers do that on decoded JSON and know
+nothing of HTTP.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api.types import infer_dtype
+
+from mddframes.errors import DataShapeError
+
+#: Keys under which a service may wrap a list (Spring pages use ``content``).
+ENVELOPE_KEYS: tuple[str, ...] = (
+    "content",
+    "items",
+    "data",
+    "elements",
+    "result",
+    "results",
+    "structures",
+)
+
+# Integers beyond this lose precision in a float64, so they never go through one.
+_FLOAT_EXACT_INT = 2**53
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+_CAMEL_BOUNDARY_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_CAMEL_BOUNDARY_2 = re.compile(r"([a-z0-9])([A-Z])")
+_NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
+
+
+def unwrap_list(payload: Any, *, what: str, keys: Iterable[str] = ENVELOPE_KEYS) -> list[Any]:
+    """Return the list a response carries, bare or under an envelope key.
+
+    Parameters
+    ----------
+    payload : Any
+        Decoded JSON: a list, or an object holding the list under one of ``keys``
+        (one level of nesting such as ``{"data": {"items": [...]}}`` is accepted too).
+    what : str
+        What the list is (e.g. ``"tree of system 'DWH'"``), used in the error message.
+    keys : iterable of str, optional
+        The envelope keys to try, in order.
+
+    Returns
+    -------
+    list
+        The list itself (not a copy).
+
+    Raises
+    ------
+    DataShapeError
+        When no list is found; the message names ``what`` and the keys that were there.
+    """
+    keys = tuple(keys)
+    if isinstance(payload, list):
+        return payload
+    if isinstance(payload, Mapping):
+        for key in keys:
+            value = payload.get(key)
+            if isinstance(value, list):
+                return value
+        for key in keys:
+            value = payload.get(key)
+            if isinstance(value, Mapping):
+                for inner in keys:
+                    if isinstance(value.get(inner), list):
+                        return value[inner]
+        found = ", ".join(repr(k) for k in list(payload)[:10]) or "none"
+        raise DataShapeError(
+            f"expected a list for the {what}, bare or under one of the keys "
+            f"{', '.join(keys)}; got an object with the keys {found}"
+        )
+    raise DataShapeError(f"expected a list for the {what}; got {type(payload).__name__}")
+
+
+def snake_case(name: str) -> str:
+    """Convert a field name to snake_case (``parentId`` -> ``parent_id``).
+
+    Already snake_case names are returned unchanged; acronyms stay together
+    (``HTTPStatus`` -> ``http_status``); dashes and spaces become underscores
+    (``not-before-policy`` -> ``not_before_policy``); dots are kept because they
+    separate the levels of a flattened name (``attributes.schemaName`` ->
+    ``attributes.schema_name``).
+    """
+    if not isinstance(name, str):
+        return name
+    if "." in name:
+        return ".".join(snake_case(part) for part in name.split("."))
+    out = _CAMEL_BOUNDARY_1.sub(r"\1_\2", name)
+    out = _CAMEL_BOUNDARY_2.sub(r"\1_\2", out)
+    out = _NON_WORD.sub("_", out).strip("_")
+    return out.lower() if out else name
+
+
+def snake_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rename a frame's columns to snake_case, merging columns that collide.
+
+    When two source fields map to one name (a payload that mixes ``parentId`` and
+    ``parent_id``), the first column's values win and the gaps are filled from the
+    others, so no value is dropped.
+    """
+    new_names = [snake_case(c) for c in frame.columns]
+    if new_names == list(frame.columns):
+        return frame
+    if len(set(new_names)) == len(new_names):
+        return frame.set_axis(new_names, axis=1)
+    merged: dict[str, pd.Series] = {}
+    for position, name in enumerate(new_names):
+        column = frame.iloc[:, position]
+        if name in merged:
+            merged[name] = merged[name].combine_first(column)
+        else:
+            merged[name] = column
+    return pd.DataFrame(merged, index=frame.index)
+
+
+def flatten_dict(value: Mapping[str, Any], *, sep: str = ".", prefix: str = "") -> dict[str, Any]:
+    """Flatten nested objects into one level, joining keys with ``sep``.
+
+    Lists are kept as values (a list of objects has no natural column shape), and
+    an empty nested object is kept as ``{}`` so that nothing disappears.
+
+    Examples
+    --------
+    >>> flatten_dict({"id": "a", "attributes": {"schema": "dwh", "tags": ["x"]}})
+    {'id': 'a', 'attributes.schema': 'dwh', 'attributes.tags': ['x']}
+    """
+    flat: dict[str, Any] = {}
+    for key, item in value.items():
+        name = f"{prefix}{sep}{key}" if prefix else str(key)
+        if isinstance(item, Mapping) and item:
+            flat.update(flatten_dict(item, sep=sep, prefix=name))
+        else:
+            flat[name] = item
+    return flat
+
+
+def _all_exact_ints(values: pd.Series) -> bool:
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
+def tidy_column(column: pd.Series) -> pd.Series:
+    """Give an inferred column a nullable dtype without losing information.
+
+    Strings become ``string``, booleans ``boolean``, integers ``Int64`` (only when
+    every value fits in int64: bigger ones stay Python ints in an ``object``
+    column), floats ``Float64``. Mixed or nested values (lists, objects, numbers
+    mixed with strings) stay ``object`` exactly as decoded. A float64 column that
+    pandas made from integers with gaps becomes ``Int64``.
+    """
+    dtype = column.dtype
+    if dtype is np.dtype(object) or isinstance(dtype, pd.StringDtype):
+        kind = infer_dtype(column, skipna=True)
+        if kind == "string":
+            return column.astype("string")
+        if kind == "boolean":
+            return column.astype("boolean")
+        if kind == "integer":
+            values = column.dropna()
+            if _all_exact_ints(values) and (
+                values.empty or (_INT64_MIN <= min(values) and max(values) <= _INT64_MAX)
+            ):
+                return column.astype("Int64")
+            return column
+        if kind == "floating":
+            return column.astype("Float64")
+        if kind == "empty":
+            return column.astype("object")
+        return column
+    if dtype is np.dtype(bool):
+        return column.astype("boolean")
+    if pd.api.types.is_integer_dtype(dtype) and not isinstance(
+        dtype, pd.api.extensions.ExtensionDtype
+    ):
+        return column.astype("Int64")
+    if pd.api.types.is_float_dtype(dtype) and not isinstance(
+        dtype, pd.api.extensions.ExtensionDtype
+    ):
+        return column.astype("Float64")
+    return column
+
+
+def records_frame(records: list[Mapping[str, Any]]) -> pd.DataFrame:
+    """Build a frame from JSON objects, keeping every field and every int exact.
+
+    ``pd.DataFrame(records)`` turns an int field with gaps into float64; here such a
+    column is rebuilt from the records when the floats cannot prove they came from
+    exact ints, so an id like ``9007199254740993`` never becomes ``...992``. Columns
+    then get nullable dtypes (:func:`tidy_column`).
+    """
+    frame = pd.DataFrame.from_records(records) if records else pd.DataFrame()
+    if frame.empty and not len(frame.columns):
+        return frame
+    columns: dict[Any, pd.Series] = {}
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype == "float64" and column.isna().any():
+            column = _rebuild_gapped_float(records, name, column)
+        columns[name] = tidy_column(column)
+    return pd.DataFrame(columns, index=frame.index)
+
+
+def _rebuild_gapped_float(
+    records: list[Mapping[str, Any]], name: Any, column: pd.Series
+) -> pd.Series:
+    """Recover a column that pandas turned to float64 because of gaps.
+
+    Only the non-missing raw values are inspected; when they are all ints the
+    column becomes ``Int64`` (or ``object`` beyond int64), built from the raw ints.
+    """
+    raw = [r.get(name) if isinstance(r, Mapping) else None for r in records]
+    present = [v for v in raw if v is not None]
+    if not _all_exact_ints(present):
+        return column
+    if all(_INT64_MIN <= v <= _INT64_MAX for v in present):
+        return pd.Series(pd.array(raw, dtype="Int64"), index=column.index, name=column.name)
+    return pd.Series(raw, index=column.index, name=column.name, dtype=object)
+
+
+def frame_from_objects(records: list[Any], *, what: str, flatten: bool = False) -> pd.DataFrame:
+    """A tidy frame from a list of JSON objects: snake_case columns, nullable dtypes.
+
+    Parameters
+    ----------
+    records : list of dict
+        The objects; anything else in the list is an error.
+    what : str
+        What the objects are, for error messages.
+    flatten : bool, default False
+        Flatten nested objects into dotted columns first (:func:`flatten_dict`).
+
+    Raises
+    ------
+    DataShapeError
+        When an entry is not a JSON object (names its position).
+    """
+    if not all(type(r) is dict for r in records):  # fast path: what json.loads makes
+        _check_objects(records, what)
+    if flatten:
+        records = [flatten_dict(r) for r in records]
+    return snake_columns(records_frame(records))
+
+
+def _check_objects(records: list[Any], what: str) -> None:
+    for position, record in enumerate(records):
+        if not isinstance(record, Mapping):
+            raise DataShapeError(
+                f"entry {position} of the {what} is a {type(record).__name__}, expected an object"
+            )
