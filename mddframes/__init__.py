@@ -28,6 +28,7 @@ from mddframes.errors import (
     UnsupportedMediaTypeError,
     WriteVerificationError,
 )
+from mddframes.exports import ExportArchive, ExportTask, LegacyExportWarning, Script
 
 __version__ = "0.1.0"
 
@@ -39,15 +40,19 @@ __all__ = [
     "ConfigurationError",
     "ConflictError",
     "DataShapeError",
+    "ExportArchive",
     "ExportFailed",
+    "ExportTask",
     "ExportTimeout",
     "IncompletePayloadError",
     "InvalidArgumentError",
+    "LegacyExportWarning",
     "MddError",
     "NotFoundError",
     "PackageClosedError",
     "RateLimitError",
     "ResponseFormatError",
+    "Script",
     "ServerError",
     "TransportError",
     "UnsafeArchiveError",
