@@ -1,0 +1,86 @@
+"""The ``mddframes emulator`` command: run the emulator in the foreground."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from mddframes.emulator.state import DEMO_CLIENT_ID, EmulatorConfig
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the emulator's options to ``parser``."""
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=0, help="port to listen on (default 0: a free port)"
+    )
+    parser.add_argument(
+        "--db", metavar="PATH", help="SQLite file that keeps the state across restarts"
+    )
+    parser.add_argument(
+        "--elements",
+        type=_positive_int,
+        metavar="N",
+        help="serve scale data of N elements instead of the sample",
+    )
+    parser.add_argument(
+        "--token-ttl",
+        type=_positive_float,
+        default=300,
+        metavar="SECONDS",
+        help="token lifetime (default 300)",
+    )
+    parser.add_argument(
+        "--legacy", action="store_true", help="serve a service version without batch export"
+    )
+    parser.add_argument(
+        "--tenant", default="acme", help="tenant name, also the token realm (default acme)"
+    )
+    parser.add_argument(
+        "--client-id", default=DEMO_CLIENT_ID, help=f"API user id (default {DEMO_CLIENT_ID})"
+    )
+    parser.add_argument(
+        "--export-seconds-per-element",
+        type=float,
+        default=0.002,
+        metavar="SECONDS",
+        help="time a batch export spends per element (default 0.002)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the emulator until Ctrl-C; prints where it is and the API user's credentials.
+
+    The client secret is random per run unless ``MDD_EMULATOR_CLIENT_SECRET`` is set.
+    """
+    from mddframes.emulator.server import run_foreground
+
+    config = EmulatorConfig(
+        tenant=args.tenant,
+        client_id=args.client_id,
+        token_ttl=args.token_ttl,
+        legacy=args.legacy,
+        export_seconds_per_element=args.export_seconds_per_element,
+        db=args.db,
+        elements=args.elements,
+    )
+    secret = os.environ.get("MDD_EMULATOR_CLIENT_SECRET")
+    if secret:
+        config.client_secret = secret
+    return run_foreground(config, host=args.host, port=args.port)

@@ -1,0 +1,393 @@
+"""Running the emulator: :func:`serve` (background thread) and :func:`run_foreground` (CLI).
+
+uvicorn serves a socket this module binds itself, so port 0 gives a free port without
+a race, and a taken port fails at once instead of hanging. Its HTTP protocol class is
+subclassed only to register each connection's transport, which the "dropped
+connection" fault needs (see :mod:`mddframes.emulator.faults`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import requests
+import uvicorn
+from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+from mddframes.emulator.app import TOKEN_PATH, create_app
+from mddframes.emulator.dataset import Dataset
+from mddframes.emulator.faults import CONNECTIONS
+from mddframes.emulator.state import DEMO_CLIENT_ID, EmulatorConfig, EmulatorState
+
+logger = logging.getLogger(__name__)
+
+
+class _TrackedHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+    """uvicorn's HTTP protocol, registering its transport while the connection lives."""
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        CONNECTIONS.add(self.server, self.client, transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        CONNECTIONS.remove(self.server, self.client)
+        super().connection_lost(exc)
+
+
+class AdminCallError(RuntimeError):
+    """An ``/_emulator/`` admin call or the handle's token request was refused."""
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(
+            f"the emulator cannot listen on {host}:{port}: {exc.strerror or exc}"
+        ) from exc
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def _uvicorn_server(state: EmulatorState) -> uvicorn.Server:
+    config = uvicorn.Config(
+        create_app(state),
+        http=_TrackedHTTPProtocol,
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=3,
+    )
+    return uvicorn.Server(config)
+
+
+class EmulatorHandle:
+    """A running emulator: where it is, its credentials, and admin helpers.
+
+    The admin helpers are thin wrappers over HTTP calls to ``/_emulator/...``; see
+    docs/internals.md ("The emulator handle"). The client secret is never shown by
+    ``repr``.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        config: EmulatorConfig,
+        state: EmulatorState | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self.tenant = config.tenant
+        self.realm = config.tenant
+        self.api_prefix = config.api_prefix
+        self.client_id = config.client_id
+        self.client_secret = config.client_secret
+        self._state = state
+        self._session = requests.Session()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"EmulatorHandle(base_url={self.base_url!r}, tenant={self.tenant!r}, "
+            f"client_id={self.client_id!r}, client_secret='***')"
+        )
+
+    @property
+    def api_url(self) -> str:
+        """``base_url`` plus the API prefix."""
+        return self.base_url + self.api_prefix
+
+    @property
+    def token_url(self) -> str:
+        """The token endpoint of the emulator's realm."""
+        return self.base_url + TOKEN_PATH.format(realm=self.realm)
+
+    def close(self) -> None:
+        """Close the handle's HTTP session."""
+        self._session.close()
+
+    def token(self) -> str:
+        """A fresh access token (client_credentials grant)."""
+        with self._lock:
+            response = self._session.post(
+                self.token_url,
+                data={
+                    "grant_type": "client_credentials",
+                    "client_id": self.client_id,
+                    "client_secret": self.client_secret,
+                },
+                timeout=10,
+            )
+        if response.status_code != 200:
+            raise AdminCallError(
+                f"token request refused: {response.status_code} {response.text[:200]}"
+            )
+        return response.json()["access_token"]
+
+    def _admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        url = f"{self.base_url}/_emulator{path}"
+        with self._lock:
+            response = self._session.request(method, url, json=body, timeout=60)
+        if response.status_code >= 400:
+            try:
+                message = response.json().get("message", response.text)
+            except ValueError:
+                message = response.text
+            raise AdminCallError(f"{method} {url} failed with {response.status_code}: {message}")
+        return response.json()
+
+    # data
+    def reset(self) -> None:
+        """Back to the starting data and settings; no tasks, faults or counts."""
+        self._admin("POST", "/reset")
+
+    def load_sample(self) -> dict[str, int]:
+        """Serve the deterministic sample data; returns record counts."""
+        return self._admin("POST", "/load-sample")
+
+    def load_scale(self, n: int) -> dict[str, int]:
+        """Serve scale data of ``n`` elements; returns record counts."""
+        return self._admin("POST", "/load-scale", {"elements": n})
+
+    def info(self) -> dict[str, Any]:
+        """Settings and record counts (no secret)."""
+        return self._admin("GET", "/info")
+
+    def close_package(self, system: str, name: str) -> dict[str, Any]:
+        """Close a deployment package; returns it."""
+        return self._admin("POST", "/packages/close", {"system": system, "name": name})
+
+    def make_deployment_info(
+        self, structure_ids: Sequence[str], deployment_id: str | None = None
+    ) -> dict[str, Any]:
+        """The deployment info document the UI's "push to git" action would write."""
+        return self._admin(
+            "POST",
+            "/deployment-info",
+            {"structureIds": list(structure_ids), "deploymentId": deployment_id},
+        )
+
+    def touch_table(self, table_id: str) -> dict[str, Any]:
+        """Change one value of a table behind the client's back; returns what changed."""
+        from urllib.parse import quote
+
+        return self._admin("POST", f"/tables/{quote(table_id, safe='')}/touch")
+
+    # export tasks
+    def hold_next_task(self, polls: int | None = None, seconds: float | None = None) -> None:
+        """The next export task stays RUNNING for ``polls`` status polls and ``seconds``."""
+        self._admin("POST", "/tasks/hold-next", {"polls": polls or 0, "seconds": seconds or 0})
+
+    def hold_task(
+        self, task_id: str, polls: int | None = None, seconds: float | None = None
+    ) -> None:
+        """Keep a task RUNNING for ``polls`` more status polls and ``seconds`` from now."""
+        from urllib.parse import quote
+
+        self._admin(
+            "POST",
+            f"/tasks/{quote(task_id, safe='')}/hold",
+            {"polls": polls or 0, "seconds": seconds or 0},
+        )
+
+    def fail_next_task(self, message: str = "export failed (injected)") -> None:
+        """The next export task fails half-way with ``message``."""
+        self._admin("POST", "/tasks/fail-next", {"message": message})
+
+    def fail_task(self, task_id: str, message: str = "export failed (injected)") -> None:
+        """End a task as FAILED now."""
+        from urllib.parse import quote
+
+        self._admin("POST", f"/tasks/{quote(task_id, safe='')}/fail", {"message": message})
+
+    # faults and settings
+    def inject_faults(
+        self,
+        latency: float = 0.0,
+        error_rate: float = 0.0,
+        error_statuses: Sequence[int] = (500, 502, 503),
+        rate_limit_rate: float = 0.0,
+        retry_after: int = 1,
+        drop_rate: float = 0.0,
+        seed: int = 0,
+        operations: Sequence[str] | None = None,
+    ) -> None:
+        """Inject faults into the service's operations (see :class:`FaultSettings`)."""
+        self._admin(
+            "PUT",
+            "/faults",
+            {
+                "latency": latency,
+                "error_rate": error_rate,
+                "error_statuses": list(error_statuses),
+                "rate_limit_rate": rate_limit_rate,
+                "retry_after": retry_after,
+                "drop_rate": drop_rate,
+                "seed": seed,
+                "operations": None if operations is None else list(operations),
+            },
+        )
+
+    def clear_faults(self) -> None:
+        """No more faults."""
+        self._admin("DELETE", "/faults")
+
+    def set_token_ttl(self, seconds: float) -> None:
+        """Lifetime of tokens issued from now on."""
+        self._admin("PUT", "/token-ttl", {"seconds": seconds})
+
+    def revoke_tokens(self) -> int:
+        """Invalidate every token issued so far; returns how many were active."""
+        return self._admin("POST", "/tokens/revoke")["revoked"]
+
+    def set_legacy(self, flag: bool) -> None:
+        """``True``: behave as a service without batch export (404 on start)."""
+        self._admin("PUT", "/legacy", {"legacy": bool(flag)})
+
+    def counters(self) -> dict[str, int]:
+        """Requests received per operation id, including ones answered by a fault."""
+        return self._admin("GET", "/counters")["requests"]
+
+    def fault_counters(self) -> dict[str, int]:
+        """Requests per operation id that an injected fault answered."""
+        return self._admin("GET", "/counters")["faulted"]
+
+    def reset_counters(self) -> None:
+        """Forget all counts."""
+        self._admin("DELETE", "/counters")
+
+
+@contextlib.contextmanager
+def serve(
+    *,
+    db: str | None = None,
+    elements: int | None = None,
+    token_ttl: float = 300,
+    legacy: bool = False,
+    export_seconds_per_element: float = 0.002,
+    tenant: str = "acme",
+    host: str = "127.0.0.1",
+    port: int = 0,
+    client_id: str = DEMO_CLIENT_ID,
+    client_secret: str | None = None,
+    startup_timeout: float = 10,
+    dataset: Dataset | None = None,
+) -> Iterator[EmulatorHandle]:
+    """Run an emulator in a background thread for the duration of a ``with`` block.
+
+    Parameters
+    ----------
+    db : str, optional
+        SQLite file that keeps the state across runs; ``None`` keeps it in memory.
+        A file that already holds data is served as it is.
+    elements : int, optional
+        Serve scale data of that many elements instead of the sample.
+    token_ttl : float
+        Token lifetime in seconds.
+    legacy : bool
+        Behave as a service without batch export.
+    export_seconds_per_element : float
+        Time a batch export task spends per element.
+    tenant : str
+        Tenant name, also the token realm.
+    host, port : str, int
+        Where to listen; port 0 picks a free port.
+    client_id, client_secret : str
+        The API user's credentials; the secret is random per run unless given.
+    startup_timeout : float
+        Seconds to wait for the server to accept connections.
+    dataset : Dataset, optional
+        Serve this instead of sample or scale data (tests).
+
+    Yields
+    ------
+    EmulatorHandle
+    """
+    config = EmulatorConfig(
+        tenant=tenant,
+        client_id=client_id,
+        token_ttl=token_ttl,
+        legacy=legacy,
+        export_seconds_per_element=export_seconds_per_element,
+        db=db,
+        elements=elements,
+    )
+    if client_secret is not None:
+        config.client_secret = client_secret
+    sock = _bind(host, port)
+    state: EmulatorState | None = None
+    server: uvicorn.Server | None = None
+    thread: threading.Thread | None = None
+    handle: EmulatorHandle | None = None
+    failure: list[BaseException] = []
+    try:
+        state = EmulatorState(config, dataset)
+        server = _uvicorn_server(state)
+
+        def run() -> None:
+            try:
+                server.run(sockets=[sock])
+            except BaseException as exc:  # reported to the caller below
+                failure.append(exc)
+
+        thread = threading.Thread(target=run, name="mddframes-emulator", daemon=True)
+        thread.start()
+        deadline = time.monotonic() + startup_timeout
+        while not server.started:
+            if failure or not thread.is_alive():
+                raise RuntimeError(
+                    f"the emulator stopped while starting: {failure[0] if failure else 'unknown reason'}"
+                )
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the emulator did not start within {startup_timeout} s")
+            time.sleep(0.01)
+        bound_host, bound_port = sock.getsockname()[:2]
+        url_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+        handle = EmulatorHandle(f"http://{url_host}:{bound_port}", config, state)
+        logger.info("emulator listening on %s", handle.base_url)
+        yield handle
+    finally:
+        if handle is not None:
+            handle.close()
+        if server is not None:
+            server.should_exit = True
+        if thread is not None:
+            thread.join(timeout=15)
+            if thread.is_alive():
+                logger.warning("the emulator thread did not stop within 15 s")
+        if state is not None:
+            state.close()
+        sock.close()
+
+
+def run_foreground(
+    config: EmulatorConfig, host: str = "127.0.0.1", port: int = 0, announce: Any = print
+) -> int:
+    """Serve in the current thread until interrupted (Ctrl-C); for the command line."""
+    sock = _bind(host, port)
+    state = EmulatorState(config)
+    try:
+        server = _uvicorn_server(state)
+        bound_host, bound_port = sock.getsockname()[:2]
+        base_url = f"http://{bound_host}:{bound_port}"
+        announce(f"mddframes emulator listening on {base_url}")
+        announce(f"  api:           {base_url}{config.api_prefix}")
+        announce(f"  swagger ui:    {base_url}{config.api_prefix}/swagger-ui/index.html")
+        announce(f"  tenant/realm:  {config.tenant}")
+        announce(f"  token url:     {base_url}{TOKEN_PATH.format(realm=config.tenant)}")
+        announce(f"  client id:     {config.client_id}")
+        announce(f"  client secret: {config.client_secret}")
+        announce("Press Ctrl-C to stop.")
+        server.run(sockets=[sock])
+    finally:
+        state.close()
+        sock.close()
+    return 0

@@ -1,0 +1,677 @@
+"""The emulator's state: JSON documents in SQLite (stdlib ``sqlite3``), no HTTP in here.
+
+Every record is kept in its wire shape (docs/wire-format.md) as a JSON text, so a
+read serves the stored text and a write stores what the client sent (key order,
+big integers and nesting survive). Each public method is one transaction: it
+validates everything first and writes only when the whole request is valid, so a
+rejected request changes nothing.
+
+Errors are :class:`EmulatorError` subclasses carrying the HTTP status the routes
+answer with; the HTTP layer only translates them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from mddframes.emulator.dataset import Dataset
+
+JSON = dict[str, Any]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS systems (
+    name TEXT PRIMARY KEY, doc TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS elements (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, system TEXT NOT NULL,
+    parent_id TEXT, doc TEXT NOT NULL, entry TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS elements_by_system ON elements (system, seq);
+CREATE INDEX IF NOT EXISTS elements_by_parent ON elements (parent_id, seq);
+CREATE TABLE IF NOT EXISTS tables (
+    id TEXT PRIMARY KEY, structure_id TEXT, doc TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS mappings (
+    id TEXT PRIMARY KEY, structure_id TEXT, target_id TEXT, doc TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS mappings_by_target ON mappings (target_id);
+CREATE TABLE IF NOT EXISTS object_types (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, template TEXT);
+CREATE TABLE IF NOT EXISTS packages (
+    seq INTEGER PRIMARY KEY, system TEXT NOT NULL, name TEXT NOT NULL, doc TEXT NOT NULL,
+    UNIQUE (system, name));
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+# The fields of an element that its tree entry carries (DESIGN.md section 3).
+TREE_FIELDS = ("id", "name", "type", "parentId", "systemName", "version", "deployed")
+OWNED_FIELDS = ("tableId", "mappingId")
+
+
+class EmulatorError(Exception):
+    """A request the emulator refuses; ``status`` is the HTTP status to answer with."""
+
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)
+
+
+class InvalidInput(EmulatorError):
+    """Malformed request body or parameter (400)."""
+
+    status = 400
+
+
+class UnknownObject(EmulatorError):
+    """No such system, element, table, mapping, object type, package or task (404)."""
+
+    status = 404
+
+
+class StateConflict(EmulatorError):
+    """The object's state forbids the request, e.g. a closed package (409)."""
+
+    status = 409
+
+
+class UnsupportedMedia(EmulatorError):
+    """The body's content type is not the one the operation takes (415)."""
+
+    status = 415
+
+
+def dumps(value: Any) -> str:
+    """Serialise JSON compactly, keeping non-ASCII text and refusing NaN/Infinity."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json_body(body: bytes, what: str) -> Any:
+    """Parse a request body as strict JSON (no NaN/Infinity), or raise :class:`InvalidInput`.
+
+    ``json.loads`` keeps integers of any size exactly, which is why bodies are parsed
+    here rather than by the web framework.
+    """
+    if not body.strip():
+        raise InvalidInput(f"{what}: the request body is empty; a JSON document is required")
+    try:
+        return json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{what}: the request body is not UTF-8 ({exc})") from None
+    except ValueError as exc:
+        raise InvalidInput(f"{what}: the request body is not valid JSON ({exc})") from None
+
+
+def utc_now() -> str:
+    """The current time as ISO-8601 UTC with milliseconds, e.g. ``2024-05-01T12:00:00.000Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def tree_entry(element: JSON) -> JSON:
+    """The tree entry of an element: the tree fields plus ``tableId``/``mappingId`` if owned."""
+    entry = {key: element.get(key) for key in TREE_FIELDS}
+    for key in OWNED_FIELDS:
+        if element.get(key) is not None:
+            entry[key] = element[key]
+    return entry
+
+
+def _describe_type(value: Any) -> str:
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
+
+
+def _require_list_of_objects(value: Any, where: str) -> None:
+    if not isinstance(value, list):
+        raise InvalidInput(f"{where} must be a list of objects, got {_describe_type(value)}")
+    for position, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise InvalidInput(f"{where}[{position}] must be an object, got {_describe_type(item)}")
+
+
+def validate_table_payload(payload: Any, table_id: str) -> None:
+    """Check the envelope of a ``tableUpdate`` body: an object with ``metadata`` and ``data``."""
+    where = f"table {table_id!r}"
+    if not isinstance(payload, dict):
+        raise InvalidInput(
+            f"{where}: the body must be a JSON object, got {_describe_type(payload)}"
+        )
+    missing = [key for key in ("metadata", "data") if key not in payload]
+    if missing:
+        raise InvalidInput(
+            f"{where}: the body lacks {', '.join(missing)} (a write replaces the whole table)"
+        )
+    metadata = payload["metadata"]
+    if not isinstance(metadata, dict):
+        raise InvalidInput(f"{where}: metadata must be an object, got {_describe_type(metadata)}")
+    if "columns" in metadata:
+        _require_list_of_objects(metadata["columns"], f"{where}: metadata.columns")
+    _require_list_of_objects(payload["data"], f"{where}: data")
+
+
+def validate_mapping_payload(payload: Any, mapping_id: str) -> None:
+    """Check the envelope of a ``mappingUpdate`` body: an object with ``columnMappings``."""
+    where = f"mapping {mapping_id!r}"
+    if not isinstance(payload, dict):
+        raise InvalidInput(
+            f"{where}: the body must be a JSON object, got {_describe_type(payload)}"
+        )
+    if "columnMappings" not in payload:
+        raise InvalidInput(
+            f"{where}: the body lacks columnMappings (a write replaces the whole mapping)"
+        )
+    _require_list_of_objects(payload["columnMappings"], f"{where}: columnMappings")
+
+
+def _safe_id(value: str) -> str:
+    """Lower-case ASCII letters/digits of ``value`` (for generated ids)."""
+    return "".join(ch for ch in value.lower() if ch.isascii() and ch.isalnum()) or "x"
+
+
+class Store:
+    """All persistent state of the emulator, in one SQLite database.
+
+    Parameters
+    ----------
+    path : str, optional
+        A database file that survives restarts; ``None`` keeps everything in memory.
+
+    Notes
+    -----
+    One connection is shared by the server's threads behind a re-entrant lock; SQLite
+    is fast enough that the lock is never the bottleneck of an emulator.
+    """
+
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(
+            path or ":memory:", check_same_thread=False, isolation_level=None
+        )
+        if path:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._conn.close()
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._conn.execute("COMMIT")
+
+    def _one(self, sql: str, params: tuple = ()) -> Any:
+        with self._lock:
+            row = self._conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    # ------------------------------------------------------------------ loading
+
+    def is_empty(self) -> bool:
+        """True when no system is stored (a fresh database)."""
+        return self._one("SELECT COUNT(*) FROM systems") == 0
+
+    def load(self, dataset: Dataset) -> None:
+        """Replace everything with ``dataset`` in one transaction."""
+        owner_of: dict[str, str] = {}
+        for element in dataset.elements:
+            for key in OWNED_FIELDS:
+                if element.get(key) is not None:
+                    owner_of[f"{key}:{element[key]}"] = element["id"]
+        with self._transaction() as conn:
+            for table in (
+                "systems",
+                "elements",
+                "tables",
+                "mappings",
+                "object_types",
+                "packages",
+                "meta",
+            ):
+                conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
+            conn.executemany(
+                "INSERT INTO systems (name, doc) VALUES (?, ?)",
+                ((s["name"], dumps(s)) for s in dataset.systems),
+            )
+            conn.executemany(
+                "INSERT INTO elements (id, system, parent_id, doc, entry) VALUES (?, ?, ?, ?, ?)",
+                (
+                    (e["id"], e["systemName"], e.get("parentId"), dumps(e), dumps(tree_entry(e)))
+                    for e in dataset.elements
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO tables (id, structure_id, doc) VALUES (?, ?, ?)",
+                (
+                    (t["id"], owner_of.get(f"tableId:{t['id']}", t.get("structureId")), dumps(t))
+                    for t in dataset.tables
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO mappings (id, structure_id, target_id, doc) VALUES (?, ?, ?, ?)",
+                (
+                    (m["id"], owner_of.get(f"mappingId:{m['id']}"), m.get("targetId"), dumps(m))
+                    for m in dataset.mappings
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO object_types (id, doc, template) VALUES (?, ?, ?)",
+                (
+                    (
+                        o["id"],
+                        dumps({k: v for k, v in o.items() if k != "template"}),
+                        o.get("template"),
+                    )
+                    for o in dataset.object_types
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO packages (system, name, doc) VALUES (?, ?, ?)",
+                ((p["systemName"], p["name"], dumps(p)) for p in dataset.packages),
+            )
+
+    def counts(self) -> dict[str, int]:
+        """How many records of each kind are stored."""
+        names = ("systems", "elements", "tables", "mappings", "object_types", "packages")
+        return {name: self._one(f"SELECT COUNT(*) FROM {name}") for name in names}  # noqa: S608
+
+    # ------------------------------------------------------------------ reads
+
+    def _require_system(self, name: str) -> None:
+        if self._one("SELECT 1 FROM systems WHERE name = ?", (name,)) is None:
+            raise UnknownObject(f"system {name!r} not found")
+
+    def tree_json(self, system: str) -> str:
+        """The ``getTree`` answer of ``system`` as JSON text (joined, never re-parsed)."""
+        with self._lock:
+            self._require_system(system)
+            rows = self._conn.execute(
+                "SELECT entry FROM elements WHERE system = ? ORDER BY seq", (system,)
+            ).fetchall()
+        return "[" + ",".join(row[0] for row in rows) + "]"
+
+    def element_json(self, structure_id: str) -> str:
+        """The ``getStructure`` answer as JSON text."""
+        doc = self._one("SELECT doc FROM elements WHERE id = ?", (structure_id,))
+        if doc is None:
+            raise UnknownObject(f"element {structure_id!r} not found")
+        return doc
+
+    def element(self, structure_id: str) -> JSON:
+        """One element as a dict."""
+        return json.loads(self.element_json(structure_id))
+
+    def missing_elements(self, structure_ids: list[str]) -> list[str]:
+        """The ids of ``structure_ids`` that name no element, in order."""
+        with self._lock:
+            return [
+                sid
+                for sid in structure_ids
+                if self._conn.execute("SELECT 1 FROM elements WHERE id = ?", (sid,)).fetchone()
+                is None
+            ]
+
+    def element_path(self, element: JSON) -> list[str]:
+        """Names from the root down to ``element`` itself."""
+        names = [element["name"]]
+        parent_id = element.get("parentId")
+        seen = {element["id"]}
+        with self._lock:
+            while parent_id is not None and parent_id not in seen:
+                seen.add(parent_id)
+                row = self._conn.execute(
+                    "SELECT doc FROM elements WHERE id = ?", (parent_id,)
+                ).fetchone()
+                if row is None:
+                    break
+                parent = json.loads(row[0])
+                names.append(parent["name"])
+                parent_id = parent.get("parentId")
+        return names[::-1]
+
+    def children(self, structure_id: str) -> list[JSON]:
+        """The direct children of an element as ``{"id","name","type"}``, in display order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT entry FROM elements WHERE parent_id = ? ORDER BY seq", (structure_id,)
+            ).fetchall()
+        return [{k: e[k] for k in ("id", "name", "type")} for e in (json.loads(r[0]) for r in rows)]
+
+    def table_json(self, table_id: str) -> str:
+        """The ``getTable`` answer as JSON text."""
+        doc = self._one("SELECT doc FROM tables WHERE id = ?", (table_id,))
+        if doc is None:
+            raise UnknownObject(f"table {table_id!r} not found")
+        return doc
+
+    def mapping_json(self, mapping_id: str) -> str:
+        """The ``getMapping`` answer as JSON text."""
+        doc = self._one("SELECT doc FROM mappings WHERE id = ?", (mapping_id,))
+        if doc is None:
+            raise UnknownObject(f"mapping {mapping_id!r} not found")
+        return doc
+
+    def mappings_targeting(self, structure_id: str) -> list[JSON]:
+        """The mappings whose ``targetId`` is ``structure_id``, in load order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT doc FROM mappings WHERE target_id = ? ORDER BY rowid", (structure_id,)
+            ).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def object_types_json(self) -> str:
+        """The ``getObjectTypes`` answer (templates are never served)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT doc FROM object_types ORDER BY seq").fetchall()
+        return "[" + ",".join(r[0] for r in rows) + "]"
+
+    def object_type(self, object_type_id: str) -> JSON:
+        """One object type including its ``template`` source."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT doc, template FROM object_types WHERE id = ?", (object_type_id,)
+            ).fetchone()
+        if row is None:
+            raise UnknownObject(f"object type {object_type_id!r} not found")
+        return {**json.loads(row[0]), "template": row[1]}
+
+    def open_packages_json(self, system: str) -> str:
+        """The ``listDeploymentPackages`` answer: the OPEN packages of ``system``."""
+        with self._lock:
+            self._require_system(system)
+            rows = self._conn.execute(
+                "SELECT doc FROM packages WHERE system = ? ORDER BY seq", (system,)
+            ).fetchall()
+        docs = [r[0] for r in rows if json.loads(r[0]).get("status") == "OPEN"]
+        return "[" + ",".join(docs) + "]"
+
+    def package(self, system: str, name: str) -> JSON:
+        """One package (open or closed)."""
+        with self._lock:
+            self._require_system(system)
+            doc = self._one(
+                "SELECT doc FROM packages WHERE system = ? AND name = ?", (system, name)
+            )
+        if doc is None:
+            raise UnknownObject(f"deployment package {name!r} not found in system {system!r}")
+        return json.loads(doc)
+
+    # ------------------------------------------------------------------ writes
+
+    def _bump_element(
+        self, conn: sqlite3.Connection, structure_id: str | None, **changes: Any
+    ) -> JSON | None:
+        """Raise an element's version (or apply ``changes``) and refresh its tree entry."""
+        if structure_id is None:
+            return None
+        row = conn.execute("SELECT doc FROM elements WHERE id = ?", (structure_id,)).fetchone()
+        if row is None:
+            return None
+        element = json.loads(row[0])
+        if changes:
+            element.update(changes)
+        else:
+            version = element.get("version")
+            element["version"] = version + 1 if isinstance(version, int) else 1
+            element["modifiedAt"] = utc_now()
+        conn.execute(
+            "UPDATE elements SET doc = ?, entry = ? WHERE id = ?",
+            (dumps(element), dumps(tree_entry(element)), structure_id),
+        )
+        return element
+
+    def replace_table(self, table_id: str, payload: Any) -> str:
+        """Replace a table with ``payload`` (stored as sent); the owning element's version rises."""
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT structure_id FROM tables WHERE id = ?", (table_id,)
+            ).fetchone()
+            if row is None:
+                raise UnknownObject(f"table {table_id!r} not found")
+            validate_table_payload(payload, table_id)
+            text = dumps(payload)
+            conn.execute("UPDATE tables SET doc = ? WHERE id = ?", (text, table_id))
+            self._bump_element(conn, row[0])
+        return text
+
+    def replace_mapping(self, mapping_id: str, payload: Any) -> str:
+        """Replace a mapping with ``payload`` (stored as sent); the owning element's version rises."""
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT structure_id FROM mappings WHERE id = ?", (mapping_id,)
+            ).fetchone()
+            if row is None:
+                raise UnknownObject(f"mapping {mapping_id!r} not found")
+            validate_mapping_payload(payload, mapping_id)
+            target = payload.get("targetId")
+            text = dumps(payload)
+            conn.execute(
+                "UPDATE mappings SET doc = ?, target_id = ? WHERE id = ?",
+                (text, target if isinstance(target, str) else None, mapping_id),
+            )
+            self._bump_element(conn, row[0])
+        return text
+
+    def touch_table(self, table_id: str) -> JSON:
+        """Change one value of a table behind the clients' backs (for conflict tests).
+
+        The first string cell of the first row gets `` (changed)`` appended; a table
+        without string cells gets a new ``metadata.touchedAt`` instead. Returns where.
+        """
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT doc, structure_id FROM tables WHERE id = ?", (table_id,)
+            ).fetchone()
+            if row is None:
+                raise UnknownObject(f"table {table_id!r} not found")
+            table = json.loads(row[0])
+            change: JSON | None = None
+            for position, record in enumerate(table.get("data") or []):
+                for key, value in record.items():
+                    if isinstance(value, str):
+                        record[key] = value + " (changed)"
+                        change = {"row": position, "column": key, "old": value, "new": record[key]}
+                        break
+                if change:
+                    break
+            if change is None:
+                stamp = utc_now()
+                table.setdefault("metadata", {})["touchedAt"] = stamp
+                change = {"row": None, "column": "metadata.touchedAt", "old": None, "new": stamp}
+            conn.execute("UPDATE tables SET doc = ? WHERE id = ?", (dumps(table), table_id))
+            self._bump_element(conn, row[1])
+        return change
+
+    def _new_element_id(self, conn: sqlite3.Connection, system: str, element_type: str) -> str:
+        counter = conn.execute("SELECT value FROM meta WHERE key = 'next_child'").fetchone()
+        number = int(counter[0]) if counter else 1
+        while True:
+            candidate = f"{_safe_id(system)}-new-{_safe_id(element_type)}-{number:05d}"
+            number += 1
+            if conn.execute("SELECT 1 FROM elements WHERE id = ?", (candidate,)).fetchone() is None:
+                break
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('next_child', ?)", (str(number),)
+        )
+        return candidate
+
+    def create_child(self, parent_id: str, element_type: str, body: Any) -> JSON:
+        """Create an element of ``element_type`` under ``parent_id`` from ``{"name", ...}``.
+
+        Every body key but ``name`` becomes an attribute; a body key ``attributes``
+        holding an object is merged into the attributes rather than nested.
+        """
+        if not element_type.strip():
+            raise InvalidInput("the element type in the URL is empty")
+        if not isinstance(body, dict):
+            raise InvalidInput(
+                f"the body must be a JSON object with a name, got {_describe_type(body)}"
+            )
+        name = body.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidInput("the body must carry a non-empty string 'name'")
+        attributes: JSON = {}
+        if isinstance(body.get("attributes"), dict):
+            attributes.update(body["attributes"])
+        attributes.update({k: v for k, v in body.items() if k not in ("name", "attributes")})
+        with self._transaction() as conn:
+            row = conn.execute("SELECT system FROM elements WHERE id = ?", (parent_id,)).fetchone()
+            if row is None:
+                raise UnknownObject(f"parent element {parent_id!r} not found")
+            system = row[0]
+            element = {
+                "id": self._new_element_id(conn, system, element_type),
+                "name": name,
+                "type": element_type,
+                "parentId": parent_id,
+                "systemName": system,
+                "version": 1,
+                "modifiedAt": utc_now(),
+                "deployed": False,
+                "deploymentId": None,
+                "attributes": attributes,
+            }
+            conn.execute(
+                "INSERT INTO elements (id, system, parent_id, doc, entry) VALUES (?, ?, ?, ?, ?)",
+                (element["id"], system, parent_id, dumps(element), dumps(tree_entry(element))),
+            )
+        return element
+
+    def add_to_package(self, system: str, name: str, body: Any) -> JSON:
+        """Add element ids (a JSON list of strings) to an OPEN package; duplicates are ignored."""
+        if not isinstance(body, list) or not body:
+            raise InvalidInput(
+                f"the body must be a non-empty JSON list of element ids, got {_describe_type(body)}"
+            )
+        for position, value in enumerate(body):
+            if not isinstance(value, str):
+                raise InvalidInput(
+                    f"element id at position {position} must be a string, got {_describe_type(value)}"
+                )
+        with self._transaction() as conn:
+            package = self.package(system, name)
+            if package.get("status") != "OPEN":
+                raise StateConflict(
+                    f"deployment package {name!r} of system {system!r} is {package.get('status')}, not OPEN"
+                )
+            for sid in body:
+                row = conn.execute("SELECT system FROM elements WHERE id = ?", (sid,)).fetchone()
+                if row is None or row[0] != system:
+                    raise UnknownObject(f"element {sid!r} not found in system {system!r}")
+            ids = list(package.get("structureIds") or [])
+            for sid in body:
+                if sid not in ids:
+                    ids.append(sid)
+            package["structureIds"] = ids
+            conn.execute(
+                "UPDATE packages SET doc = ? WHERE system = ? AND name = ?",
+                (dumps(package), system, name),
+            )
+        return package
+
+    def close_package(self, system: str, name: str) -> JSON:
+        """Set a package's status to CLOSED (admin)."""
+        with self._transaction() as conn:
+            package = self.package(system, name)
+            package["status"] = "CLOSED"
+            conn.execute(
+                "UPDATE packages SET doc = ? WHERE system = ? AND name = ?",
+                (dumps(package), system, name),
+            )
+        return package
+
+    def deploy(self, structure_id: str, deployment_id: str) -> JSON:
+        """Mark one element as deployed under ``deployment_id``."""
+        if not deployment_id.strip():
+            raise InvalidInput("the deployment id in the URL is empty")
+        with self._transaction() as conn:
+            element = self._bump_element(
+                conn, structure_id, deployed=True, deploymentId=deployment_id
+            )
+            if element is None:
+                raise UnknownObject(f"element {structure_id!r} not found")
+        return element
+
+    def confirm_deployment(self, info: Any) -> list[JSON]:
+        """Mark every structure of a deployment info document deployed; returns the elements."""
+        if not isinstance(info, dict):
+            raise InvalidInput(
+                f"the deployment info must be a JSON object, got {_describe_type(info)}"
+            )
+        deployment_id = info.get("deploymentId")
+        if not isinstance(deployment_id, str) or not deployment_id.strip():
+            raise InvalidInput("the deployment info lacks a non-empty string 'deploymentId'")
+        structures = info.get("structures")
+        if not isinstance(structures, list) or not structures:
+            raise InvalidInput("the deployment info lacks a non-empty list 'structures'")
+        ids: list[str] = []
+        for position, item in enumerate(structures):
+            if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+                raise InvalidInput(
+                    f"structures[{position}] must be an object with a string 'id', got {dumps(item)[:80]}"
+                )
+            if "version" in item and not (
+                isinstance(item["version"], int) and not isinstance(item["version"], bool)
+            ):
+                raise InvalidInput(f"structures[{position}].version must be an integer")
+            ids.append(item["id"])
+        with self._transaction() as conn:
+            missing = self.missing_elements(ids)
+            if missing:
+                raise UnknownObject(f"element(s) not found: {', '.join(map(repr, missing))}")
+            return [
+                self._bump_element(conn, sid, deployed=True, deploymentId=deployment_id)
+                for sid in ids
+            ]
+
+    def make_deployment_info(self, structure_ids: list[str], deployment_id: str | None) -> JSON:
+        """Build the deployment info document the UI's "push to git" action would write."""
+        if not structure_ids:
+            raise InvalidInput("structureIds must list at least one element id")
+        with self._lock:
+            missing = self.missing_elements(structure_ids)
+            if missing:
+                raise UnknownObject(f"element(s) not found: {', '.join(map(repr, missing))}")
+            elements = [self.element(sid) for sid in structure_ids]
+            systems = sorted({e["systemName"] for e in elements})
+            if len(systems) > 1:
+                raise InvalidInput(f"the elements belong to several systems: {', '.join(systems)}")
+            structures = [{"id": e["id"], "version": e.get("version")} for e in elements]
+            if deployment_id is None:
+                number = int(self._one("SELECT value FROM meta WHERE key = 'next_deployment'") or 1)
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('next_deployment', ?)",
+                    (str(number + 1),),
+                )
+                deployment_id = f"deploy-{number:04d}"
+        commit = hashlib.sha1(dumps([deployment_id, structures]).encode()).hexdigest()
+        return {
+            "deploymentId": deployment_id,
+            "systemName": systems[0],
+            "commit": commit,
+            "structures": structures,
+        }
