@@ -334,7 +334,10 @@ def resolve_settings(
         if arguments[name] is not None:
             return arguments[name], f"argument {name}="
         variable = ENV_VARIABLES.get(name)
-        if variable is not None and environ.get(variable) not in (None, ""):
+        # An empty variable counts as unset, except MDD_API_PREFIX where "" is a value.
+        if variable is not None and (
+            environ.get(variable) or (name == "api_prefix" and variable in environ)
+        ):
             return environ[variable], f"environment variable {variable}"
         if name in from_file:
             return from_file[name], f"{name} in {profile_label}"
