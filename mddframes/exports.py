@@ -959,28 +959,33 @@ def _legacy_export(
 
         def one(structure_id: str) -> dict[str, Any]:
             # the raw file name, not Script's reduced one: the batch rule applies to it
-            file_name, text = client.export_structure(structure_id, object_type_id)
+            try:
+                file_name, text = client.export_structure(structure_id, object_type_id)
+            except MddError as exc:
+                raise ExportFailed(
+                    f"legacy export: the single export of element {structure_id!r} failed, "
+                    f"so no zip was written: {exc.message}",
+                    task_id="legacy",
+                    operation=exc.operation,
+                    method=exc.method,
+                    url=exc.url,
+                    status=exc.status,
+                    server_message=exc.server_message,
+                ) from exc
             part = folder / f"{position[structure_id]}.part"
             with open(part, "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
             return {"entry": archive_entry_name(structure_id, file_name), "part": str(part)}
 
-        try:
-            outcome = run_bulk(
-                one,
-                ids,
-                max_workers=max_workers,
-                progress=progress,
-                errors="raise",
-                desc="export (single)",
-            )
-        except MddError as exc:
-            raise ExportFailed(
-                f"legacy export: a single export failed, so no zip was written: {exc}",
-                task_id="legacy",
-                operation=exc.operation or "externalExportStructure",
-                status=exc.status,
-            ) from exc
+        # errors="raise": the first failure cancels the rest, as a failing task would
+        outcome = run_bulk(
+            one,
+            ids,
+            max_workers=max_workers,
+            progress=progress,
+            errors="raise",
+            desc="export (single)",
+        )
         partial = target.with_name(target.name + ".part")
         with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             for row in outcome.results:
