@@ -257,3 +257,95 @@ def _check_objects(records: list[Any], what: str) -> None:
             raise DataShapeError(
                 f"entry {position} of the {what} is a {type(record).__name__}, expected an object"
             )
+
+
+def nullable_dtype(dtype: Any) -> Any:
+    """The nullable counterpart of a numpy int/bool/float dtype (others unchanged).
+
+    Used before outer-joining frames: a column missing from one frame is filled
+    with NA, which an ``int64`` or ``bool`` column cannot hold without turning float
+    or object; its nullable twin holds it losslessly.
+    """
+    if isinstance(dtype, np.dtype):
+        if dtype.kind in "iu":
+            return pd.Int64Dtype() if dtype.kind == "i" or dtype.itemsize < 8 else dtype
+        if dtype.kind == "b":
+            return pd.BooleanDtype()
+        if dtype.kind == "f":
+            return pd.Float64Dtype()
+    return dtype
+
+
+def concat_union(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Stack frames with the outer union of their columns, without degrading dtypes.
+
+    A column that every frame holding it stores with one dtype keeps that dtype (its
+    nullable twin for numpy ints/bools/floats); frames that lack it get an all-NA
+    column of that dtype, so an ``Int64`` column stays ``Int64`` rather than drifting
+    to float or object. Columns keep their order of first appearance; row indexes
+    are kept as they are (they may repeat across frames).
+    """
+    if not frames:
+        return pd.DataFrame()
+    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
+    target: dict[Any, Any] = {}
+    for name in columns:
+        seen = {f[name].dtype for f in frames if name in f.columns}
+        if len(seen) == 1:
+            target[name] = nullable_dtype(seen.pop())
+    parts = []
+    for frame in frames:
+        data = {}
+        for name in columns:
+            if name in frame.columns:
+                column = frame[name]
+                dtype = target.get(name)
+                if dtype is not None and column.dtype != dtype:
+                    column = column.astype(dtype)
+                data[name] = column
+            else:
+                data[name] = pd.Series(index=frame.index, dtype=target.get(name, object))
+        parts.append(pd.DataFrame(data, index=frame.index))
+    return pd.concat(parts, axis=0)
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a decoded value (``string``, ``integer``, ``object``, ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__
+
+
+def leaf_rows(value: Any) -> list[tuple[str, Any]]:
+    """Every leaf of a JSON value as ``(path, value)``, in document order.
+
+    Paths join object keys with ``.`` and write list positions as ``[i]``
+    (``table.columns[0].name``); the root itself is ``""``. Empty objects and lists
+    are leaves (so they are not lost). Iterative, so deep documents do not hit the
+    recursion limit.
+    """
+    rows: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, Mapping) and item:
+            children = [(f"{path}.{k}" if path else str(k), v) for k, v in item.items()]
+        elif isinstance(item, list) and item:
+            children = [(f"{path}[{i}]", v) for i, v in enumerate(item)]
+        else:
+            rows.append((path, item))
+            continue
+        stack.extend(reversed(children))
+    return rows

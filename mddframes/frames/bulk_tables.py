@@ -1,0 +1,235 @@
+"""Many tables or mappings at once, as one long frame: ``read_tables``, ``read_mappings``.
+
+The long frame
+--------------
+- First column ``table_id`` (``mapping_id`` for mappings), ``string``.
+- The row index is each row's original position in its own table (as
+  :func:`mddframes.frames.table.read_table` gives it), so it repeats across tables.
+  Grouping by the id column therefore hands every group back with exactly the index
+  the single-object writer needs::
+
+      for table_id, rows in iter_groups(long):      # or long.groupby("table_id")
+          client.write_table(table_id, rows)
+
+- Columns are the outer union over the objects, in order of first appearance; a
+  column keeps its dtype where the objects agree (an ``Int64`` column absent from
+  another table stays ``Int64``, filled with NA there).
+- ``frame.attrs["failures"]``: a list of ``{"id", "error_type", "status",
+  "message"}`` records, one per id that failed (empty when none did); with
+  ``errors="skip"`` the failed ids are also named in a logged warning and a
+  :class:`~mddframes.bulk.PartialFailureWarning`. ``frame.attrs["columns"]``: each
+  id's own columns, used by :func:`iter_groups` to drop the other objects' columns.
+  (``attrs`` do not survive every pandas operation; the write-back context of each
+  object lives in the client, so writing back does not depend on them.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mddframes.bulk import ErrorPolicy, run_bulk
+from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.frames._shape import concat_union
+
+if TYPE_CHECKING:
+    from mddframes.client import Client
+
+#: The index name of the long frames: each row's position in its own table or mapping.
+ROW_INDEX_NAME = "row"
+
+
+def read_tables(
+    client: Client,
+    ids: Iterable[str],
+    *,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+) -> pd.DataFrame:
+    """Read many tables concurrently into one long frame with a ``table_id`` column.
+
+    Parameters
+    ----------
+    client : Client
+        A connected client.
+    ids : iterable of str
+        Table ids (a list, or a Series such as ``tree["table_id"].dropna()``);
+        repeats are read once.
+    max_workers : int, optional
+        Concurrent requests; default ``client.max_workers``.
+    progress : bool, default True
+        Show a ``tqdm.auto`` progress bar.
+    errors : {"raise", "skip"}, default "raise"
+        ``"raise"`` stops at the first failure and raises it; ``"skip"`` reads the
+        others and reports the failures (see the module docstring).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The long frame described in the module docstring. Each table's cells have the
+        dtypes :func:`~mddframes.frames.table.read_table` gives them, and each read
+        records its write-back context in the client as a single read would.
+    """
+    from mddframes.frames.table import read_table
+
+    return _read_many(client, ids, read_table, key="table_id", desc="read_tables",
+                      max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
+
+
+def read_mappings(
+    client: Client,
+    ids: Iterable[str],
+    *,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+) -> pd.DataFrame:
+    """Read many mappings' column mappings into one long frame with a ``mapping_id`` column.
+
+    Same parameters and shape as :func:`read_tables`, with
+    :func:`~mddframes.frames.table.read_mapping` for each id.
+    """
+    from mddframes.frames.table import read_mapping
+
+    return _read_many(client, ids, read_mapping, key="mapping_id", desc="read_mappings",
+                      max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
+
+
+def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[str, pd.DataFrame]]:
+    """Split a long frame back into one frame per table or mapping.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A long frame from :func:`read_tables` / :func:`read_mappings` (possibly
+        edited: rows added, removed or changed).
+    key : str, optional
+        The id column; default ``"table_id"`` or ``"mapping_id"``, whichever is there.
+
+    Yields
+    ------
+    (str, pandas.DataFrame)
+        The id and its rows, in order of first appearance, without the id column,
+        with the original row index, and with only that object's own columns (from
+        ``frame.attrs["columns"]`` when present; otherwise the columns not entirely
+        missing in the group, plus any the group shares with all groups).
+    """
+    if key is None:
+        key = next((k for k in ("table_id", "mapping_id") if k in frame.columns), None)
+        if key is None:
+            raise InvalidArgumentError(
+                "iter_groups needs a long frame with a 'table_id' or 'mapping_id' column "
+                f"(columns: {', '.join(map(str, frame.columns[:10]))})"
+            )
+    elif key not in frame.columns:
+        raise InvalidArgumentError(f"iter_groups: the frame has no column {key!r}")
+    if frame[key].isna().any():
+        rows = frame.index[frame[key].isna().to_numpy()].tolist()[:10]
+        raise InvalidArgumentError(f"iter_groups: rows {rows} have no {key}")
+    own_columns: dict[str, list[Any]] = frame.attrs.get("columns") or {}
+    anyones = {c for columns in own_columns.values() for c in columns}
+    for object_id, rows in frame.groupby(key, sort=False, dropna=False):
+        rows = rows.drop(columns=key)
+        known = own_columns.get(object_id)
+        if known is not None:
+            # Its own columns, plus columns the user added to the long frame.
+            rows = rows[[c for c in rows.columns if c in known or c not in anyones]]
+        else:
+            rows = rows.loc[:, rows.notna().any(axis=0) | (len(rows) == 0)]
+        yield str(object_id), rows
+
+
+def unique_ids(ids: Iterable[Any], *, what: str) -> list[str]:
+    """Validate ids for a bulk read and drop repeats, keeping the first order.
+
+    Raises
+    ------
+    InvalidArgumentError
+        For a single string (it would be read character by character), a missing
+        or empty id, or an id that is not a string (names the position).
+    """
+    if isinstance(ids, (str, bytes)):
+        raise InvalidArgumentError(
+            f"{what} must be a list of ids, not the single string {ids!r}; wrap it in a list"
+        )
+    try:
+        values = list(ids)
+    except TypeError:
+        raise InvalidArgumentError(
+            f"{what} must be an iterable of ids, got {type(ids).__name__}"
+        ) from None
+    for position, value in enumerate(values):
+        if not isinstance(value, str) or not value:
+            raise InvalidArgumentError(
+                f"{what}: entry {position} is {value!r}; every id must be a non-empty string"
+            )
+    return list(dict.fromkeys(values))
+
+
+def failure_records(failures: pd.DataFrame) -> list[dict[str, Any]]:
+    """The failures frame of a bulk run as plain records, safe to keep in ``attrs``.
+
+    (A DataFrame inside ``attrs`` breaks ``pd.concat``, which compares attrs.)
+    """
+    return [
+        {
+            "id": row["id"],
+            "error_type": row["error_type"],
+            "status": None if pd.isna(row["status"]) else int(row["status"]),
+            "message": row["message"],
+        }
+        for row in failures.to_dict("records")
+    ]
+
+
+def _read_many(
+    client: Client,
+    ids: Iterable[str],
+    reader: Callable[[Client, str], pd.DataFrame],
+    *,
+    key: str,
+    desc: str,
+    max_workers: int | None,
+    progress: bool,
+    errors: ErrorPolicy,
+) -> pd.DataFrame:
+    wanted = unique_ids(ids, what=f"{desc} ids")
+
+    def read_one(object_id: str) -> pd.DataFrame:
+        part = reader(client, object_id)
+        if key in part.columns:
+            raise DataShapeError(
+                f"{key.split('_')[0]} {object_id!r} has its own column {key!r}, which the long "
+                f"frame of {desc} uses for the id; read it alone"
+            )
+        return part
+
+    outcome = run_bulk(
+        read_one,
+        wanted,
+        max_workers=max_workers or client.max_workers,
+        progress=progress,
+        errors=errors,
+        desc=desc,
+    )
+    parts = []
+    columns: dict[str, list[Any]] = {}
+    for object_id, part in outcome.succeeded():
+        columns[object_id] = list(part.columns)
+        part = part.copy(deep=False)
+        part.attrs = {}  # per-object contexts would make concat compare them; the client keeps them
+        part.insert(0, key, pd.array([object_id] * len(part), dtype="string"))
+        if part.index.name is None:
+            part = part.rename_axis(ROW_INDEX_NAME)
+        parts.append(part)
+    if parts:
+        frame = concat_union(parts)
+    else:
+        frame = pd.DataFrame({key: pd.Series(dtype="string")})
+        frame.index.name = ROW_INDEX_NAME
+    frame.attrs["failures"] = failure_records(outcome.failures)
+    frame.attrs["columns"] = columns
+    return frame

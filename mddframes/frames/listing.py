@@ -1,0 +1,150 @@
+"""Object types, deployment packages and raw data as frames."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mddframes.errors import InvalidArgumentError
+from mddframes.frames._shape import frame_from_objects, json_type, leaf_rows, unwrap_list
+
+if TYPE_CHECKING:
+    from mddframes.client import Client
+
+#: Leading columns of :func:`read_object_types`.
+OBJECT_TYPE_COLUMNS: tuple[str, ...] = (
+    "id",
+    "name",
+    "description",
+    "file_extension",
+    "element_types",
+)
+
+#: Leading columns of :func:`read_packages`.
+PACKAGE_COLUMNS: tuple[str, ...] = (
+    "name",
+    "description",
+    "status",
+    "created_at",
+    "structure_ids",
+    "n_structures",
+)
+
+
+def read_object_types(client: Client) -> pd.DataFrame:
+    """Read every object type (the output-template selections) as a frame.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per object type: ``id``, ``name``, ``description``,
+        ``file_extension`` (``string``), ``element_types`` (a list per row: the
+        element types it renders; empty means all), then any other field the
+        service sends, in snake_case.
+    """
+    return object_types_frame(client.get_object_types())
+
+
+def object_types_frame(payload: Any) -> pd.DataFrame:
+    """The frame of a decoded ``getObjectTypes`` answer (see :func:`read_object_types`)."""
+    records = unwrap_list(payload, what="object types")
+    frame = frame_from_objects(records, what="object types")
+    frame = _with_columns(frame, OBJECT_TYPE_COLUMNS, lists=("element_types",))
+    return _leading(frame, OBJECT_TYPE_COLUMNS)
+
+
+def read_packages(client: Client, system: str) -> pd.DataFrame:
+    """Read the open deployment packages of a system as a frame.
+
+    Parameters
+    ----------
+    client : Client
+        A connected client.
+    system : str
+        The system name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per package: ``name``, ``description``, ``status`` (``string``),
+        ``created_at`` (UTC datetime when every value parses, else as sent),
+        ``structure_ids`` (a list of element ids per row), ``n_structures``
+        (``Int64``), then any other field the service sends, in snake_case.
+    """
+    if not isinstance(system, str) or not system:
+        raise InvalidArgumentError(f"system must be a non-empty string, got {system!r}")
+    return packages_frame(client.list_packages(system), what=f"packages of system {system!r}")
+
+
+def packages_frame(payload: Any, *, what: str = "packages") -> pd.DataFrame:
+    """The frame of a decoded package listing (see :func:`read_packages`)."""
+    records = unwrap_list(payload, what=what)
+    frame = frame_from_objects(records, what=what)
+    frame = _with_columns(frame, PACKAGE_COLUMNS[:-1], lists=("structure_ids",))
+    frame["n_structures"] = pd.array(
+        [len(ids) if isinstance(ids, list) else pd.NA for ids in frame["structure_ids"]],
+        dtype="Int64",
+    )
+    if frame["created_at"].dtype == "string":
+        try:
+            frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True, format="ISO8601")
+        except (ValueError, TypeError):
+            pass  # not ISO timestamps: kept exactly as sent
+    return _leading(frame, PACKAGE_COLUMNS)
+
+
+def read_raw_data(client: Client, structure_id: str, *, flatten: bool = False) -> Any:
+    """Read the data the service feeds to a template for one element.
+
+    Parameters
+    ----------
+    client : Client
+        A connected client.
+    structure_id : str
+        The element id.
+    flatten : bool, default False
+        ``False``: return the decoded JSON as it is. ``True``: return a long frame
+        with one row per leaf (see :func:`raw_data_frame`), which reads better than
+        a one-row ``json_normalize`` for raw data full of nested lists (columns,
+        mappings).
+
+    Returns
+    -------
+    Any or pandas.DataFrame
+    """
+    payload = client.get_raw_data(structure_id)
+    return raw_data_frame(payload) if flatten else payload
+
+
+def raw_data_frame(payload: Any) -> pd.DataFrame:
+    """Every leaf of a JSON document as a row: ``path``, ``value``, ``type``.
+
+    ``path`` joins object keys with ``.`` and list positions as ``[i]``
+    (``"table.columns[0].name"``); ``value`` is the leaf exactly as decoded
+    (``object`` dtype: ints stay ints, an empty list or object stays itself);
+    ``type`` is its JSON type (``string``, ``integer``, ``number``, ``boolean``,
+    ``null``, ``object``/``array`` for empty containers). Document order is kept.
+    """
+    rows = leaf_rows(payload)
+    return pd.DataFrame(
+        {
+            "path": pd.array([path for path, _ in rows], dtype="string"),
+            "value": pd.Series([value for _, value in rows], dtype=object),
+            "type": pd.array([json_type(value) for _, value in rows], dtype="string"),
+        }
+    )
+
+
+def _with_columns(
+    frame: pd.DataFrame, names: tuple[str, ...], *, lists: tuple[str, ...] = ()
+) -> pd.DataFrame:
+    """Make sure the documented columns exist (all missing if the service omits them)."""
+    for name in names:
+        if name not in frame.columns:
+            frame[name] = pd.Series(index=frame.index, dtype=object if name in lists else "string")
+    return frame
+
+
+def _leading(frame: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:
+    return frame[list(names) + [c for c in frame.columns if c not in names]]
