@@ -571,6 +571,58 @@ class Client:
 
         return confirm_deployed(self, info)
 
+    # --- loaders: tree, structures, listings, bulk (frames/) ---
+
+    def read_tree(self, system: str, *, types: Any = None) -> pd.DataFrame:
+        """The element tree of a system, one row per element; see
+        :func:`mddframes.frames.tree.read_tree`."""
+        from mddframes.frames.tree import read_tree
+
+        return read_tree(self, system, types=types)
+
+    def read_structure(self, structure_id: str) -> pd.Series:
+        """One element as a Series; see :func:`mddframes.frames.structures.read_structure`."""
+        from mddframes.frames.structures import read_structure
+
+        return read_structure(self, structure_id)
+
+    def read_structures(self, ids: Any, **kw: Any) -> pd.DataFrame:
+        """Many elements, concurrently; see :func:`mddframes.frames.structures.read_structures`."""
+        from mddframes.frames.structures import read_structures
+
+        return read_structures(self, ids, **kw)
+
+    def read_raw_data(self, structure_id: str, *, flatten: bool = False) -> Any:
+        """The data a template receives; see :func:`mddframes.frames.listing.read_raw_data`."""
+        from mddframes.frames.listing import read_raw_data
+
+        return read_raw_data(self, structure_id, flatten=flatten)
+
+    def read_object_types(self) -> pd.DataFrame:
+        """Every object type; see :func:`mddframes.frames.listing.read_object_types`."""
+        from mddframes.frames.listing import read_object_types
+
+        return read_object_types(self)
+
+    def read_packages(self, system: str) -> pd.DataFrame:
+        """The open deployment packages; see :func:`mddframes.frames.listing.read_packages`."""
+        from mddframes.frames.listing import read_packages
+
+        return read_packages(self, system)
+
+    def read_tables(self, ids: Any, **kw: Any) -> pd.DataFrame:
+        """Many tables as one long frame; see :func:`mddframes.frames.bulk_tables.read_tables`."""
+        from mddframes.frames.bulk_tables import read_tables
+
+        return read_tables(self, ids, **kw)
+
+    def read_mappings(self, ids: Any, **kw: Any) -> pd.DataFrame:
+        """Many mappings as one long frame; see
+        :func:`mddframes.frames.bulk_tables.read_mappings`."""
+        from mddframes.frames.bulk_tables import read_mappings
+
+        return read_mappings(self, ids, **kw)
+
 
 def attachment_filename_fallback(structure_id: str) -> str:
     """The file name of a single export whose answer names none."""

@@ -9,7 +9,7 @@ import pandas as pd
 
 from mddframes.bulk import ErrorPolicy, run_bulk
 from mddframes.errors import DataShapeError
-from mddframes.frames._shape import frame_from_objects, snake_case
+from mddframes.frames._shape import records_frame, snake_case
 from mddframes.frames.bulk_tables import failure_records, unique_ids
 from mddframes.frames.tree import STRING_COLUMNS
 
@@ -133,7 +133,8 @@ def structures_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     """The frame of flattened element records (see :func:`structure_record`)."""
     if not records:
         return pd.DataFrame({name: pd.Series(dtype="string") for name in LEADING_COLUMNS})
-    frame = frame_from_objects(records, what="elements")
+    # Not frame_from_objects: the attribute names inside are the user's, kept as sent.
+    frame = records_frame(records)
     for name in STRING_COLUMNS:
         if name in frame.columns and frame[name].dtype != "string":
             frame[name] = _string_if_scalar(frame[name])
