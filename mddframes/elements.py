@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import graphlib
+import heapq
 import json
 import logging
 import math
@@ -157,8 +158,9 @@ def creation_order(frame: pd.DataFrame) -> list[Any]:
     """The order in which the rows of a create_children frame can be created.
 
     A row's ``parent`` (or ``parent_key``) that equals another row's ``key`` is that
-    row; any other ``parent`` is an existing element id. Parents come before their
-    children; otherwise the frame's order is kept.
+    row; any other ``parent`` is an existing element id (a key wins over an id of the
+    same spelling). The frame's order is kept, except that a row is moved after the
+    row that creates its parent.
 
     Parameters
     ----------
@@ -210,22 +212,28 @@ def creation_order(frame: pd.DataFrame) -> list[Any]:
             f"create_children: the parents form a cycle ({named}); nothing was created"
         ) from None
 
-    depth: dict[Any, int] = {}
-
-    def depth_of(label: Any) -> int:
-        # iterative on purpose: deep chains must not hit the recursion limit
-        chain = []
-        while label not in depth and label is not None:
-            chain.append(label)
-            label = parent_label[label]
-        base = -1 if label is None else depth[label]
-        for item in reversed(chain):
-            base += 1
-            depth[item] = base
-        return depth[chain[0]] if chain else base
-
+    # Kahn's algorithm, always taking the earliest ready row: the frame's order is
+    # kept, except that a row waits until its parent row has been created.
     position = {label: pos for pos, label in enumerate(frame.index)}
-    return sorted(frame.index, key=lambda label: (depth_of(label), position[label]))
+    children: dict[Any, list[Any]] = {}
+    waiting: dict[Any, int] = {}
+    ready: list[int] = []
+    for label, parent in parent_label.items():
+        if parent is None:
+            heapq.heappush(ready, position[label])
+        else:
+            children.setdefault(parent, []).append(label)
+            waiting[label] = 1
+    labels = list(frame.index)
+    order: list[Any] = []
+    while ready:
+        label = labels[heapq.heappop(ready)]
+        order.append(label)
+        for child in children.get(label, ()):
+            waiting[child] -= 1
+            if not waiting[child]:
+                heapq.heappush(ready, position[child])
+    return order
 
 
 def _check_columns(frame: Any) -> None:

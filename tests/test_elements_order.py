@@ -26,7 +26,7 @@ def test_parents_come_before_children_and_frame_order_is_kept():
         ]
     )
     order = creation_order(f)
-    assert order == [1, 3, 2, 0, 4]
+    assert order == [1, 2, 0, 3, 4]  # frame order, each row after its parent row
 
 
 def test_cycle_is_named_before_anything_is_sent():
