@@ -9,7 +9,7 @@ import warnings
 import pandas as pd
 import pytest
 
-from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.errors import DataShapeError, InvalidArgumentError, NotFoundError
 from mddframes.frames.tree import LEADING_COLUMNS, TreeIntegrityWarning, tree_frame
 
 FLAT = [
@@ -268,3 +268,80 @@ def test_a_clean_tree_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tree_frame(FLAT)
+
+
+# --- against the emulator: the sample DWH ----------------------------------------------
+
+
+def _naive_walk(entries: list[dict]) -> dict[str, tuple[int, str]]:
+    """An independent oracle: each element's depth and path by walking up its parents."""
+    by_id = {e["id"]: e for e in entries}
+    out = {}
+    for entry in entries:
+        names, node = [], entry
+        while node is not None:
+            names.append(node["name"])
+            node = by_id.get(node["parentId"]) if node["parentId"] is not None else None
+        out[entry["id"]] = (len(names) - 1, "/".join(reversed(names)))
+    return out
+
+
+def test_read_tree_of_the_sample_dwh(client):
+    raw = client.get_tree("DWH")
+    frame = client.read_tree("DWH")
+    assert len(frame) == len(raw) == 155
+    assert frame["id"].tolist() == [e["id"] for e in raw]  # the service's order is kept
+    expected = _naive_walk(raw)
+    assert (
+        dict(zip(frame["id"], zip(frame["depth"], frame["path"], strict=True), strict=True))
+        == expected
+    )
+    children = pd.Series([e["parentId"] for e in raw]).value_counts()
+    counts = _by_id(frame)["n_children"]
+    assert all(counts[i] == children.get(i, 0) for i in counts.index)
+    assert frame["depth"].min() == 0 and frame["depth"].max() == 3
+    assert (frame["depth"] == 0).sum() == sum(e["parentId"] is None for e in raw)
+    assert frame["depth"].notna().all()
+
+
+def test_read_tree_columns_and_dtypes_on_the_service(client):
+    frame = client.read_tree("DWH")
+    assert list(frame.columns[:7]) == list(LEADING_COLUMNS)
+    for column in ("system_name", "version", "deployed", "table_id", "mapping_id"):
+        assert column in frame.columns
+    assert str(frame["version"].dtype) == "Int64"
+    assert str(frame["deployed"].dtype) == "boolean"
+    assert str(frame["table_id"].dtype) == "string"
+    assert set(frame["system_name"]) == {"DWH"}
+    owners = frame[frame["type"].isin(["SOURCE_TABLE", "STAGE_TABLE", "HUB", "LINK", "SATELLITE",
+                                       "REFERENCE_TABLE"])]  # fmt: skip
+    assert owners["table_id"].notna().all()
+
+
+def test_read_tree_types_filter_on_the_service(client):
+    whole = client.read_tree("DWH")
+    hubs = client.read_tree("DWH", types="HUB")
+    assert len(hubs) == (whole["type"] == "HUB").sum() > 0
+    assert set(hubs["type"]) == {"HUB"}
+    assert set(hubs["depth"]) == set(whole.loc[whole["type"] == "HUB", "depth"])
+    assert hubs["path"].tolist() == whole.loc[whole["type"] == "HUB", "path"].tolist()
+    two = client.read_tree("DWH", types=["HUB", "LINK"])
+    assert set(two["type"]) == {"HUB", "LINK"}
+
+
+def test_read_tree_keeps_awkward_names_and_ids(client):
+    frame = _by_id(client.read_tree("LAB"))
+    assert frame.loc["tbl/with/slash", "path"].endswith("/tbl/with/slash")
+    assert frame.loc["Zürich-Ω", "depth"] == 2
+    assert frame.loc["..", "name"] == ".."
+
+
+def test_read_tree_of_an_unknown_system_names_it(client):
+    with pytest.raises(NotFoundError) as info:
+        client.read_tree("NO_SUCH_SYSTEM")
+    assert "NO_SUCH_SYSTEM" in str(info.value)
+
+
+def test_read_tree_refuses_a_bad_system_argument(client):
+    with pytest.raises(InvalidArgumentError, match="system"):
+        client.read_tree("")
