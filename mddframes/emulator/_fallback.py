@@ -1,4 +1,4 @@
-"""A tiny stand-in dataset, served only while ``sample.py`` is missing (private)."""
+"""A tiny dataset with known contents for the machinery's own tests (private)."""
 
 from __future__ import annotations
 
@@ -25,27 +25,8 @@ def _element(eid: str, name: str, etype: str, parent: str | None, system: str = 
 
 
 def tiny_dataset() -> Dataset:
-    """A DWH system with a folder, two tables, a mapping, one object type and two packages."""
-    elements = [
-        _element("dwh-0001", "Sources", "FOLDER", None),
-        _element(
-            "dwh-0002",
-            "crm_customer",
-            "SOURCE_TABLE",
-            "dwh-0001",
-            tableId="tbl-0001",
-            attributes={"schema": "src"},
-        ),
-        _element(
-            "dwh-0003",
-            "stg_customer",
-            "STAGE_TABLE",
-            "dwh-0001",
-            tableId="tbl-0002",
-            mappingId="map-0001",
-            attributes={"schema": "stg"},
-        ),
-    ]
+    """DWH: a folder of six tables (one mapped), an object type, an open and a closed package.
+    LAB: awkward ids (``/``, ``..``, ``%``, space, non-ASCII) next to the ids of their pieces."""
     columns = [
         {
             "name": "id",
@@ -62,32 +43,56 @@ def tiny_dataset() -> Dataset:
             "description": "",
         },
     ]
-    tables = [
-        {
-            "id": "tbl-0001",
-            "name": "crm_customer",
-            "structureId": "dwh-0002",
-            "metadata": {"description": "customers", "columns": columns},
-            "data": [{"id": 9007199254740993, "name": "Zoë"}, {"id": 2, "name": None}, {"id": 3}],
-        },
-        {
-            "id": "tbl-0002",
-            "name": "stg_customer",
-            "structureId": "dwh-0003",
-            "metadata": {"description": "staged customers", "columns": columns},
-            "data": [],
-        },
+    elements = [_element("dwh-0001", "Sources", "FOLDER", None)]
+    tables = []
+    for number in range(2, 8):
+        eid, tid = f"dwh-{number:04d}", f"tbl-{number - 1:04d}"
+        etype = "SOURCE_TABLE" if number % 2 == 0 else "STAGE_TABLE"
+        elements.append(
+            _element(
+                eid, f"table_{number}", etype, "dwh-0001", tableId=tid, attributes={"schema": "src"}
+            )
+        )
+        tables.append(
+            {
+                "id": tid,
+                "name": f"table_{number}",
+                "structureId": eid,
+                "metadata": {"description": f"table {number}", "columns": columns},
+                "data": [{"id": number, "name": f"row of {number}"}],
+            }
+        )
+    tables[0]["data"] = [
+        {"id": 9007199254740993, "name": "Zoë"},
+        {"id": 2, "name": None},
+        {"id": 3},
     ]
+    elements[2]["mappingId"] = "map-0001"
     mappings = [
         {
             "id": "map-0001",
-            "name": "crm_customer to stg_customer",
+            "name": "table_2 to table_3",
             "sourceId": "dwh-0002",
             "targetId": "dwh-0003",
             "description": "",
             "columnMappings": [{"source": "id", "target": "id", "transformation": None}],
         },
     ]
+    awkward = ["tbl/with/slash", "tbl", "slash", "..", "100%", "name with space", "Zürich-Ω"]
+    elements.append(_element("lab-root", "Lab", "FOLDER", None, system="LAB"))
+    for position, name in enumerate(awkward):
+        elements.append(
+            _element(name, name, "SOURCE_TABLE", "lab-root", system="LAB", tableId=name)
+        )
+        tables.append(
+            {
+                "id": name,
+                "name": name,
+                "structureId": name,
+                "metadata": {"columns": columns},
+                "data": [{"id": position, "name": name}],
+            }
+        )
     object_types = [
         {
             "id": "ddl",
@@ -96,7 +101,7 @@ def tiny_dataset() -> Dataset:
             "fileExtension": "sql",
             "elementTypes": ["SOURCE_TABLE", "STAGE_TABLE"],
             "template": "CREATE TABLE {{ element.name }} (\n"
-            "{% for c in table.metadata.columns %}  {{ c.name }} {{ c.dataType }}"
+            "{% for c in table.columns %}  {{ c.name }} {{ c.dataType }}"
             "{{ ',' if not loop.last }}\n{% endfor %});\n",
         },
     ]
@@ -119,7 +124,10 @@ def tiny_dataset() -> Dataset:
         },
     ]
     return Dataset(
-        systems=[{"name": "DWH", "description": "tiny stand-in"}],
+        systems=[
+            {"name": "DWH", "description": "tiny stand-in"},
+            {"name": "LAB", "description": "awkward ids"},
+        ],
         elements=elements,
         tables=tables,
         mappings=mappings,

@@ -45,7 +45,10 @@ class AdminCallError(RuntimeError):
 
 
 def _bind(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto IPPROTO_TCP (not 0) so asyncio sets TCP_NODELAY on accepted connections;
+    # without it every response waits ~40 ms on Nagle's algorithm
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.bind((host, port))
     except OSError as exc:

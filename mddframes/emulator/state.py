@@ -6,7 +6,6 @@ The HTTP layer (``app.py``, ``admin.py``) only translates requests into calls on
 
 from __future__ import annotations
 
-import importlib
 import logging
 import secrets
 import threading
@@ -43,17 +42,10 @@ class EmulatorConfig:
 
 
 def sample_dataset() -> Dataset:
-    """The deterministic sample (``sample.build_sample``), or a tiny stand-in until it exists."""
-    try:
-        sample = importlib.import_module("mddframes.emulator.sample")
-    except ModuleNotFoundError as exc:
-        if exc.name != "mddframes.emulator.sample":
-            raise
-        from mddframes.emulator._fallback import tiny_dataset
+    """The deterministic sample data (``sample.build_sample``)."""
+    from mddframes.emulator.sample import build_sample
 
-        logger.warning("mddframes.emulator.sample is missing; serving a tiny stand-in dataset")
-        return tiny_dataset()
-    return sample.build_sample()
+    return build_sample()
 
 
 def scale_dataset(n_elements: int) -> Dataset:
