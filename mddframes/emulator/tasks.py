@@ -5,8 +5,8 @@ so its duration grows with its size. Admin controls can hold a task RUNNING for 
 number of status polls or seconds (even when its work is done), or make it fail.
 
 Zip entry names: ``<safe element id>__<file name from render_script>``. The safe id
-keeps ASCII letters, digits, ``.``, ``-`` and ``_`` and replaces every other
-character by ``_``; when that changed the id (or the id is ``.``/``..``), the first 8
+keeps ASCII letters, digits, ``.``, ``-`` and ``_``, replaces every other character
+and every leading dot by ``_``; when that changed the id, the first 8
 hex digits of the SHA-1 of the id are appended (``tbl_with_slash-1a2b3c4d``), so
 entries stay unique and never contain a path separator.
 """
@@ -35,7 +35,9 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 def safe_id(structure_id: str) -> str:
     """The file-name-safe form of an element id (see the module docstring)."""
     safe = _UNSAFE.sub("_", structure_id)
-    if safe != structure_id or safe in ("", ".", ".."):
+    stripped = safe.lstrip(".")
+    safe = "_" * (len(safe) - len(stripped)) + stripped  # no hidden or dot-only names
+    if safe != structure_id or not safe:
         safe = f"{safe}-{hashlib.sha1(structure_id.encode('utf-8')).hexdigest()[:8]}"
     return safe
 
