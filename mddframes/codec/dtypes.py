@@ -1,0 +1,188 @@
+"""Column values -> a pandas array with the right dtype, without losing information.
+
+A declared ``dataType`` (from the table's column metadata) is used when every value of
+the column fits it; otherwise, and for undeclared columns, the dtype is inferred from
+the values:
+
+=====================================  =============================================
+values (ignoring nulls and absent keys)  dtype
+=====================================  =============================================
+all booleans                            ``boolean``
+all integers within int64               ``Int64``
+all integers, some beyond int64         ``object`` holding Python ints
+integers and floats, ints within 2**53  ``Float64`` (every int is exact in a float)
+all strings                             ``string`` (ids keep leading zeros; decimals
+                                        and dates written as strings stay strings)
+nested values, mixed types, nothing     ``object`` holding the JSON values
+=====================================  =============================================
+
+Declared date and date-time columns whose strings all parse as ISO 8601 become
+``datetime64``; declared numbers whose values are strings stay strings.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+logger = logging.getLogger(__name__)
+
+#: The string dtype of every text column: Python storage, so the frame shares the
+#: payload's ``str`` objects instead of copying them (and behaves the same on pandas
+#: 2.2 and 3.x, with or without pyarrow).
+STRING_DTYPE = pd.StringDtype("python")
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_FLOAT_EXACT_INT = 2**53
+
+_FAMILIES: dict[str, tuple[str, ...]] = {
+    "string": (
+        "string", "str", "text", "varchar", "varchar2", "nvarchar", "nvarchar2", "char",
+        "nchar", "character", "clob", "nclob", "uuid", "guid", "longtext",
+    ),
+    "integer": (
+        "int", "integer", "bigint", "smallint", "tinyint", "long", "short", "int8", "int16",
+        "int32", "int64", "serial", "bigserial",
+    ),
+    "float": ("float", "double", "real", "float32", "float64", "double precision", "number"),
+    "decimal": ("decimal", "numeric", "money", "dec"),
+    "boolean": ("boolean", "bool", "bit", "logical"),
+    "date": ("date",),
+    "datetime": (
+        "datetime", "timestamp", "timestamptz", "timestamp with time zone",
+        "timestamp without time zone", "datetime2", "timestamp_ntz", "timestamp_tz",
+        "timestamp_ltz",
+    ),
+    "json": ("json", "jsonb", "object", "array", "struct", "map", "variant", "list"),
+}  # fmt: skip
+_FAMILY_OF = {name: family for family, names in _FAMILIES.items() for name in names}
+_PARAMETERS = re.compile(r"\s*\(.*\)\s*$")
+
+
+def type_family(data_type: Any) -> str | None:
+    """The family of a declared ``dataType`` (``"VARCHAR(20)"`` -> ``"string"``).
+
+    Returns
+    -------
+    str or None
+        One of string, integer, float, decimal, boolean, date, datetime, json; None for
+        a missing or unknown type (the column is then inferred).
+    """
+    if not isinstance(data_type, str):
+        return None
+    name = _PARAMETERS.sub("", data_type).strip().lower()
+    return _FAMILY_OF.get(name)
+
+
+def value_types(values: list[Any]) -> set[type]:
+    """The Python types of the non-null values (a NaN float counts as null)."""
+    types = set(map(type, values))
+    types.discard(type(None))
+    if float in types and not any(type(v) is float and v == v for v in values):
+        types.discard(float)
+    return types
+
+
+def _object_array(values: list[Any]) -> np.ndarray:
+    # np.fromiter keeps each value as one object (np.array would turn lists into axes)
+    return np.fromiter(values, dtype=object, count=len(values))
+
+
+def _ints_fit(values: list[Any], low: int, high: int) -> bool:
+    ints = [v for v in values if type(v) is int]
+    return not ints or (low <= min(ints) and max(ints) <= high)
+
+
+def _float_array(values: list[Any]) -> Any:
+    # NaN and None both become NA: the overlay treats them alike (both "no value")
+    return pd.array([None if v is None else float(v) for v in values], dtype="Float64")
+
+
+def infer_array(values: list[Any], types: set[type] | None = None) -> Any:
+    """The array of a column with no usable declared type (see the module table)."""
+    if types is None:
+        types = value_types(values)
+    if types == {bool}:
+        return pd.array(values, dtype="boolean")
+    if types == {int}:
+        if _ints_fit(values, _INT64_MIN, _INT64_MAX):
+            return pd.array(values, dtype="Int64")
+        return _object_array(values)
+    if types == {float} or types == {int, float}:
+        if _ints_fit(values, -_FLOAT_EXACT_INT, _FLOAT_EXACT_INT):
+            return _float_array(values)
+        return _object_array(values)
+    if types == {str}:
+        return pd.array(values, dtype=STRING_DTYPE)
+    return _object_array(values)
+
+
+def _datetime_array(values: list[Any]) -> Any | None:
+    try:
+        parsed = pd.to_datetime(pd.Series(values, dtype=object), format="ISO8601")
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if parsed.dtype == object:  # mixed time zones on pandas 2.x
+        return None
+    return parsed.array
+
+
+def column_array(values: list[Any], data_type: Any = None, *, name: Any = None) -> Any:
+    """Build the array of one column from its JSON values.
+
+    Parameters
+    ----------
+    values : list
+        One value per row; ``None`` for a null or an absent key.
+    data_type : str, optional
+        The declared ``dataType`` of the column, if any.
+    name : str, optional
+        The column name, for the log line when the declared type does not fit.
+
+    Returns
+    -------
+    pandas ExtensionArray or numpy.ndarray
+        An array of the declared dtype when every value fits it, else of the inferred
+        dtype. Nothing is ever rounded, truncated or stringified.
+    """
+    types = value_types(values)
+    family = type_family(data_type)
+    if family is None:
+        return infer_array(values, types)
+    fits = True
+    if family == "string":
+        fits = types <= {str}
+        if fits:
+            return pd.array(values, dtype=STRING_DTYPE)
+    elif family == "integer":
+        fits = types <= {int} and _ints_fit(values, _INT64_MIN, _INT64_MAX)
+        if fits:
+            return pd.array(values, dtype="Int64")
+    elif family in ("float", "decimal"):
+        if types <= {str} and family == "decimal":
+            return pd.array(values, dtype=STRING_DTYPE)
+        fits = types <= {int, float} and _ints_fit(values, -_FLOAT_EXACT_INT, _FLOAT_EXACT_INT)
+        if fits:
+            return _float_array(values)
+    elif family == "boolean":
+        fits = types <= {bool}
+        if fits:
+            return pd.array(values, dtype="boolean")
+    elif family in ("date", "datetime"):
+        fits = types <= {str}
+        if fits and types:
+            array = _datetime_array(values)
+            if array is not None:
+                return array
+            fits = False
+        elif fits:
+            return pd.array([None] * len(values), dtype="datetime64[ns]")
+    elif family == "json":
+        return _object_array(values)
+    if not fits:
+        logger.debug("column %r: values do not fit dataType %r; inferring", name, data_type)
+    return infer_array(values, types)

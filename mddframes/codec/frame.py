@@ -1,0 +1,399 @@
+"""Payload -> frame, and frame -> payload by overlaying only the cells that changed.
+
+A table payload holds its rows under ``data`` and its column metadata under
+``metadata.columns``; a mapping payload holds its rows under ``columnMappings``. The
+frame has one row per payload row, indexed by the row's original position (the index
+is named ``row``), declared columns first in declared order, then the other keys in
+first-seen order.
+
+Writing back never rebuilds rows from the frame. It starts from the original row
+objects and changes only the cells whose value really changed (DESIGN.md section 4),
+so an untouched cell comes back exactly as it was read: same key order, absent keys
+absent, nulls null, ints ints, nested values the very same objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from mddframes.codec.dtypes import STRING_DTYPE, column_array
+from mddframes.codec.values import (
+    ABSENT,
+    cell_changed,
+    is_missing_cell,
+    is_missing_json,
+    to_json_value,
+)
+from mddframes.errors import DataShapeError
+
+Kind = Literal["table", "mapping"]
+
+#: Where each kind keeps its rows; the first key is the one the service uses, the
+#: others are tolerated spellings (section 4: read tolerantly).
+ROWS_KEYS: dict[str, tuple[str, ...]] = {
+    "table": ("data", "rows"),
+    "mapping": ("columnMappings", "column_mappings", "mappings"),
+}
+
+#: The name of the frame index: each row's position in the payload it was read from.
+INDEX_NAME = "row"
+
+_FAST_DTYPES = ("Int64", "Float64", "boolean")
+
+
+def _describe(payload: Any, kind: str) -> str:
+    object_id = payload.get("id") if isinstance(payload, dict) else None
+    return f"{kind} {object_id!r}" if object_id is not None else kind
+
+
+def rows_key(payload: Any, kind: Kind = "table") -> str:
+    """The key under which ``payload`` keeps its rows (``data`` or ``columnMappings``).
+
+    Raises
+    ------
+    DataShapeError
+        If the payload is not an object or has no list of rows under a known key.
+    """
+    if kind not in ROWS_KEYS:
+        raise DataShapeError(f"kind must be 'table' or 'mapping', not {kind!r}")
+    if not isinstance(payload, dict):
+        raise DataShapeError(
+            f"a {kind} payload must be a JSON object, not {type(payload).__name__}"
+        )
+    for key in ROWS_KEYS[kind]:
+        if key in payload:
+            if not isinstance(payload[key], list):
+                raise DataShapeError(
+                    f"{_describe(payload, kind)}: {key!r} must be a list of row objects, "
+                    f"not {type(payload[key]).__name__}"
+                )
+            return key
+    raise DataShapeError(
+        f"{_describe(payload, kind)} has no rows: expected a list under "
+        + " or ".join(repr(k) for k in ROWS_KEYS[kind])
+        + f"; keys present: {sorted(payload)}"
+    )
+
+
+def payload_rows(payload: Any, kind: Kind = "table") -> list[dict[str, Any]]:
+    """The row objects of a payload (not copies), checked to be JSON objects."""
+    key = rows_key(payload, kind)
+    rows = payload[key]
+    if not all(type(row) is dict for row in rows):
+        position = next(i for i, row in enumerate(rows) if type(row) is not dict)
+        raise DataShapeError(
+            f"{_describe(payload, kind)}: row {position} of {key!r} is a "
+            f"{type(rows[position]).__name__}, expected a JSON object"
+        )
+    return rows
+
+
+def declared_columns(payload: Any, kind: Kind = "table") -> list[dict[str, Any]]:
+    """The column metadata of a table (``metadata.columns``); empty for a mapping."""
+    if kind != "table" or not isinstance(payload, dict):
+        return []
+    metadata = payload.get("metadata")
+    columns = metadata.get("columns") if isinstance(metadata, dict) else None
+    if not isinstance(columns, list):
+        return []
+    return [c for c in columns if isinstance(c, dict) and isinstance(c.get("name"), str)]
+
+
+def column_order(payload: Any, kind: Kind = "table") -> list[str]:
+    """Declared column names in declared order, then other row keys in first-seen order."""
+    declared = [c["name"] for c in declared_columns(payload, kind)]
+    return list(dict.fromkeys(chain(declared, chain.from_iterable(payload_rows(payload, kind)))))
+
+
+def _data_types(payload: Any, kind: Kind) -> dict[str, Any]:
+    return {c["name"]: c.get("dataType") for c in declared_columns(payload, kind)}
+
+
+def from_payload(payload: dict[str, Any], kind: Kind = "table") -> pd.DataFrame:
+    """The rows of a table or mapping payload as a DataFrame.
+
+    Parameters
+    ----------
+    payload : dict
+        The parsed JSON of a table (rows under ``data``) or a mapping (rows under
+        ``columnMappings``). It is not modified and the frame shares its string and
+        nested objects (no copies).
+    kind : {"table", "mapping"}
+        Which kind of payload it is.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per payload row, index = the row's position (named ``row``); declared
+        columns first (dtypes from their ``dataType`` when the values fit), then other
+        keys in first-seen order (dtypes inferred without losing information, see
+        :mod:`mddframes.codec.dtypes`). Absent keys and nulls are both missing (NA).
+
+    Raises
+    ------
+    DataShapeError
+        If the payload has no list of row objects.
+    """
+    rows = payload_rows(payload, kind)
+    data_types = _data_types(payload, kind)
+    arrays = {
+        name: column_array([row.get(name) for row in rows], data_types.get(name), name=name)
+        for name in column_order(payload, kind)
+    }
+    index = pd.RangeIndex(len(rows), name=INDEX_NAME)
+    if not arrays:
+        return pd.DataFrame(index=index)
+    return pd.DataFrame(arrays, index=index, copy=False)
+
+
+@dataclass
+class Overlay:
+    """The outcome of :func:`overlay`: the new payload and where each row came from.
+
+    Attributes
+    ----------
+    payload : dict
+        The full payload to send.
+    origin : list of int or None
+        For each row of the new payload, the position of the original row it comes
+        from, or None for a new row.
+    labels : list
+        For each row of the new payload, the frame index label of that row (what a
+        report calls the row).
+    deleted : list of int
+        Positions of original rows that are not in the frame.
+    """
+
+    payload: dict[str, Any]
+    origin: list[int | None]
+    labels: list[Any]
+    deleted: list[int] = field(default_factory=list)
+
+
+def _check_frame(frame: pd.DataFrame, what: str) -> None:
+    if not isinstance(frame, pd.DataFrame):
+        raise DataShapeError(f"{what}: expected a pandas DataFrame, not {type(frame).__name__}")
+    if isinstance(frame.index, pd.MultiIndex):
+        raise DataShapeError(
+            f"{what}: the frame has a MultiIndex; its index must be each row's original "
+            "position (as read), e.g. use frame.droplevel(...) or reset the extra level"
+        )
+    bad = [c for c in frame.columns if not isinstance(c, str)]
+    if bad:
+        raise DataShapeError(f"{what}: column names must be strings, got {bad[:5]!r}")
+    duplicated = frame.columns[frame.columns.duplicated()].unique().tolist()
+    if duplicated:
+        raise DataShapeError(f"{what}: duplicate column names {duplicated[:5]!r}")
+    if not frame.index.is_unique:
+        labels = frame.index[frame.index.duplicated()].unique().tolist()
+        raise DataShapeError(
+            f"{what}: duplicate index labels {labels[:5]!r}. The index is each row's "
+            "original position; give new rows labels that no other row uses "
+            "(e.g. numbers above the last position)"
+        )
+
+
+def _split_rows(index: pd.Index, n_original: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions of kept rows (ascending), their frame positions, frame positions of new rows."""
+    if (
+        isinstance(index, pd.RangeIndex)
+        and index.start == 0
+        and index.step == 1
+        and index.stop == n_original
+    ):
+        positions = np.arange(n_original)
+        return positions, positions, np.empty(0, dtype=np.int64)
+    if pd.api.types.is_integer_dtype(index.dtype):
+        labels = index.to_numpy(dtype=np.int64, na_value=-1)
+        is_kept = (labels >= 0) & (labels < n_original)
+    else:
+        labels = np.array(
+            [
+                int(x)
+                if isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_)
+                else -1
+                for x in index
+            ],
+            dtype=np.int64,
+        )
+        is_kept = (labels >= 0) & (labels < n_original)
+    kept_frame = np.flatnonzero(is_kept)
+    order = np.argsort(labels[kept_frame], kind="stable")
+    kept_frame = kept_frame[order]
+    return labels[kept_frame], kept_frame, np.flatnonzero(~is_kept)
+
+
+def _sample(rows: list[dict[str, Any]], name: str) -> Any:
+    """The first non-missing original value of a column: the template for new cells."""
+    for row in rows:
+        value = row.get(name, ABSENT)
+        if not is_missing_json(value):
+            return value
+    return ABSENT
+
+
+def _same_fast_dtype(old: Any, new: Any) -> bool:
+    if old.dtype != new.dtype:
+        return False
+    return str(new.dtype) in _FAST_DTYPES or new.dtype == STRING_DTYPE or new.dtype.kind == "M"
+
+
+def _candidate_changes(old: Any, new: Any, originals: list[Any]) -> np.ndarray:
+    """Indices (into the kept rows) of cells that may have changed."""
+    if _same_fast_dtype(old, new):
+        old_na = np.asarray(pd.isna(old), dtype=bool)
+        new_na = np.asarray(pd.isna(new), dtype=bool)
+        equal = old == new
+        if hasattr(equal, "to_numpy"):
+            equal = equal.to_numpy(dtype=bool, na_value=False)
+        equal = np.asarray(equal, dtype=bool) | (old_na & new_na)
+        return np.flatnonzero(~equal)
+    values = new.tolist() if hasattr(new, "tolist") else list(new)
+    changed = [
+        i
+        for i, (original, value) in enumerate(zip(originals, values, strict=True))
+        if original is not value and cell_changed(original, value)[0]
+    ]
+    return np.asarray(changed, dtype=np.int64)
+
+
+def overlay(
+    frame: pd.DataFrame,
+    original: dict[str, Any],
+    *,
+    kind: Kind = "table",
+    columns: Sequence[dict[str, Any]] | None = None,
+) -> Overlay:
+    """Build the payload to send from an edited frame and the payload it was read from.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The (edited) frame; its index holds each row's original position. Rows whose
+        label is not an original position are new rows; original positions missing
+        from the index are deleted rows.
+    original : dict
+        The payload the frame was read from (not modified).
+    kind : {"table", "mapping"}
+        Which kind of payload it is.
+    columns : list of dict, optional
+        New column metadata for a table: replaces ``metadata.columns``; everything
+        else outside the rows is kept exactly.
+
+    Returns
+    -------
+    Overlay
+        The payload, and for each of its rows where it comes from.
+
+    Notes
+    -----
+    - An untouched cell keeps the original value object; a cell counts as changed
+      only by type-aware inequality (``1`` vs ``1.0`` is no change, NA where the key
+      was absent or null is no change).
+    - A changed cell is converted back to JSON guided by the original cell: an
+      integral float goes back as an int where the original was an int, a timestamp in
+      the original's ISO format. A cell set to NA where there was a value becomes
+      ``null``.
+    - A column dropped from the frame removes that key from every row (the
+      completeness check then refuses the payload); a new column adds a key to the
+      rows where it has a value.
+    - Kept rows stay in their original order; new rows follow, in frame order, with
+      keys for their non-missing cells in column order.
+    """
+    key = rows_key(original, kind)
+    rows = payload_rows(original, kind)
+    _check_frame(frame, f"frame of {_describe(original, kind)}")
+    kept_pos, kept_frame, new_frame = _split_rows(frame.index, len(rows))
+    identity = len(kept_pos) == len(rows) == len(frame) and not len(new_frame)
+
+    out_rows: list[dict[str, Any]] = [rows[p] for p in kept_pos]
+    copied: set[int] = set()
+
+    def writable(i: int) -> dict[str, Any]:
+        # copy a row the first time one of its cells changes: originals stay untouched
+        if i not in copied:
+            out_rows[i] = dict(out_rows[i])
+            copied.add(i)
+        return out_rows[i]
+
+    original_columns = column_order(original, kind)
+    data_types = _data_types(original, kind)
+    frame_columns = list(frame.columns)
+    in_frame = set(frame_columns)
+    known = set(original_columns)
+    kept_rows = [rows[p] for p in kept_pos]
+
+    for name in original_columns:
+        if name in in_frame:
+            continue
+        for i, row in enumerate(kept_rows):
+            if name in row:
+                del writable(i)[name]
+
+    templates: dict[str, Any] = {}
+    for name in frame_columns:
+        new = frame[name].array
+        if not identity:
+            new = new.take(kept_frame)
+        originals = [row.get(name, ABSENT) for row in kept_rows]
+        if name in known:
+            templates[name] = _sample(rows, name)
+            old = column_array(
+                [None if v is ABSENT else v for v in originals], data_types.get(name), name=name
+            )
+            candidates = _candidate_changes(old, new, originals)
+        else:
+            templates[name] = ABSENT
+            candidates = np.flatnonzero(~np.asarray(pd.isna(new), dtype=bool))
+        for i in candidates.tolist():
+            changed, value = cell_changed(originals[i], new[i], templates[name])
+            if changed:
+                writable(i)[name] = value
+
+    if len(new_frame):
+        added: list[dict[str, Any]] = [{} for _ in range(len(new_frame))]
+        for name in frame_columns:
+            values = frame[name].array.take(new_frame)
+            template = templates[name]
+            for row, value in zip(added, values, strict=True):
+                if not is_missing_cell(value):
+                    row[name] = to_json_value(value, template, where=f"column {name!r}")
+        out_rows.extend(added)
+
+    payload = {k: (out_rows if k == key else v) for k, v in original.items()}
+    if columns is not None:
+        if kind != "table":
+            raise DataShapeError("columns= applies to tables only (a mapping has no metadata)")
+        metadata = original.get("metadata")
+        payload["metadata"] = {**(metadata if isinstance(metadata, dict) else {})}
+        payload["metadata"]["columns"] = list(columns)
+
+    labels = frame.index
+    kept_set = set(kept_pos.tolist())
+    return Overlay(
+        payload=payload,
+        origin=[*kept_pos.tolist(), *([None] * len(new_frame))],
+        labels=[*labels[kept_frame].tolist(), *labels[new_frame].tolist()],
+        deleted=[p for p in range(len(rows)) if p not in kept_set],
+    )
+
+
+def to_payload(
+    frame: pd.DataFrame,
+    original: dict[str, Any],
+    *,
+    kind: Kind = "table",
+    columns: Sequence[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The full payload to send for an edited frame (see :func:`overlay` for the rules).
+
+    ``to_payload(from_payload(p), p)`` is deep-equal to ``p`` with the same Python
+    types and key order, for any table or mapping payload ``p``.
+    """
+    return overlay(frame, original, kind=kind, columns=columns).payload

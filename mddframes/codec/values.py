@@ -1,0 +1,318 @@
+"""Plain JSON values: missing-ness, type classes, type-aware equality, conversion back.
+
+Everything here works on single values. A *JSON value* is what :func:`json.loads`
+returns: ``None``, ``bool``, ``int`` (of any size), ``float``, ``str``, ``list``,
+``dict``. A *frame value* is whatever a pandas cell may hold after a user edited it
+(numpy scalars, ``pd.NA``, ``pd.Timestamp``, ``Decimal``...).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import json
+import math
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mddframes.errors import DataShapeError
+
+
+class _Absent:
+    """The marker of a key that is not in a row (distinct from a JSON null)."""
+
+    _instance: _Absent | None = None
+
+    def __new__(cls) -> _Absent:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "ABSENT"
+
+
+#: A key that a row does not have. Shown as ``<absent>`` in diffs and reports.
+ABSENT: Any = _Absent()
+
+_JSON_CLASS = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    float: "float",
+    str: "string",
+    dict: "object",
+    list: "array",
+}
+
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATETIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?P<sep>[T ])\d{2}:\d{2}(?P<sec>:\d{2})?(?P<frac>\.\d+)?"
+    r"(?P<tz>Z|[+-]\d{2}:?\d{2})?"
+)
+
+
+def json_class(value: Any) -> str:
+    """The JSON type of ``value``: null, boolean, integer, float, string, object, array.
+
+    ``ABSENT`` is ``"absent"``; anything that is not a JSON value gets its Python type
+    name, so that a report still says what it is.
+    """
+    if value is ABSENT:
+        return "absent"
+    return _JSON_CLASS.get(type(value)) or type(value).__name__
+
+
+def is_missing_json(value: Any) -> bool:
+    """True for an absent key, a JSON null or a float NaN (what a frame shows as NA)."""
+    return value is ABSENT or value is None or (type(value) is float and value != value)
+
+
+def is_missing_cell(value: Any) -> bool:
+    """True for a frame cell that pandas shows as missing (``NA``, ``NaN``, ``NaT``, None).
+
+    Containers (lists, dicts, arrays) are never missing; this never calls
+    :func:`pandas.isna` on them.
+    """
+    if value is None or value is pd.NA or value is pd.NaT or value is ABSENT:
+        return True
+    if isinstance(value, float | np.floating):
+        return value != value
+    if isinstance(value, np.datetime64 | np.timedelta64):
+        return bool(np.isnat(value))
+    return False
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Type-aware equality of two JSON values, as the overlay sees it.
+
+    Numbers compare by value (``1 == 1.0``) but a boolean never equals a number, a
+    string never equals a number, and nested values compare element by element with
+    the same rules (key order of objects does not matter).
+    """
+    if a is b:
+        return True
+    ta, tb = type(a), type(b)
+    if ta is bool or tb is bool:
+        return ta is tb and a == b
+    if ta in (int, float) and tb in (int, float):
+        return a == b
+    if ta is not tb:
+        return False
+    if ta is dict:
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if ta is list:
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def strict_equal(a: Any, b: Any) -> bool:
+    """Equality with the same Python types everywhere (``1`` differs from ``1.0``).
+
+    Object key order does not matter; two NaNs are equal (they are the same JSON text).
+    """
+    if a is b:
+        return True
+    ta = type(a)
+    if ta is not type(b):
+        return False
+    if ta is dict:
+        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
+    if ta is list:
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    if ta is float and a != a:
+        return b != b
+    return a == b
+
+
+def canonical_json(value: Any) -> str:
+    """A JSON text of ``value`` that is equal for strictly equal values.
+
+    Keys are sorted, so object key order does not count; ``1`` and ``1.0`` stay
+    different. NaN and infinity are allowed here (this text is for comparing and
+    hashing, never sent).
+    """
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def has_non_finite(value: Any) -> bool:
+    """True if ``value`` holds a NaN or an infinite float anywhere (nested included)."""
+    t = type(value)
+    if t is float:
+        return not math.isfinite(value)
+    if t is dict:
+        return any(has_non_finite(v) for v in value.values())
+    if t is list:
+        return any(has_non_finite(v) for v in value)
+    return False
+
+
+def format_timestamp(ts: pd.Timestamp, template: Any = None) -> str:
+    """Write ``ts`` as an ISO string in the format of ``template`` (an original cell).
+
+    A date-only template gives ``YYYY-MM-DD`` (unless ``ts`` has a time of day, which
+    is then kept); a date-time template gives the same separator, seconds, number of
+    fraction digits and time-zone style (``Z`` or an offset). Without a usable
+    template, :meth:`pandas.Timestamp.isoformat`.
+    """
+    if not isinstance(template, str):
+        return ts.isoformat()
+    midnight = ts.hour == ts.minute == ts.second == ts.microsecond == ts.nanosecond == 0
+    if _DATE_ONLY.fullmatch(template):
+        return ts.strftime("%Y-%m-%d") if midnight else ts.isoformat()
+    match = _DATETIME.fullmatch(template)
+    if match is None:
+        return ts.isoformat()
+    tz = match["tz"]
+    if tz == "Z" and ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC")
+    text = ts.strftime("%Y-%m-%d") + match["sep"] + ts.strftime("%H:%M")
+    fraction_digits = len(match["frac"]) - 1 if match["frac"] else 0
+    nanos = ts.microsecond * 1000 + ts.nanosecond
+    if match["sec"] or ts.second or nanos:
+        text += ts.strftime(":%S")
+    if fraction_digits or nanos:
+        digits = f"{nanos:09d}"
+        # keep the template's width, but never cut off digits that carry information
+        width = max(fraction_digits, len(digits.rstrip("0")))
+        text += "." + digits[:width]
+    if ts.tzinfo is not None:
+        if tz == "Z":
+            text += "Z"
+        else:
+            offset = ts.strftime("%z")
+            if tz is None or ":" in tz:
+                offset = offset[:3] + ":" + offset[3:]
+            text += offset
+    elif tz == "Z":
+        text += "Z"
+    return text
+
+
+def to_json_value(value: Any, template: Any = ABSENT, *, where: str = "") -> Any:
+    """Convert a frame value to the JSON value to send, guided by ``template``.
+
+    Parameters
+    ----------
+    value : Any
+        The frame cell (numpy scalar, ``pd.Timestamp``, ``Decimal``, nested value...).
+    template : Any, optional
+        The original JSON value of the cell, or of its column when the cell had none.
+        It decides ambiguous cases: an integral float goes back as an int where the
+        original was an int, a timestamp takes the original's ISO format, a
+        ``Decimal`` becomes a string where the original was a string.
+    where : str, optional
+        Where the value sits (e.g. ``"row 3, column 'amount'"``), for the error message.
+
+    Returns
+    -------
+    Any
+        A JSON value. Missing values become ``None``. Infinity is returned as is (the
+        completeness check reports it; it is never sent).
+
+    Raises
+    ------
+    DataShapeError
+        If the value has no JSON form.
+    """
+    if is_missing_cell(value):
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        number = float(value)
+        if type(template) is int and number.is_integer():
+            return int(number)
+        return number
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, pd.Timestamp):
+        return format_timestamp(value, template)
+    if isinstance(value, _dt.datetime | np.datetime64):
+        return format_timestamp(pd.Timestamp(value), template)
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            return float(value)
+        if type(template) is int and value == value.to_integral_value():
+            return int(value)
+        if type(template) is float:
+            return float(value)
+        return str(value)
+    if isinstance(value, dict):
+        return {
+            str(k): to_json_value(v, template.get(k, ABSENT) if type(template) is dict else ABSENT)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple | np.ndarray):
+        items = list(value)
+        inner = template if type(template) is list else []
+        return [
+            to_json_value(v, inner[i] if i < len(inner) else ABSENT, where=where)
+            for i, v in enumerate(items)
+        ]
+    raise DataShapeError(
+        f"cannot write a value of type {type(value).__name__} as JSON"
+        + (f" ({where})" if where else "")
+        + "; use a number, string, boolean, date, list or dict"
+    )
+
+
+def same_instant(original: Any, value: Any) -> bool:
+    """True if ``original`` is an ISO date string for the same instant as ``value``."""
+    if not isinstance(original, str):
+        return False
+    try:
+        parsed = pd.Timestamp(original)
+        other = pd.Timestamp(value)
+    except (ValueError, TypeError, OverflowError):
+        return False
+    if (parsed.tzinfo is None) != (other.tzinfo is None):
+        return False
+    return bool(parsed == other)
+
+
+def cell_changed(original: Any, value: Any, template: Any = ABSENT) -> tuple[bool, Any]:
+    """Decide whether a frame cell changed from its original JSON value.
+
+    Parameters
+    ----------
+    original : Any
+        The original JSON value, or ``ABSENT`` when the row had no such key.
+    value : Any
+        The frame cell now.
+    template : Any, optional
+        A sample JSON value of the column, used when ``original`` is missing.
+
+    Returns
+    -------
+    (bool, Any)
+        Whether the cell changed, and (when it did) the JSON value to write.
+    """
+    if value is original:
+        return False, None
+    new_missing = is_missing_cell(value)
+    if is_missing_json(original):
+        if new_missing:
+            return False, None
+        return True, to_json_value(value, template)
+    if new_missing:
+        return True, None
+    if isinstance(value, pd.Timestamp | _dt.datetime | np.datetime64) and same_instant(
+        original, value
+    ):
+        return False, None
+    converted = to_json_value(value, original)
+    return (not json_equal(original, converted)), converted

@@ -1,0 +1,260 @@
+"""Property tests of the codec: payload -> frame -> payload is lossless, and edits are exact.
+
+No server: the codec works on parsed JSON only.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from codec_strategies import DATETIMES, FLOATS, INT64, JSON, TEXT, payloads
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mddframes.codec import ABSENT, check_payload, diff_payloads, from_payload, overlay, to_payload
+from mddframes.codec.frame import payload_rows
+from mddframes.codec.values import is_missing_cell, is_missing_json, json_equal
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def assert_same_json(a: Any, b: Any, path: str = "$") -> None:
+    """Deep equality with the same Python types and the same key order everywhere."""
+    assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, dict):
+        assert list(a) == list(b), f"{path}: key order {list(a)} != {list(b)}"
+        for key in a:
+            assert_same_json(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), f"{path}: length {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same_json(x, y, f"{path}[{i}]")
+    elif isinstance(a, float):
+        assert a == b and str(a) == str(b), f"{path}: {a!r} != {b!r}"  # -0.0 stays -0.0
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+@SETTINGS
+@given(payloads())
+def test_unedited_frame_gives_back_the_same_payload(kind_and_payload):
+    kind, payload = kind_and_payload
+    before = copy.deepcopy(payload)
+    frame = from_payload(payload, kind)
+
+    out = to_payload(frame, payload, kind=kind)
+
+    assert_same_json(out, before)
+    assert json.dumps(out) == json.dumps(before)
+    assert_same_json(payload, before)  # the original was not modified
+    rows, out_rows = payload_rows(payload, kind), payload_rows(out, kind)
+    assert all(a is b for a, b in zip(rows, out_rows, strict=True))  # rows not even copied
+    assert diff_payloads(payload, out, kind=kind).empty
+    report = check_payload(out, payload, kind=kind)
+    assert report.ok, report.summary()
+
+
+@SETTINGS
+@given(payloads())
+def test_frame_index_and_columns_follow_the_payload(kind_and_payload):
+    kind, payload = kind_and_payload
+    frame = from_payload(payload, kind)
+    rows = payload_rows(payload, kind)
+    assert list(frame.index) == list(range(len(rows)))
+    assert frame.index.name == "row"
+    keys = {k for row in rows for k in row}
+    assert keys <= set(frame.columns)
+    for position, row in enumerate(rows):
+        for name in frame.columns:
+            cell = frame[name].iloc[position]
+            value = row.get(name, ABSENT)
+            if is_missing_json(value):
+                assert pd.isna(cell) if not isinstance(cell, list | dict) else False
+            elif isinstance(cell, pd.Timestamp):
+                assert pd.Timestamp(value) == cell
+            else:
+                assert json_equal(value, _plain(cell)), (name, value, cell)
+                if type(value) is int:
+                    assert not isinstance(cell, float | np.floating) or abs(value) <= 2**53
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def edit_strategy(dtype: Any) -> st.SearchStrategy[Any]:
+    """New cell values a user could put in a column of this dtype (NA included)."""
+    na = st.just(pd.NA)
+    name = str(dtype)
+    if name == "Int64":
+        return st.one_of(na, INT64)
+    if name == "Float64":
+        return st.one_of(na, FLOATS)
+    if name == "boolean":
+        return st.one_of(na, st.booleans())
+    if name == "string":
+        return st.one_of(na, TEXT, st.sampled_from(["007", ""]))
+    if getattr(dtype, "kind", None) == "M":
+        tz = getattr(dtype, "tz", None)
+        return st.one_of(
+            na, DATETIMES.map(lambda t: pd.Timestamp(t, tz=tz) if tz else pd.Timestamp(t))
+        )
+    return st.one_of(na, JSON.filter(lambda v: v is not None))
+
+
+def set_cell(frame: pd.DataFrame, position: int, name: str, value: Any) -> None:
+    column = frame[name]
+    if column.dtype == object:
+        values = column.to_numpy(dtype=object, copy=True)
+        values[position] = None if value is pd.NA else value
+        frame[name] = pd.Series(values, index=frame.index, dtype=object)
+    else:
+        values = column.array.copy()
+        values[position] = value
+        frame[name] = values
+
+
+def expected_cell(original: Any, value: Any) -> tuple[bool, Any]:
+    """(changed?, value to expect) by the overlay's rules, written out independently."""
+    if value is pd.NA or value is None:
+        return (not is_missing_json(original)), None
+    if isinstance(value, pd.Timestamp):
+        if isinstance(original, str):
+            try:
+                if pd.Timestamp(original) == value:
+                    return False, original
+            except (ValueError, TypeError):
+                pass
+        return True, value
+    plain = _plain(value)
+    if not is_missing_json(original) and json_equal(original, plain):
+        return False, original
+    if type(original) is int and type(plain) is float and plain.is_integer():
+        return True, int(plain)
+    return True, plain
+
+
+@SETTINGS
+@given(payloads(), st.data())
+def test_random_cell_edits_change_exactly_those_cells(kind_and_payload, data):
+    kind, payload = kind_and_payload
+    before = copy.deepcopy(payload)
+    rows = payload_rows(payload, kind)
+    frame = from_payload(payload, kind)
+    if not len(frame) or not len(frame.columns):
+        return
+    cells = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, len(frame) - 1), st.sampled_from(list(frame.columns))),
+            min_size=1,
+            max_size=6,
+            unique=True,
+        )
+    )
+    expected: dict[tuple[int, str], Any] = {}
+    for position, name in cells:
+        value = data.draw(edit_strategy(frame[name].dtype))
+        set_cell(frame, position, name, value)
+        changed, want = expected_cell(rows[position].get(name, ABSENT), value)
+        if changed:
+            expected[(position, name)] = want
+
+    result = overlay(frame, payload, kind=kind)
+    out_rows = payload_rows(result.payload, kind)
+
+    assert_same_json(payload, before)
+    assert len(out_rows) == len(rows)
+    for position, (row, out) in enumerate(zip(rows, out_rows, strict=True)):
+        edits = {name for (p, name) in expected if p == position}
+        if not edits:
+            assert out is row
+            continue
+        assert list(out)[: len(row)] == list(row)  # original keys keep their order
+        for name in set(out) | set(row):
+            if name in edits:
+                want = expected[(position, name)]
+                got = out[name]
+                if isinstance(want, pd.Timestamp):
+                    assert isinstance(got, str) and pd.Timestamp(got) == want
+                elif want is None:
+                    assert got is None
+                else:
+                    assert json_equal(got, want) and type(got) is type(want), (got, want)
+            else:
+                assert out.get(name, ABSENT) is row.get(name, ABSENT)
+    diff = diff_payloads(payload, result.payload, kind=kind, origin=result.origin)
+    assert set(zip(diff.changed["row"], diff.changed["column"], strict=True)) == set(expected)
+    assert diff.added.empty and diff.deleted.empty
+    report = check_payload(result.payload, payload, kind=kind, origin=result.origin)
+    assert not any(report.frame["problem"].isin(["row deleted", "cell removed"]))
+
+
+@SETTINGS
+@given(payloads(), st.data())
+def test_dropped_rows_are_deletions_and_new_rows_are_appended(kind_and_payload, data):
+    kind, payload = kind_and_payload
+    rows = payload_rows(payload, kind)
+    frame = from_payload(payload, kind)
+    dropped = data.draw(st.sets(st.integers(0, max(len(rows) - 1, 0))) if rows else st.just(set()))
+    frame = frame.drop(index=sorted(dropped))
+    n_new = data.draw(st.integers(0, 3)) if len(frame.columns) else 0
+    new_rows = []
+    for j in range(n_new):
+        values = {name: data.draw(edit_strategy(frame[name].dtype)) for name in frame.columns}
+        label = len(rows) + 10 + j
+        addition = pd.DataFrame(
+            {
+                name: pd.Series([v], index=[label], dtype=frame[name].dtype)
+                for name, v in values.items()
+            },
+            index=[label],
+        )
+        frame = pd.concat([frame, addition])
+        new_rows.append(values)
+
+    result = overlay(frame, payload, kind=kind)
+    out_rows = payload_rows(result.payload, kind)
+
+    kept = [p for p in range(len(rows)) if p not in dropped]
+    assert result.deleted == sorted(dropped)
+    assert all(out is rows[p] for out, p in zip(out_rows, kept, strict=False))
+    added = out_rows[len(kept) :]
+    assert len(added) == n_new
+    for out, values in zip(added, new_rows, strict=True):
+        present = [n for n, v in values.items() if not is_missing_cell(v)]
+        assert sorted(out) == sorted(present)
+        assert list(out) == [n for n in frame.columns if n in out]  # column order
+        for name, got in out.items():
+            want = values[name]
+            if isinstance(want, pd.Timestamp):
+                assert pd.Timestamp(got) == want
+            else:
+                assert json_equal(got, _plain(want))
+    report = check_payload(result.payload, payload, kind=kind, origin=result.origin)
+    deleted_lines = report.errors[report.errors["problem"] == "row deleted"]
+    assert sorted(deleted_lines["row"]) == sorted(dropped)
+    relaxed = check_payload(
+        result.payload, payload, kind=kind, origin=result.origin, allow_deletes=True
+    )
+    assert not (relaxed.frame["problem"] == "row deleted").any()
+
+
+@pytest.mark.parametrize("kind", ["table", "mapping"])
+def test_payload_text_round_trips_through_json(kind):
+    """The payload survives json.dumps(allow_nan=False) and json.loads unchanged."""
+    text = (
+        '{"id":"T0001","metadata":{"columns":[{"name":"id","dataType":"VARCHAR"}]},'
+        '"data":[{"id":"007","n":123456789012345678901234567890,"x":-0.0,"y":1e+300},'
+        '{"n":null,"id":"","z":{"k":[1,2.5,"ü"]}}],'
+        '"columnMappings":[{"source":"a","target":"b","transformation":null}]}'
+    )
+    payload = json.loads(text)
+    out = to_payload(from_payload(payload, kind), payload, kind=kind)
+    assert json.dumps(out, allow_nan=False, separators=(",", ":"), ensure_ascii=False) == text
