@@ -398,6 +398,7 @@ _MARTS: dict[str, tuple[tuple[str, str | None, str], ...]] = {
 }
 
 _TECHNICAL_COLUMNS = ("hash_diff", "load_dts", "record_source")
+_TYPE_DETAILS = ("length", "precision", "scale")
 
 # ----------------------------------------------------------------------------------
 # Rows with every hard case.
@@ -1020,7 +1021,10 @@ class _Warehouse:
             )
             columns = [
                 records.column(
-                    c["name"], c["dataType"], nullable=True, description=c["description"]
+                    c["name"],
+                    c["dataType"],
+                    description=c["description"],
+                    **{k: v for k, v in c.items() if k in _TYPE_DETAILS},
                 )
                 for c in self.source_columns[key]
             ]
@@ -1166,7 +1170,7 @@ class _Warehouse:
                 c["name"],
                 c["dataType"],
                 description=c["description"],
-                **{k: v for k, v in c.items() if k in ("precision", "scale", "length")},
+                **{k: v for k, v in c.items() if k in _TYPE_DETAILS},
             )
             for c in self.source_columns[source_key]
             if not c["primaryKey"]
