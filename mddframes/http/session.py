@@ -74,10 +74,9 @@ class IdempotentRetry(Retry):
         if error is None and len(args) >= 2:
             error = args[1]
         if error is not None and (method is None or not self._is_method_retryable(method)):
-            # connect=False / other=False make Retry re-raise the error at once.
-            return self.new(connect=False, other=False, read=False).increment(
-                method, url, *args, **kwargs
-            )
+            # connect/read/other=False make the stock Retry give up on this error at once.
+            final = self.new(connect=False, other=False, read=False)
+            return Retry.increment(final, method, url, *args, **kwargs)
         return super().increment(method, url, *args, **kwargs)
 
 
