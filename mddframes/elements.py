@@ -462,6 +462,8 @@ def add_to_package(client: Client, system: str, package: str, ids: Any) -> pd.Da
     PackageClosedError
         The package is not listed as open (checked before anything is sent), or the
         service refused the addition with 409.
+    NotFoundError
+        An id is not an element of the system; the service then adds none of them.
     """
     for label, value in (("system", system), ("package", package)):
         if _is_missing(value) or not str(value).strip():

@@ -22,10 +22,12 @@ import html
 import logging
 import os
 import re
+import shutil
 import stat
 import tempfile
 import time
 import warnings
+import weakref
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -818,6 +820,8 @@ class ExportTask:
     def _ensure_archive(self) -> ExportArchive:
         if self.archive is None or not self.archive.path.exists():
             folder = Path(tempfile.mkdtemp(prefix="mddframes-export-"))
+            # the scratch copy lives as long as this task object
+            weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
             self.download(folder / f"export-{safe_file_name(self.task_id, fallback='task')}.zip")
         assert self.archive is not None
         return self.archive

@@ -107,7 +107,7 @@ def test_time_out_hands_back_the_task_id_and_re_attach_finishes(client, emu, tar
     emu.hold_next_task(seconds=30)
     task = client.start_export(ids, object_type)
     with pytest.raises(ExportTimeout) as info:
-        task.wait(timeout=0.3, **FAST)
+        task.wait(timeout=0.3, poll_interval=0.02, max_poll_interval=0.05, progress=True)
     assert info.value.task_id == task.task_id
     assert f"client.export_task({task.task_id!r})" in str(info.value)
 
