@@ -1,0 +1,269 @@
+"""HttpSession against answers the emulator never gives: broken bodies, redirects, time-outs.
+
+A small scripted HTTP server on 127.0.0.1 (real sockets, real requests/urllib3 stack)
+plays the misbehaving service; it is stopped, and its threads joined, after each test.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from mddframes.client import Client
+from mddframes.config import Settings
+from mddframes.errors import (
+    AuthError,
+    MddError,
+    ResponseFormatError,
+    ServerError,
+    TransportError,
+)
+
+TOKEN_PATH = "/auth/realms/acme/protocol/openid-connect/token"
+API = "/api/mdd-backend/api"
+Answer = tuple[int, dict[str, str], bytes]
+
+
+class Script:
+    """What the server answers, per path; counts hits per path."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Callable[[BaseHTTPRequestHandler], Answer | None]] = {}
+        self.hits: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self.token_body = json.dumps({"access_token": "tok-abc", "expires_in": 300}).encode()
+
+    def handle(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length") or 0)
+        if length:
+            handler.rfile.read(length)
+        with self.lock:
+            self.hits[handler.path] += 1
+        if handler.path == TOKEN_PATH and TOKEN_PATH not in self.routes:
+            answer: Answer | None = (200, {"Content-Type": "application/json"}, self.token_body)
+        else:
+            route = self.routes.get(handler.path)
+            answer = route(handler) if route else (404, {}, b'{"message": "no route"}')
+        if answer is None:  # the route wrote (or broke) the answer itself
+            return
+        status, headers, body = answer
+        handler.send_response(status)
+        headers = {"Content-Length": str(len(body)), **headers}
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        try:
+            handler.end_headers()
+            handler.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (time-out tests)
+
+
+@pytest.fixture
+def script() -> Iterator[tuple[Script, str]]:
+    plan = Script()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:  # keep test output clean
+            pass
+
+        def do_GET(self) -> None:
+            plan.handle(self)
+
+        do_POST = do_PUT = do_GET
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield plan, f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()  # joins the handler threads
+        thread.join(timeout=5)
+
+
+def make_client(base_url: str, **overrides: object) -> Client:
+    values: dict = {
+        "tenant": "acme",
+        "base_url": base_url,
+        "client_id": "cid",
+        "client_secret": "sec-xyz",
+        "realm": "acme",
+        "max_retries": 1,
+        "timeout": (2.0, 2.0),
+    }
+    values.update(overrides)
+    return Client(Settings(**values))
+
+
+def json_answer(value: object, status: int = 200) -> Callable[..., Answer]:
+    return lambda handler: (
+        status,
+        {"Content-Type": "application/json"},
+        json.dumps(value).encode(),
+    )
+
+
+def test_truncated_json_is_a_response_format_error(script):
+    plan, url = script
+    plan.routes[f"{API}/table/t"] = lambda h: (
+        200,
+        {"Content-Type": "application/json"},
+        b'{"id": "t", "data": [1, 2',
+    )
+    with make_client(url) as client, pytest.raises(ResponseFormatError) as caught:
+        client.get_table("t")
+    assert "truncated" in str(caught.value) and caught.value.operation == "getTable"
+
+
+def test_an_html_page_is_a_response_format_error_naming_the_content_type(script):
+    plan, url = script
+    plan.routes[f"{API}/object-type"] = lambda h: (
+        200,
+        {"Content-Type": "text/html"},
+        b"<html><body>Please log in</body></html>",
+    )
+    with make_client(url) as client, pytest.raises(ResponseFormatError, match="text/html"):
+        client.get_object_types()
+
+
+def test_a_body_shorter_than_content_length_is_cut_off(script):
+    plan, url = script
+
+    def short(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", "1000")
+        handler.end_headers()
+        handler.wfile.write(b'{"id": "t"')
+        handler.wfile.flush()
+        handler.close_connection = True
+
+    plan.routes[f"{API}/table/t"] = short
+    with make_client(url) as client, pytest.raises(ResponseFormatError, match="cut off"):
+        client.get_table("t")
+
+
+def test_a_cut_off_download_leaves_the_target_untouched(script, tmp_path):
+    plan, url = script
+
+    def short_zip(handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/zip")
+        handler.send_header("Content-Length", str(200_000))
+        handler.end_headers()
+        handler.wfile.write(b"PK" + b"x" * 100_000)
+        handler.wfile.flush()
+        handler.close_connection = True
+
+    plan.routes[f"{API}/structure/export/task-1/result"] = short_zip
+    target = tmp_path / "result.zip"
+    target.write_bytes(b"previous content")
+    with make_client(url) as client, pytest.raises(ResponseFormatError, match="cut off"):
+        client.get_export_result("task-1", target)
+    assert target.read_bytes() == b"previous content"
+    assert [p.name for p in tmp_path.iterdir()] == ["result.zip"]
+
+
+def test_a_complete_download_replaces_the_target(script, tmp_path):
+    plan, url = script
+    payload = bytes(range(256)) * 1000
+    plan.routes[f"{API}/structure/export/task-1/result"] = lambda h: (
+        200,
+        {"Content-Type": "application/zip"},
+        payload,
+    )
+    target = tmp_path / "result.zip"
+    with make_client(url) as client:
+        assert client.get_export_result("task-1", target) == target
+    assert target.read_bytes() == payload
+
+
+def test_a_redirect_is_not_followed_and_is_explained(script):
+    plan, url = script
+    plan.routes[f"{API}/object-type"] = lambda h: (302, {"Location": f"{url}/login"}, b"")
+    with make_client(url) as client, pytest.raises(MddError, match="unexpected redirect"):
+        client.get_object_types()
+    assert plan.hits["/login"] == 0
+
+
+def test_token_answer_that_is_not_json_shows_no_excerpt(script):
+    plan, url = script
+    plan.routes[TOKEN_PATH] = lambda h: (
+        200,
+        {"Content-Type": "text/plain"},
+        b"access_token=leak-me",
+    )
+    with make_client(url) as client, pytest.raises(ResponseFormatError) as caught:
+        client.get_object_types()
+    assert caught.value.operation == "getToken" and "leak-me" not in str(caught.value)
+
+
+def test_token_answer_without_access_token_names_what_it_has(script):
+    plan, url = script
+    plan.routes[TOKEN_PATH] = json_answer({"token_type": "Bearer", "expires_in": 300})
+    with make_client(url) as client, pytest.raises(ResponseFormatError, match="expires_in"):
+        client.get_object_types()
+
+
+def test_an_api_that_keeps_refusing_the_token_is_asked_twice_then_auth_error(script):
+    plan, url = script
+    challenge = 'Bearer error="invalid_token", error_description="Token is not active"'
+    plan.routes[f"{API}/object-type"] = lambda h: (401, {"WWW-Authenticate": challenge}, b"")
+    with make_client(url) as client, pytest.raises(AuthError) as caught:
+        client.get_object_types()
+    error = caught.value
+    assert (error.error, error.error_description) == ("invalid_token", "Token is not active")
+    assert plan.hits[f"{API}/object-type"] == 2 and plan.hits[TOKEN_PATH] == 2
+
+
+def test_spring_default_error_body_is_shown_and_a_post_is_not_repeated(script):
+    plan, url = script
+    plan.routes[f"{API}/structure/e1/deploy/d1"] = json_answer(
+        {
+            "timestamp": "2024-01-01T00:00:00Z",
+            "status": 503,
+            "error": "Service Unavailable",
+            "path": "/api/structure/e1/deploy/d1",
+        },
+        status=503,
+    )
+    with make_client(url, max_retries=3) as client, pytest.raises(ServerError) as caught:
+        client.deploy_structure("e1", "d1")
+    assert caught.value.server_message == "Service Unavailable"
+    assert plan.hits[f"{API}/structure/e1/deploy/d1"] == 1
+
+
+def test_read_time_out_is_a_transport_error_after_the_retries(script):
+    plan, url = script
+
+    def slow(handler: BaseHTTPRequestHandler) -> Answer:
+        time.sleep(0.6)
+        return 200, {"Content-Type": "application/json"}, b"{}"
+
+    plan.routes[f"{API}/table/slow"] = slow
+    with make_client(url, timeout=(2.0, 0.2), max_retries=1) as client:
+        with pytest.raises(TransportError, match="timed out") as caught:
+            client.get_table("slow")
+    assert caught.value.operation == "getTable"
+    assert plan.hits[f"{API}/table/slow"] == 2  # the GET was retried once
+
+
+def test_connection_refused_is_a_transport_error():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with make_client(f"http://127.0.0.1:{port}", max_retries=0) as client:
+        with pytest.raises(TransportError, match="could not connect") as caught:
+            client.get_object_types()
+    assert caught.value.operation == "getToken"
+    assert "sec-xyz" not in str(caught.value)
