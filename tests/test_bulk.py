@@ -195,3 +195,156 @@ def test_failures_frame_has_stable_dtypes_when_empty():
     assert isinstance(failures, pd.DataFrame)
     assert str(failures["status"].dtype) == "Int64"
     assert str(failures["message"].dtype) == "string"
+
+
+# --- concat_union: the outer union keeps dtypes ------------------------------------------
+
+
+def test_concat_union_keeps_nullable_dtypes_across_missing_columns():
+    from mddframes.frames._shape import concat_union
+
+    a = pd.DataFrame(
+        {
+            "n": pd.array([1, 2], dtype="Int64"),
+            "flag": pd.array([True, None], dtype="boolean"),
+            "code": pd.array(["007", "010"], dtype="string"),
+            "when": pd.to_datetime(["2024-01-01", "2024-01-02"]),
+            "plain": [1, 2],  # numpy int64: becomes Int64, not float
+        }
+    )
+    b = pd.DataFrame({"other": pd.array(["x"], dtype="string")}, index=[0])
+    both = concat_union([a, b])
+    assert list(both.columns) == ["n", "flag", "code", "when", "plain", "other"]
+    assert {c: str(both[c].dtype) for c in both.columns} == {
+        "n": "Int64", "flag": "boolean", "code": "string", "when": str(a["when"].dtype),
+        "plain": "Int64", "other": "string",
+    }  # fmt: skip
+    assert both["plain"].tolist()[:2] == [1, 2] and pd.isna(both["plain"].iloc[2])
+    assert both.index.tolist() == [0, 1, 0]  # each frame's own row positions
+
+
+def test_concat_union_of_disagreeing_dtypes_keeps_every_value():
+    from mddframes.frames._shape import concat_union
+
+    a = pd.DataFrame({"v": pd.array([2**62], dtype="Int64")})
+    b = pd.DataFrame({"v": pd.array(["text"], dtype="string")})
+    both = concat_union([a, b])
+    assert both["v"].tolist() == [2**62, "text"]
+
+
+# --- read_tables / read_mappings against the emulator -----------------------------------
+
+
+@pytest.fixture
+def table_reader():
+    return pytest.importorskip("mddframes.frames.table")
+
+
+def _ids(client, column: str, n: int) -> list[str]:
+    return client.read_tree("DWH")[column].dropna().tolist()[:n]
+
+
+def test_read_tables_long_frame_matches_single_reads(client, table_reader):
+    from mddframes.frames import iter_groups
+
+    ids = _ids(client, "table_id", 8)
+    long = client.read_tables(ids, progress=False)
+    assert long.columns[0] == "table_id"
+    assert str(long["table_id"].dtype) == "string"
+    assert long["table_id"].unique().tolist() == [i for i in ids if (long["table_id"] == i).any()]
+    assert long.attrs["failures"] == []
+    groups = dict(iter_groups(long))
+    for table_id in ids:
+        single = table_reader.read_table(client, table_id)
+        if single.empty:
+            assert table_id not in groups or groups[table_id].empty
+            continue
+        rows = groups[table_id]
+        assert list(rows.columns) == list(single.columns)
+        assert rows.index.tolist() == single.index.tolist()  # original row positions
+        pd.testing.assert_frame_equal(rows, single, check_dtype=False, check_names=False)
+
+
+def test_read_tables_does_not_degrade_a_column_another_table_lacks(client, table_reader):
+    ids = _ids(client, "table_id", 12)
+    singles = {i: table_reader.read_table(client, i) for i in ids}
+    long = client.read_tables(ids, progress=False)
+    for column in long.columns[1:]:
+        dtypes = {str(f[column].dtype) for f in singles.values() if column in f.columns}
+        if len(dtypes) == 1 and next(iter(dtypes)) in {"Int64", "boolean", "string", "Float64"}:
+            assert str(long[column].dtype) == next(iter(dtypes)), column
+
+
+def test_read_tables_skip_reports_the_failed_id_and_keeps_the_rest(client, table_reader):
+    ids = _ids(client, "table_id", 4)
+    with pytest.warns(PartialFailureWarning, match="1 of 5 failed.*'tbl-9999'"):
+        long = client.read_tables(ids[:2] + ["tbl-9999"] + ids[2:], errors="skip", progress=False)
+    assert set(long["table_id"]) <= set(ids)
+    (failure,) = long.attrs["failures"]
+    assert failure["id"] == "tbl-9999"
+    assert failure["error_type"] == "NotFoundError" and failure["status"] == 404
+    assert "tbl-9999" in failure["message"]
+
+
+def test_read_tables_raise_stops_at_the_failed_id(client, table_reader):
+    ids = _ids(client, "table_id", 3)
+    with pytest.raises(NotFoundError) as info:
+        client.read_tables(ids + ["tbl-9999"], progress=False)
+    assert "tbl-9999" in " ".join(getattr(info.value, "__notes__", []))
+
+
+def test_read_tables_with_an_injected_server_failure(emu, table_reader):
+    from mddframes import Client
+
+    with Client.from_emulator(emu, max_retries=0) as client:
+        ids = _ids(client, "table_id", 3)
+        emu.inject_faults(error_rate=1.0, error_statuses=(503,), operations=["getTable"])
+        client.read_tree("DWH")  # other operations are not affected
+        with pytest.warns(PartialFailureWarning, match="3 of 3 failed"):
+            long = client.read_tables(ids, errors="skip", progress=False)
+        assert long.empty and list(long.columns) == ["table_id"]
+        assert [f["id"] for f in long.attrs["failures"]] == ids
+        assert {f["status"] for f in long.attrs["failures"]} == {503}
+        assert {f["error_type"] for f in long.attrs["failures"]} == {"ServerError"}
+        emu.clear_faults()
+        assert not client.read_tables(ids, progress=False).empty
+
+
+def test_read_tables_shows_progress_per_table(client, table_reader, recorded_bars):
+    ids = _ids(client, "table_id", 3)
+    client.read_tables(ids)
+    (bar,) = recorded_bars
+    assert (bar.n, bar.total, bar.desc) == (3, 3, "read_tables")
+
+
+def test_read_tables_reads_each_id_once(client, emu, table_reader):
+    ids = _ids(client, "table_id", 2)
+    emu.reset_counters()
+    long = client.read_tables(ids + ids[:1], progress=False)
+    assert emu.counters().get("getTable") == 2
+    assert long["table_id"].nunique() <= 2
+
+
+def test_read_tables_refuses_bad_ids(client):
+    with pytest.raises(InvalidArgumentError, match="not the single string"):
+        client.read_tables("tbl-0001")
+    with pytest.raises(InvalidArgumentError, match="entry 1"):
+        client.read_tables(["tbl-0001", None])
+
+
+def test_read_mappings_long_frame_and_failures(client, table_reader):
+    from mddframes.frames import iter_groups
+
+    ids = _ids(client, "mapping_id", 5)
+    with pytest.warns(PartialFailureWarning, match="'map-9999'"):
+        long = client.read_mappings(ids + ["map-9999"], errors="skip", progress=False)
+    assert long.columns[0] == "mapping_id"
+    assert [f["id"] for f in long.attrs["failures"]] == ["map-9999"]
+    groups = dict(iter_groups(long))
+    for mapping_id in ids:
+        single = table_reader.read_mapping(client, mapping_id)
+        if single.empty:
+            continue
+        rows = groups[mapping_id]
+        assert rows.index.tolist() == single.index.tolist()
+        pd.testing.assert_frame_equal(rows, single, check_dtype=False, check_names=False)

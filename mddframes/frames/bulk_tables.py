@@ -113,9 +113,10 @@ def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[s
     ------
     (str, pandas.DataFrame)
         The id and its rows, in order of first appearance, without the id column,
-        with the original row index, and with only that object's own columns (from
+        with the original row index, and with only that object's own columns in its
+        own order, plus any column added to the long frame after the read (from
         ``frame.attrs["columns"]`` when present; otherwise the columns not entirely
-        missing in the group, plus any the group shares with all groups).
+        missing in the group).
     """
     if key is None:
         key = next((k for k in ("table_id", "mapping_id") if k in frame.columns), None)
@@ -135,8 +136,10 @@ def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[s
         rows = rows.drop(columns=key)
         known = own_columns.get(object_id)
         if known is not None:
-            # Its own columns, plus columns the user added to the long frame.
-            rows = rows[[c for c in rows.columns if c in known or c not in anyones]]
+            # Its own columns in its own order, then columns the user added to the long frame.
+            present = set(rows.columns)
+            added = [c for c in rows.columns if c not in anyones]
+            rows = rows[[c for c in known if c in present] + added]
         else:
             rows = rows.loc[:, rows.notna().any(axis=0) | (len(rows) == 0)]
         yield str(object_id), rows

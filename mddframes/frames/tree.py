@@ -272,24 +272,26 @@ def _walk(
 ) -> tuple[pd.Series, pd.Series, pd.Series]:
     """Depth, path and child count of every element, breadth-first from the roots."""
     n = len(ids)
-    id_list = ids.to_numpy(dtype=object).tolist()
-    # A dict lookup beats Index.get_indexer here: the parents hold NA, which sends
-    # get_indexer down a slow path.
-    # Built from the end so that the first occurrence of a duplicated id wins.
-    position = dict(zip(reversed(id_list), range(n - 1, -1, -1), strict=True))
-    if len(position) < n:
-        seen: set[Any] = set()
-        dupes = list(dict.fromkeys(i for i in id_list if i in seen or seen.add(i)))
+    id_values = ids.to_numpy(dtype=object)
+    # One hash pass over ids and parent ids together: ids come first, so a unique id
+    # gets its own position as code, and a parent's code is its parent's position
+    # (a code >= n is a parent id that is not in the tree; NA gets -1).
+    codes, _ = pd.factorize(np.concatenate([id_values, parents.to_numpy(dtype=object)]))
+    id_codes, parent_codes = codes[:n], codes[n:]
+    if np.array_equal(id_codes, np.arange(n)):
+        parent_pos = np.where(parent_codes < n, parent_codes, -1)
+    else:
+        dupes = pd.Index(id_values)[pd.Index(id_values).duplicated()].unique().tolist()
         warnings.warn(
             f"{what}: {len(dupes)} id(s) appear more than once; children attach to the "
             f"first occurrence: {_name_list(dupes)}",
             TreeIntegrityWarning,
             stacklevel=3,
         )
-    lookup = position.get
-    parent_pos = np.fromiter(
-        (lookup(p, -1) for p in parents.to_numpy(dtype=object).tolist()), dtype=np.int64, count=n
-    )
+        first = np.full(codes.max() + 1, -1, dtype=np.int64)
+        unique_codes, first_positions = np.unique(id_codes, return_index=True)
+        first[unique_codes] = first_positions
+        parent_pos = np.where(parent_codes >= 0, first[np.maximum(parent_codes, 0)], -1)
     has_parent = parents.notna().to_numpy()
     linked = parent_pos >= 0
 
