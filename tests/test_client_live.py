@@ -1,0 +1,70 @@
+"""Read-only client tests, run against the emulator and, when asked, a real service.
+
+The ``live`` variants run only with ``MDD_LIVE=1`` and complete ``MDD_*`` credentials
+(``MDD_TENANT``, ``MDD_BASE_URL``, ``MDD_CLIENT_ID``, ``MDD_CLIENT_SECRET``, optionally
+``MDD_REALM``, ``MDD_API_PREFIX``); set ``MDD_LIVE_SYSTEM`` to a system name for the
+tree tests. They never write. Otherwise they are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from mddframes import Client, connect
+from mddframes.errors import ConfigurationError, NotFoundError
+
+EMULATOR_SYSTEM = "DWH"
+
+
+@pytest.fixture
+def live_client():
+    """A client of the real service from MDD_* settings; skips unless MDD_LIVE=1."""
+    if os.environ.get("MDD_LIVE") != "1":
+        pytest.skip("live tests run with MDD_LIVE=1 and MDD_* credentials")
+    try:
+        client = connect()
+    except ConfigurationError as exc:
+        pytest.skip(f"MDD_LIVE=1 but the live settings are incomplete: {exc}")
+    with client:
+        yield client
+
+
+@pytest.fixture(params=["emulator", pytest.param("live", marks=pytest.mark.live)])
+def any_client(request):
+    """The same test against the emulator, then (marked ``live``) the real service."""
+    if request.param == "live":
+        yield request.getfixturevalue("live_client"), os.environ.get("MDD_LIVE_SYSTEM")
+    else:
+        with Client.from_emulator(request.getfixturevalue("emu")) as client:
+            yield client, EMULATOR_SYSTEM
+
+
+def test_token_and_object_types(any_client):
+    client, _ = any_client
+    object_types = client.get_object_types()
+    assert isinstance(object_types, list | dict)
+    assert client.http.tokens.fetches == 1
+
+
+def test_tree_and_its_elements(any_client):
+    client, system = any_client
+    if not system:
+        pytest.skip("set MDD_LIVE_SYSTEM to a system name for the live tree tests")
+    tree = client.get_tree(system)
+    entries = tree if isinstance(tree, list) else next(iter(tree.values()))
+    assert entries, f"system {system!r} has no elements"
+    first = entries[0]
+    assert client.get_structure(first["id"])["id"] == first["id"]
+    owner = next((e for e in entries if e.get("tableId")), None)
+    if owner is not None:
+        assert client.get_table(owner["tableId"])
+
+
+def test_unknown_ids_are_not_found(any_client):
+    client, _ = any_client
+    with pytest.raises(NotFoundError) as caught:
+        client.get_table(f"mddframes-missing-{uuid.uuid4()}")
+    assert caught.value.status == 404 and caught.value.operation == "getTable"
