@@ -454,6 +454,11 @@ def test_raw_data_lists_children_and_tolerates_odd_records():
     assert element["attributes"] is None  # the input is not changed
 
 
+def test_raw_data_from_dataset_names_an_unknown_element(sample):
+    with pytest.raises(KeyError, match="no element with id 'nope'"):
+        raw_data_from_dataset(sample, "nope")
+
+
 # -- rendering --------------------------------------------------------------------
 
 _YAML_LINE = re.compile(
