@@ -27,7 +27,9 @@ from mddframes.http.session import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from mddframes.context import ContextRegistry  # tables and mappings section
     from mddframes.exports import ExportArchive, ExportTask, Script
+    from mddframes.writing import WriteResult  # tables and mappings section
 
 DEPLOYMENT_INFO_FILENAME = "deployment-info.json"
 
@@ -622,6 +624,71 @@ class Client:
         from mddframes.frames.bulk_tables import read_mappings
 
         return read_mappings(self, ids, **kw)
+
+    # --- tables and mappings: frames and safe writes (frames/table.py, writing.py) ---
+
+    @property
+    def read_contexts(self) -> ContextRegistry:
+        """The write-back context of the latest read of each table and mapping
+        (created on first use); see :mod:`mddframes.context`."""
+        from mddframes.context import registry_for
+
+        return registry_for(self)
+
+    def read_table(self, table_id: str) -> pd.DataFrame:
+        """A table's rows as a frame, ready to edit and write back; see
+        :func:`mddframes.frames.table.read_table`."""
+        from mddframes.frames.table import read_table
+
+        return read_table(self, table_id)
+
+    def read_table_columns(self, table_id: str) -> pd.DataFrame:
+        """A table's column metadata as a frame; see
+        :func:`mddframes.frames.table.read_table_columns`."""
+        from mddframes.frames.table import read_table_columns
+
+        return read_table_columns(self, table_id)
+
+    def read_mapping(self, mapping_id: str) -> pd.DataFrame:
+        """A mapping's column mappings as a frame; see
+        :func:`mddframes.frames.table.read_mapping`."""
+        from mddframes.frames.table import read_mapping
+
+        return read_mapping(self, mapping_id)
+
+    def write_table(self, table_id: str, frame: pd.DataFrame, **kw: Any) -> WriteResult:
+        """Write an edited table frame back safely (conflict check, completeness check,
+        backup, verification); see :func:`mddframes.writing.write_table`."""
+        from mddframes.writing import write_table
+
+        return write_table(self, table_id, frame, **kw)
+
+    def write_mapping(self, mapping_id: str, frame: pd.DataFrame, **kw: Any) -> WriteResult:
+        """Write an edited mapping frame back safely; see
+        :func:`mddframes.writing.write_mapping`."""
+        from mddframes.writing import write_mapping
+
+        return write_mapping(self, mapping_id, frame, **kw)
+
+    def restore(self, backup: str | os.PathLike[str], **kw: Any) -> WriteResult:
+        """Put a backup back (backing up first); see :func:`mddframes.writing.restore`."""
+        from mddframes.writing import restore
+
+        return restore(self, backup, **kw)
+
+    def write_tables(self, frame: pd.DataFrame, **kw: Any) -> pd.DataFrame:
+        """Write every table of a long frame, all checked before any is sent; see
+        :func:`mddframes.writing.write_tables`."""
+        from mddframes.writing import write_tables
+
+        return write_tables(self, frame, **kw)
+
+    def write_mappings(self, frame: pd.DataFrame, **kw: Any) -> pd.DataFrame:
+        """Write every mapping of a long frame, all checked before any is sent; see
+        :func:`mddframes.writing.write_mappings`."""
+        from mddframes.writing import write_mappings
+
+        return write_mappings(self, frame, **kw)
 
 
 def attachment_filename_fallback(structure_id: str) -> str:

@@ -121,13 +121,25 @@ def infer_array(values: list[Any], types: set[type] | None = None) -> Any:
     return _object_array(values)
 
 
+_TZ_SUFFIX = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
+
+
 def _datetime_array(values: list[Any]) -> Any | None:
+    series = pd.Series(values, dtype=object)
     try:
-        parsed = pd.to_datetime(pd.Series(values, dtype=object), format="ISO8601")
+        parsed = pd.to_datetime(series, format="ISO8601")
     except (ValueError, TypeError, OverflowError):
-        return None
-    if parsed.dtype == object:  # mixed time zones on pandas 2.x
-        return None
+        parsed = None
+    if parsed is None or parsed.dtype == object:  # pandas 2.x gives object for mixed zones
+        # Offsets differ from row to row: one instant per row is still exact in UTC
+        # (each edited cell is written back in its own row's offset). Naive and aware
+        # strings mixed have no common zone and stay strings.
+        if not all(v is None or _TZ_SUFFIX.search(v) for v in values):
+            return None
+        try:
+            parsed = pd.to_datetime(series, format="ISO8601", utc=True)
+        except (ValueError, TypeError, OverflowError):
+            return None
     return parsed.array
 
 

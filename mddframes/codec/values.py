@@ -156,6 +156,15 @@ def has_non_finite(value: Any) -> bool:
     return False
 
 
+def _fixed_offset(text: str) -> _dt.timezone:
+    """The time zone of an ISO suffix: ``Z``, ``+01:00`` or ``-0530``."""
+    if text == "Z":
+        return _dt.UTC
+    digits = text[1:].replace(":", "")
+    delta = _dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return _dt.timezone(-delta if text[0] == "-" else delta)
+
+
 def format_timestamp(ts: pd.Timestamp, template: Any = None) -> str:
     """Write ``ts`` as an ISO string in the format of ``template`` (an original cell).
 
@@ -173,8 +182,8 @@ def format_timestamp(ts: pd.Timestamp, template: Any = None) -> str:
     if match is None:
         return ts.isoformat()
     tz = match["tz"]
-    if tz == "Z" and ts.tzinfo is not None:
-        ts = ts.tz_convert("UTC")
+    if tz and ts.tzinfo is not None:
+        ts = ts.tz_convert(_fixed_offset(tz))  # the template's own zone
     text = ts.strftime("%Y-%m-%d") + match["sep"] + ts.strftime("%H:%M")
     fraction_digits = len(match["frac"]) - 1 if match["frac"] else 0
     nanos = ts.microsecond * 1000 + ts.nanosecond

@@ -1,0 +1,144 @@
+"""Tables and mappings as DataFrames: ``read_table``, ``read_table_columns``, ``read_mapping``.
+
+The rows come from :func:`mddframes.codec.from_payload` (index = each row's original
+position, declared columns first with dtypes from the column metadata). Each read of
+rows records its write-back context (:mod:`mddframes.context`) so that
+:func:`mddframes.writing.write_table` can later rebuild the full payload losslessly.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mddframes.codec import from_payload
+from mddframes.codec.dtypes import infer_array
+from mddframes.codec.frame import declared_columns
+from mddframes.context import ReadContext, record_read
+from mddframes.errors import InvalidArgumentError
+from mddframes.frames._shape import snake_case
+
+if TYPE_CHECKING:
+    from mddframes.client import Client
+
+#: The first columns of :func:`read_table_columns`, always present, in this order.
+COLUMN_FIELDS = ("name", "data_type", "nullable", "primary_key", "description")
+
+_FIELD_DTYPES = {
+    "name": "string",
+    "data_type": "string",
+    "nullable": "boolean",
+    "primary_key": "boolean",
+    "description": "string",
+}
+
+
+def _require_id(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidArgumentError(f"{what} must be a non-empty string, got {value!r}")
+    return value
+
+
+def read_table(client: Client, table_id: str) -> pd.DataFrame:
+    """The rows of a table as a DataFrame, ready to edit and write back.
+
+    Parameters
+    ----------
+    client : Client
+        A connected client.
+    table_id : str
+        The table id.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per table row; the index (``row``) is each row's original position
+        (keep it: it is how the writer knows which row is which). Declared columns
+        come first in declared order with dtypes from their ``dataType`` (``string``,
+        ``Int64``, ``Float64``, ``boolean``, ``datetime64`` for DATE/TIMESTAMP; DECIMAL
+        strings stay ``string``), then undeclared columns in first-seen order with
+        inferred dtypes (no int turned float, no id turned number, nested values kept
+        as objects). ``frame.attrs["mddframes"]`` holds the read's
+        :class:`~mddframes.context.ReadContext`, which the client also keeps.
+
+    Raises
+    ------
+    MddError
+        As :meth:`Client.get_table` raises it; ``DataShapeError`` if the answer has no
+        list of row objects under ``data``.
+    """
+    table_id = _require_id(table_id, "table_id")
+    payload = client.get_table(table_id)
+    frame = from_payload(payload, "table")
+    record_read(client, frame, ReadContext("table", table_id, payload))
+    return frame
+
+
+def read_mapping(client: Client, mapping_id: str) -> pd.DataFrame:
+    """The column mappings of a mapping as a DataFrame, ready to edit and write back.
+
+    Parameters
+    ----------
+    client : Client
+        A connected client.
+    mapping_id : str
+        The mapping id.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per entry of ``columnMappings`` (``source``, ``target``,
+        ``transformation``, then any other key in first-seen order), index = the
+        entry's original position; dtypes inferred as for undeclared table columns.
+        The write-back context is recorded as for :func:`read_table`.
+    """
+    mapping_id = _require_id(mapping_id, "mapping_id")
+    payload = client.get_mapping(mapping_id)
+    frame = from_payload(payload, "mapping")
+    record_read(client, frame, ReadContext("mapping", mapping_id, payload))
+    return frame
+
+
+def columns_frame(payload: dict[str, Any]) -> pd.DataFrame:
+    """The column metadata of a table payload as a DataFrame (no HTTP).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per declared column, index ``position`` (declared order); columns
+        ``name``, ``data_type``, ``nullable``, ``primary_key``, ``description`` (always,
+        NA where the metadata does not say), then every other field of the metadata in
+        snake_case (e.g. ``precision``, ``scale``).
+    """
+    columns = declared_columns(payload, "table")
+    keys = list(dict.fromkeys(chain.from_iterable(columns)))
+    names = {key: snake_case(key) for key in keys}
+    data: dict[str, Any] = {}
+    for field_name in COLUMN_FIELDS:
+        source = next((k for k, v in names.items() if v == field_name), None)
+        values = [c.get(source) for c in columns] if source else [None] * len(columns)
+        data[field_name] = (
+            pd.array(values, dtype=_FIELD_DTYPES[field_name])
+            if _fits(values, field_name)
+            else infer_array(values)
+        )
+    for key, name in names.items():
+        if name not in data:
+            data[name] = infer_array([c.get(key) for c in columns])
+    return pd.DataFrame(data, index=pd.RangeIndex(len(columns), name="position"))
+
+
+def _fits(values: list[Any], field_name: str) -> bool:
+    wanted = bool if _FIELD_DTYPES[field_name] == "boolean" else str
+    return all(v is None or type(v) is wanted for v in values)
+
+
+def read_table_columns(client: Client, table_id: str) -> pd.DataFrame:
+    """The column metadata of a table as a DataFrame (see :func:`columns_frame`).
+
+    This read does not record a write-back context: only reads of the rows do.
+    """
+    table_id = _require_id(table_id, "table_id")
+    return columns_frame(client.get_table(table_id))
