@@ -190,6 +190,7 @@ def test_retry_policy_is_urllib3_retry_honouring_retry_after(client):
     url = client.http.settings.api_url + "/api/table/x"
     retry = client.http._session.get_adapter(url).max_retries
     assert retry.respect_retry_after_header is True
+    assert getattr(retry, "retry_after_max", 120) <= 120  # a hostile Retry-After is capped
     assert retry.raise_on_status is False
     assert "POST" not in retry.allowed_methods
     assert {429, 502, 503, 504} <= set(retry.status_forcelist)

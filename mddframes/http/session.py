@@ -19,11 +19,13 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from email.message import Message
@@ -80,6 +82,12 @@ class IdempotentRetry(Retry):
         return super().increment(method, url, *args, **kwargs)
 
 
+# urllib3 >= 2.5 caps Retry-After itself (default 6 hours); a shorter cap keeps a
+# misbehaving server from parking a notebook for hours.
+_CAP_RETRY_AFTER = "retry_after_max" in inspect.signature(Retry.__init__).parameters
+RETRY_AFTER_MAX = 120
+
+
 def make_retry(max_retries: int, methods: frozenset[str] = RETRY_METHODS) -> Retry:
     """The retry policy mounted on the session's adapters.
 
@@ -90,7 +98,9 @@ def make_retry(max_retries: int, methods: frozenset[str] = RETRY_METHODS) -> Ret
     methods : frozenset of str
         The methods that may be repeated.
     """
+    extra: dict[str, Any] = {"retry_after_max": RETRY_AFTER_MAX} if _CAP_RETRY_AFTER else {}
     return IdempotentRetry(
+        **extra,
         total=max_retries,
         connect=max_retries,
         read=max_retries,
@@ -168,6 +178,7 @@ class HttpSession:
         self._token_url = token_url
         self.tokens = TokenProvider(self._fetch_token)
         self.unauthorized_repeats = 0
+        self._counter_lock = threading.Lock()
         self._closed = False
 
     def __repr__(self) -> str:
@@ -220,7 +231,8 @@ class HttpSession:
                 # The call was refused before being processed: renew and repeat once.
                 response.close()
                 self.tokens.invalidate(token)
-                self.unauthorized_repeats += 1
+                with self._counter_lock:
+                    self.unauthorized_repeats += 1
                 logger.info(
                     "%s %s: token refused (401); renewing it and repeating once", entry.method, url
                 )
