@@ -6,6 +6,15 @@ losslessly, and export/package/deploy methods move work to production.
 """
 
 from mddframes.client import Client, connect
+from mddframes.codec import (
+    CheckReport,
+    Diff,
+    check_payload,
+    diff_payloads,
+    from_payload,
+    to_payload,
+)
+from mddframes.context import ReadContext
 from mddframes.errors import (
     AuthError,
     BadRequestError,
@@ -29,17 +38,20 @@ from mddframes.errors import (
     WriteVerificationError,
 )
 from mddframes.exports import ExportArchive, ExportTask, LegacyExportWarning, Script
+from mddframes.writing import WriteResult
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AuthError",
     "BadRequestError",
+    "CheckReport",
     "Client",
     "ConcurrentModificationError",
     "ConfigurationError",
     "ConflictError",
     "DataShapeError",
+    "Diff",
     "ExportArchive",
     "ExportFailed",
     "ExportTask",
@@ -51,13 +63,19 @@ __all__ = [
     "NotFoundError",
     "PackageClosedError",
     "RateLimitError",
+    "ReadContext",
     "ResponseFormatError",
     "Script",
     "ServerError",
     "TransportError",
     "UnsafeArchiveError",
     "UnsupportedMediaTypeError",
+    "WriteResult",
     "WriteVerificationError",
     "__version__",
+    "check_payload",
     "connect",
+    "diff_payloads",
+    "from_payload",
+    "to_payload",
 ]
