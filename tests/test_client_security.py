@@ -132,3 +132,8 @@ def test_insecure_http_to_another_host_is_refused(emu):
 
     with pytest.raises(ConfigurationError, match="allow_insecure_http"):
         connect("acme", base_url="http://{tenant}.example.com", client_id="x", client_secret="y")
+
+
+def test_non_ascii_export_file_name_survives(client):
+    name, text = client.export_structure("Zürich", "markdown-doc")
+    assert name.startswith("Zürich") and name.endswith(".md") and text

@@ -267,3 +267,26 @@ def test_connection_refused_is_a_transport_error():
             client.get_object_types()
     assert caught.value.operation == "getToken"
     assert "sec-xyz" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("disposition", "expected"),
+    [
+        ("attachment; filename=\"Z_rich.md\"; filename*=UTF-8''Z%C3%BCrich.md", "Zürich.md"),
+        ('attachment; filename="plain.sql"', "plain.sql"),
+        ('attachment; filename="../../etc/passwd"', "passwd"),
+        ("attachment; filename*=UTF-8''a%2Fb%2F..%2Fx.sql", "x.sql"),
+        ("attachment", "e1.txt"),
+    ],
+)
+def test_export_file_name_prefers_filename_star_and_keeps_only_a_base_name(
+    script, disposition, expected
+):
+    plan, url = script
+    plan.routes[f"{API}/structure/e1/export/ddl"] = lambda h: (
+        200,
+        {"Content-Type": "text/plain; charset=utf-8", "Content-Disposition": disposition},
+        "CREATE TABLE zoë;".encode(),
+    )
+    with make_client(url) as client:
+        assert client.export_structure("e1", "ddl") == (expected, "CREATE TABLE zoë;")

@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Mapping
 from email.message import Message
+from email.utils import collapse_rfc2231_value
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlencode
@@ -405,9 +406,15 @@ def attachment_filename(response: requests.Response) -> str | None:
         return None
     message = Message()
     message["Content-Disposition"] = value
-    name = message.get_filename()
-    if not name:
+    params = message.get_params(header="content-disposition", failobj=[])[1:]
+    names = [v for k, v in params if k.lower() == "filename"]
+    # RFC 6266: filename* (RFC 2231-encoded, parsed as a tuple) wins over the plain
+    # filename, which servers send as an ASCII fallback ("Zürich.md" -> "Z_rich.md").
+    extended = [v for v in names if isinstance(v, tuple)]
+    chosen = extended[0] if extended else (names[0] if names else None)
+    if not chosen:
         return None
+    name = collapse_rfc2231_value(chosen).strip()
     # A server-chosen name must not steer where a caller writes: keep the last part.
     base = PurePosixPath(name.replace("\\", "/")).name
     return base if base not in ("", ".", "..") else None
