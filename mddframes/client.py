@@ -199,23 +199,28 @@ class Client:
     def _json(
         self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
     ) -> Any:
+        return self._json_with_url(operation, path_params, **kwargs)[0]
+
+    def _json_with_url(
+        self, operation: str, path_params: dict[str, Any] | None, **kwargs: Any
+    ) -> tuple[Any, str]:
         entry = endpoint(operation)
         response = self._http.call(operation, path_params, **kwargs)
         try:
-            return decode_json(entry, response.url, response)
+            return decode_json(entry, response.url, response), response.url
         finally:
             response.close()
 
     def _json_object(
         self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        value = self._json(operation, path_params, **kwargs)
+        value, url = self._json_with_url(operation, path_params, **kwargs)
         if not isinstance(value, dict):
-            entry = endpoint(operation)
             raise ResponseFormatError(
                 f"expected a JSON object, got {type(value).__name__}",
                 operation=operation,
-                method=entry.method,
+                method=endpoint(operation).method,
+                url=url,
             )
         return value
 
