@@ -290,3 +290,20 @@ def test_export_file_name_prefers_filename_star_and_keeps_only_a_base_name(
     )
     with make_client(url) as client:
         assert client.export_structure("e1", "ddl") == (expected, "CREATE TABLE zoë;")
+
+
+def test_a_list_where_an_object_is_expected_names_the_url(script):
+    plan, url = script
+    plan.routes[f"{API}/table/t"] = json_answer([{"id": "t"}])
+    with make_client(url) as client, pytest.raises(ResponseFormatError) as caught:
+        client.get_table("t")
+    assert "expected a JSON object, got list" in str(caught.value)
+    assert caught.value.url == f"{url}{API}/table/t"
+
+
+def test_an_export_start_without_task_id_is_a_response_format_error(script):
+    plan, url = script
+    plan.routes[f"{API}/structure/export"] = json_answer({"id": "task-1"}, status=202)
+    with make_client(url) as client, pytest.raises(ResponseFormatError, match="no taskId"):
+        client.post_export(["e1"], "ddl")
+    assert plan.hits[f"{API}/structure/export"] == 1
