@@ -309,12 +309,15 @@ def safe_id(structure_id: Any) -> str:
     """The file-name-safe form of an element id used in export zip entry names.
 
     ASCII letters, digits, ``.``, ``-`` and ``_`` are kept, every other character
-    becomes ``_``; when that changed the id (or the id is empty, ``.`` or ``..``), the
-    first 8 hex digits of the SHA-1 of the id are appended so names stay unique.
+    becomes ``_``, and leading dots become ``_`` (no hidden or dot-only names); when
+    that changed the id (or the id is empty), the first 8 hex digits of the SHA-1 of
+    the id are appended so names stay unique.
     """
     text = str(structure_id)
     safe = _UNSAFE_IN_NAME.sub("_", text)
-    if safe != text or safe in ("", ".", ".."):
+    undotted = safe.lstrip(".")
+    safe = "_" * (len(safe) - len(undotted)) + undotted
+    if safe != text or not safe:
         safe = f"{safe}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:8]}"
     return safe
 

@@ -143,7 +143,8 @@ def test_files_lists_names_sizes_and_ids(tmp_path):
     [
         ("tbl-1", "orders.sql", "tbl-1__orders.sql"),
         ("a/b", "x.sql", f"a_b-{hashlib.sha1(b'a/b').hexdigest()[:8]}__x.sql"),
-        ("..", "x.sql", f"..-{hashlib.sha1(b'..').hexdigest()[:8]}__x.sql"),
+        ("..", "x.sql", f"__-{hashlib.sha1(b'..').hexdigest()[:8]}__x.sql"),
+        (".hidden", "x.sql", f"_hidden-{hashlib.sha1(b'.hidden').hexdigest()[:8]}__x.sql"),
         ("s1", "../up.sql", "s1__.._up.sql"),
         ("s1", "", "s1__script"),
     ],

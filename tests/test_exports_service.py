@@ -180,12 +180,6 @@ def test_downloaded_archive_with_an_escaping_entry_is_refused(client, targets, t
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="client bug: http.session.attachment_filename takes the ASCII filename= "
-    "fallback instead of the RFC 6266 filename* (Zürich.md arrives as Z_rich.md), so "
-    "legacy names of non-ASCII scripts differ from the batch zip; remove once fixed",
-)
 def test_awkward_ids_get_the_same_entry_names_from_batch_and_legacy(
     client, emu, sample, targets, tmp_path
 ):
