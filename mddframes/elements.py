@@ -584,15 +584,18 @@ def deploy_many(
             raise InvalidArgumentError("deploy_many: deployment_id is required with a list of ids")
         pairs = [(sid, str(deployment_id)) for sid in _normalise_ids(items, "deploy_many ids")]
     pairs = list(dict.fromkeys(pairs))
-    keys = [f"{sid}\x1f{did}" for sid, did in pairs]
 
-    def one(key: str) -> dict[str, Any]:
-        sid, did = key.split("\x1f", 1)
-        deploy(client, sid, did)
+    def one(pair: tuple[str, str]) -> dict[str, Any]:
+        deploy(client, *pair)
         return {}
 
     result = _run_bulk(
-        one, keys, max_workers=_workers(client, max_workers), progress=progress, desc="deploy"
+        one,
+        pairs,
+        max_workers=_workers(client, max_workers),
+        progress=progress,
+        desc="deploy",
+        label=lambda pair: f"{pair[0]} (deployment {pair[1]})",
     )
     return pd.DataFrame(
         {

@@ -1013,16 +1013,23 @@ def _workers(client: Any, max_workers: int | None) -> int:
 
 
 def _run_bulk(
-    fn: Any, ids: list[str], *, max_workers: int, progress: bool, desc: str
+    fn: Any,
+    ids: list[Any],
+    *,
+    max_workers: int,
+    progress: bool,
+    desc: str,
+    label: Any = str,
 ) -> pd.DataFrame:
     """:func:`mddframes.bulk.run_bulk` over ``ids``, every failure kept: a frame of
-    ``id``, ``ok``, ``error`` and ``value`` (what ``fn`` returned), in input order."""
+    ``id`` (``label`` of each item), ``ok``, ``error`` and ``value`` (what ``fn``
+    returned), in input order."""
     outcome = run_bulk(
-        fn, ids, max_workers=max_workers, progress=progress, errors="skip", desc=desc
+        fn, ids, max_workers=max_workers, progress=progress, errors="skip", desc=desc, label=label
     )
     frame = pd.DataFrame(
         {
-            "id": pd.array(ids, dtype="string"),
+            "id": pd.array([label(item) for item in ids], dtype="string"),
             "ok": pd.array(
                 [pos not in outcome.exceptions for pos in range(len(ids))], dtype="boolean"
             ),

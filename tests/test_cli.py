@@ -112,10 +112,16 @@ def _ids_of_type(emu, element_type):
 
 
 def test_deploy_reports_partial_failure_with_exit_code_3(env, capsys):
-    code = main(["deploy", "dep-42", "dwh-0020", "no-such-element"])
+    from mddframes.bulk import PartialFailureWarning
+
+    with pytest.warns(PartialFailureWarning, match=r"no-such-element \(deployment dep-42\)"):
+        code = main(["deploy", "dep-42", "dwh-0020", "no-such-element"])
     assert code == EXIT_PARTIAL_FAILURE
     result = _csv(capsys.readouterr().out)
-    assert dict(zip(result["id"], result["ok"], strict=True)) == {"dwh-0020": "True", "no-such-element": "False"}
+    assert dict(zip(result["id"], result["ok"], strict=True)) == {
+        "dwh-0020": "True",
+        "no-such-element": "False",
+    }
     from mddframes import Client
 
     with Client.from_emulator(env) as client:
