@@ -48,6 +48,11 @@ def _by_key(
         else:
             taken.add(p)
             origin.append(p)
+    # a row whose key changed in place: its old row, at the same position, is unmatched
+    for i, p in enumerate(origin):
+        if p is None and i < len(old_rows) and i not in taken:
+            taken.add(i)
+            origin[i] = i
     return origin
 
 
@@ -80,7 +85,9 @@ def align_rows(
         The rows of the two payloads.
     primary_key : sequence of str, optional
         Declared primary-key columns. Used when every old row has a unique, non-null
-        key; a new row whose key is not among the old keys is an added row.
+        key; a new row whose key is not among the old keys is an added row, unless
+        the old row at its position is matched by no key (then the key was edited
+        in place).
 
     Returns
     -------

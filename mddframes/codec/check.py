@@ -257,9 +257,16 @@ def check_payload(
 
     columns = declared_columns(new if declared_columns(new, kind) else current, kind)
     declared = {c["name"]: c for c in columns}
-    current_keys = dict.fromkeys(chain.from_iterable(current_rows))
-    new_keys = dict.fromkeys(chain.from_iterable(new_rows))
+    primary_key = primary_key_columns(columns)
+    if origin is None:
+        origin = align_rows(current_rows, new_rows, primary_key=primary_key)
+    if len(origin) != len(new_rows):
+        raise ValueError(f"origin has {len(origin)} entries for {len(new_rows)} rows")
 
+    # a column is lost only if a row that is kept had it (deleted rows are reported as such)
+    kept_rows = (current_rows[p] for p in origin if p is not None)
+    current_keys = dict.fromkeys(chain.from_iterable(kept_rows))
+    new_keys = dict.fromkeys(chain.from_iterable(new_rows))
     gone_columns = set()
     for name in current_keys:
         if name in new_keys:
@@ -273,12 +280,6 @@ def check_payload(
         for name in new_keys:
             if name not in declared:
                 add("warning", UNDECLARED_COLUMN, column=name)
-
-    primary_key = primary_key_columns(columns)
-    if origin is None:
-        origin = align_rows(current_rows, new_rows, primary_key=primary_key)
-    if len(origin) != len(new_rows):
-        raise ValueError(f"origin has {len(origin)} entries for {len(new_rows)} rows")
 
     def label(i: int) -> Any:
         if labels is not None:

@@ -54,6 +54,8 @@ _JSON_CLASS = {
     list: "array",
 }
 
+_FLOAT_EXACT_INT = 2**53
+
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATETIME = re.compile(
     r"\d{4}-\d{2}-\d{2}(?P<sep>[T ])\d{2}:\d{2}(?P<sec>:\d{2})?(?P<frac>\.\d+)?"
@@ -241,8 +243,8 @@ def to_json_value(value: Any, template: Any = ABSENT, *, where: str = "") -> Any
         return int(value)
     if isinstance(value, float | np.floating):
         number = float(value)
-        if type(template) is int and number.is_integer():
-            return int(number)
+        if type(template) is int and number.is_integer() and abs(number) <= _FLOAT_EXACT_INT:
+            return int(number)  # an int column edited through a float dtype stays int
         return number
     if isinstance(value, str):
         return str(value)
