@@ -273,11 +273,15 @@ def _walk(
     """Depth, path and child count of every element, breadth-first from the roots."""
     n = len(ids)
     id_values = ids.to_numpy(dtype=object)
-    # One hash pass over ids and parent ids together: ids come first, so a unique id
-    # gets its own position as code, and a parent's code is its parent's position
-    # (a code >= n is a parent id that is not in the tree; NA gets -1).
-    codes, _ = pd.factorize(np.concatenate([id_values, parents.to_numpy(dtype=object)]))
-    id_codes, parent_codes = codes[:n], codes[n:]
+    has_parent = parents.notna().to_numpy()
+    # One hash pass over the ids and the non-missing parent ids together: ids come
+    # first, so a unique id's code is its own position, a parent's code is its
+    # parent's position, and a code >= n is a parent id that is not in the tree.
+    # (NA values are left out: they send factorize down a much slower path.)
+    codes, _ = pd.factorize(np.concatenate([id_values, parents.to_numpy(dtype=object)[has_parent]]))
+    id_codes = codes[:n]
+    parent_codes = np.full(n, -1, dtype=np.int64)
+    parent_codes[has_parent] = codes[n:]
     if np.array_equal(id_codes, np.arange(n)):
         parent_pos = np.where(parent_codes < n, parent_codes, -1)
     else:
@@ -292,7 +296,6 @@ def _walk(
         unique_codes, first_positions = np.unique(id_codes, return_index=True)
         first[unique_codes] = first_positions
         parent_pos = np.where(parent_codes >= 0, first[np.maximum(parent_codes, 0)], -1)
-    has_parent = parents.notna().to_numpy()
     linked = parent_pos >= 0
 
     counts = np.bincount(parent_pos[linked], minlength=n)
@@ -309,11 +312,11 @@ def _walk(
         before = np.cumsum(per_node) - per_node
         return children[np.repeat(offsets[frontier] - before, per_node) + np.arange(total)]
 
-    label = names.to_numpy(dtype=object, na_value=None)
-    no_name = pd.isna(names).to_numpy()
+    label = names.to_numpy(dtype=object)
+    no_name = names.isna().to_numpy()
     if no_name.any():
         label = label.copy()
-        label[no_name] = ids.to_numpy(dtype=object)[no_name]
+        label[no_name] = id_values[no_name]
     depth = np.full(n, -1, dtype=np.int64)
     path = np.full(n, None, dtype=object)
     frontier = np.flatnonzero(~has_parent)
