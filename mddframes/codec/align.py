@@ -21,14 +21,16 @@ def primary_key_columns(columns: Sequence[dict[str, Any]]) -> list[str]:
     return [c["name"] for c in columns if c.get("primaryKey") is True]
 
 
-def key_of(row: dict[str, Any], names: Sequence[str]) -> tuple[str, ...] | None:
+def key_of(row: dict[str, Any], names: Sequence[str]) -> tuple[Any, ...] | None:
     """A hashable primary-key value of a row (None if a key column is absent or null)."""
-    parts = []
+    parts: list[Any] = []
     for name in names:
         value = row.get(name)
         if value is None:
             return None
-        parts.append(canonical_json(value))
+        kind = type(value)
+        # the type is part of the key: "1", 1, 1.0 and True are four different keys
+        parts.append((kind, canonical_json(value) if kind in (dict, list) else value))
     return tuple(parts)
 
 

@@ -12,6 +12,9 @@ Errors
     JSON type except float -> integer); NaN or infinity anywhere.
 Warnings
     columns not declared in the metadata; nulls in non-nullable columns.
+
+Problems the current payload already had are not blamed on the new one: duplicate
+keys and nulls are reported only where a row was edited or added.
 """
 
 from __future__ import annotations
@@ -293,25 +296,33 @@ def check_payload(
                 shown = {k: row.get(k) for k in primary_key} if primary_key else row
                 add("error", ROW_DELETED, row=position, old=shown)
 
-    if primary_key:
-        seen: dict[tuple[str, ...], int] = {}
+    # rows that are not the very objects of the current payload (edited, new, or from a
+    # payload built elsewhere): only they can bring a new problem
+    touched = [
+        i for i, p in enumerate(origin) if p is None or new_rows[i] is not current_rows[p]
+    ]  # fmt: skip
+    if primary_key and touched:
+        groups: dict[Any, list[int]] = {}
         for i, row in enumerate(new_rows):
             key = key_of(row, primary_key)
-            if key is None:
+            if key is not None:
+                groups.setdefault(key, []).append(i)
+        touched_set = set(touched)
+        for positions in groups.values():
+            if len(positions) < 2:
                 continue
-            if key in seen:
-                add("error", DUPLICATE_PRIMARY_KEY, row=label(i), column=",".join(primary_key),
-                    old=label(seen[key]), value=[row.get(k) for k in primary_key])  # fmt: skip
-            else:
-                seen[key] = i
+            # name the edited or added rows: they brought the duplicate
+            for i in (p for p in positions if p in touched_set):
+                other = next(p for p in positions if p != i)
+                add("error", DUPLICATE_PRIMARY_KEY, row=label(i),
+                    column=",".join(primary_key), old=f"same key as row {label(other)!r}",
+                    value=[new_rows[i].get(k) for k in primary_key])  # fmt: skip
 
     column_classes: dict[str, set[str]] | None = None
-    for i, row in enumerate(new_rows):
-        p = origin[i]
+    for i in touched:
+        row, p = new_rows[i], origin[i]
         if p is not None:
             before = current_rows[p]
-            if row is before:
-                continue  # the very same object: nothing in it can have changed
             for name, old in before.items():
                 value = row.get(name, ABSENT)
                 if value is ABSENT:
@@ -347,8 +358,8 @@ def check_payload(
     for name, column in declared.items():
         if column.get("nullable") is not False:
             continue
-        for i, row in enumerate(new_rows):
-            value = row.get(name, ABSENT)
+        for i in touched:  # nulls the service already held are not this write's doing
+            value = new_rows[i].get(name, ABSENT)
             if value is None or (value is ABSENT and origin[i] is None):
                 add("warning", NULL_IN_NON_NULLABLE, row=label(i), column=name,
                     value=None if value is None else ABSENT)  # fmt: skip

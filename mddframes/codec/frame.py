@@ -341,12 +341,12 @@ def overlay(
         new = frame[name].array
         if not identity:
             new = new.take(kept_frame)
-        originals = [row.get(name, ABSENT) for row in kept_rows]
+        # None stands for both null and absent here: the two compare alike, and the
+        # row copy below keeps whichever the original had
+        originals = [row.get(name) for row in kept_rows]
         if name in known:
             templates[name] = _sample(rows, name)
-            old = column_array(
-                [None if v is ABSENT else v for v in originals], data_types.get(name), name=name
-            )
+            old = column_array(originals, data_types.get(name), name=name)
             candidates = _candidate_changes(old, new, originals)
         else:
             templates[name] = ABSENT
