@@ -28,11 +28,11 @@ from pathlib import Path
 
 from benchmarks.common import Result, at_most, best_time, speedup_at_least
 from mddframes import Client
+from mddframes.archive import archive_entry_name
 from mddframes.emulator import serve
 from mddframes.emulator.state import scale_dataset  # the same deterministic data it serves
 from mddframes.exports import (
     LegacyExportWarning,
-    archive_entry_name,
     export_batch,
     poll_intervals,
     start_export,

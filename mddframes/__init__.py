@@ -5,6 +5,7 @@ The public surface is small: :func:`connect` returns a :class:`Client`, whose
 losslessly, and export/package/deploy methods move work to production.
 """
 
+from mddframes.archive import ExportArchive
 from mddframes.client import Client, connect
 from mddframes.codec import (
     CheckReport,
@@ -37,7 +38,7 @@ from mddframes.errors import (
     UnsupportedMediaTypeError,
     WriteVerificationError,
 )
-from mddframes.exports import ExportArchive, ExportTask, LegacyExportWarning, Script
+from mddframes.exports import ExportTask, LegacyExportWarning, Script
 from mddframes.writing import WriteResult
 
 __version__ = "0.1.0"

@@ -27,8 +27,9 @@ from mddframes.http.session import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from mddframes.archive import ExportArchive
     from mddframes.context import ContextRegistry  # tables and mappings section
-    from mddframes.exports import ExportArchive, ExportTask, Script
+    from mddframes.exports import ExportTask, Script
     from mddframes.writing import WriteResult  # tables and mappings section
 
 DEPLOYMENT_INFO_FILENAME = "deployment-info.json"

@@ -11,17 +11,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mddframes.errors import DataShapeError, InvalidArgumentError, UnsafeArchiveError
-from mddframes.exports import (
+from mddframes.archive import (
     ExportArchive,
-    ExportStatus,
-    Script,
-    _normalise_ids,
     archive_entry_name,
-    poll_intervals,
     safe_file_name,
     structure_id_from_entry,
 )
+from mddframes.errors import DataShapeError, InvalidArgumentError, UnsafeArchiveError
+from mddframes.exports import ExportStatus, Script, _normalise_ids, poll_intervals
 
 
 def make_zip(path: Path, entries: dict[str, bytes], *, symlinks: tuple[str, ...] = ()) -> Path:

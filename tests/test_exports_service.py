@@ -7,9 +7,9 @@ import zipfile
 import pytest
 
 from mddframes import Client, ExportArchive, ExportTask, LegacyExportWarning, Script
+from mddframes.archive import archive_entry_name
 from mddframes.emulator.state import sample_dataset
 from mddframes.errors import ExportFailed, ExportTimeout, NotFoundError
-from mddframes.exports import archive_entry_name
 
 FAST = {"poll_interval": 0.02, "max_poll_interval": 0.05, "progress": False}
 
