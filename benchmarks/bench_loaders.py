@@ -35,7 +35,7 @@ from mddframes.emulator.state import EmulatorConfig
 log = logging.getLogger(__name__)
 
 TREE_ELEMENTS = 100_000
-TABLES_ELEMENTS = 4_000  # the scale data has a table for 1 element in 20: 200 tables
+TABLES_ELEMENTS = 4_100  # the scale data has a table for about 1 element in 20: 200+ tables
 N_TABLES = 200
 LATENCY = 0.020
 WORKERS = 8

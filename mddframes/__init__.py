@@ -6,6 +6,7 @@ losslessly, and export/package/deploy methods move work to production.
 """
 
 from mddframes.archive import ExportArchive
+from mddframes.bulk import BulkResult, PartialFailureWarning, run_bulk
 from mddframes.client import Client, connect
 from mddframes.codec import (
     CheckReport,
@@ -39,6 +40,7 @@ from mddframes.errors import (
     WriteVerificationError,
 )
 from mddframes.exports import ExportTask, LegacyExportWarning, Script
+from mddframes.frames import TreeIntegrityWarning, iter_groups, tree_frame
 from mddframes.writing import WriteResult
 
 __version__ = "0.1.0"
@@ -46,6 +48,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AuthError",
     "BadRequestError",
+    "BulkResult",
     "CheckReport",
     "Client",
     "ConcurrentModificationError",
@@ -63,12 +66,14 @@ __all__ = [
     "MddError",
     "NotFoundError",
     "PackageClosedError",
+    "PartialFailureWarning",
     "RateLimitError",
     "ReadContext",
     "ResponseFormatError",
     "Script",
     "ServerError",
     "TransportError",
+    "TreeIntegrityWarning",
     "UnsafeArchiveError",
     "UnsupportedMediaTypeError",
     "WriteResult",
@@ -78,5 +83,8 @@ __all__ = [
     "connect",
     "diff_payloads",
     "from_payload",
+    "iter_groups",
+    "run_bulk",
     "to_payload",
+    "tree_frame",
 ]

@@ -159,7 +159,7 @@ def tidy_column(column: pd.Series) -> pd.Series:
     pandas made from integers with gaps becomes ``Int64``.
     """
     dtype = column.dtype
-    if dtype is np.dtype(object) or isinstance(dtype, pd.StringDtype):
+    if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype):
         kind = infer_dtype(column, skipna=True)
         if kind == "string":
             return column.astype("string")
@@ -177,7 +177,7 @@ def tidy_column(column: pd.Series) -> pd.Series:
         if kind == "empty":
             return column.astype("object")
         return column
-    if dtype is np.dtype(bool):
+    if isinstance(dtype, np.dtype) and dtype.kind == "b":
         return column.astype("boolean")
     if pd.api.types.is_integer_dtype(dtype) and not isinstance(
         dtype, pd.api.extensions.ExtensionDtype

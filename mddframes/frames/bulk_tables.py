@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from mddframes.bulk import ErrorPolicy, run_bulk
@@ -218,21 +219,19 @@ def _read_many(
         errors=errors,
         desc=desc,
     )
-    parts = []
-    columns: dict[str, list[Any]] = {}
-    for object_id, part in outcome.succeeded():
-        columns[object_id] = list(part.columns)
-        part = part.copy(deep=False)
-        part.attrs = {}  # per-object contexts would make concat compare them; the client keeps them
-        part.insert(0, key, pd.array([object_id] * len(part), dtype="string"))
-        if part.index.name is None:
-            part = part.rename_axis(ROW_INDEX_NAME)
-        parts.append(part)
-    if parts:
-        frame = concat_union(parts)
-    else:
-        frame = pd.DataFrame({key: pd.Series(dtype="string")})
+    parts = [(object_id, part) for object_id, part in outcome.succeeded()]
+    columns = {object_id: list(part.columns) for object_id, part in parts}
+    # concat_union builds the long frame array by array, so the parts need no copy,
+    # no id column and no attrs clearing of their own (their contexts stay in the client).
+    frame = concat_union([part for _, part in parts])
+    key_values = np.repeat(
+        np.array([object_id for object_id, _ in parts], dtype=object),
+        [len(part) for _, part in parts],
+    )
+    frame.insert(0, key, pd.array(key_values, dtype="string"))
+    if frame.index.name is None:
         frame.index.name = ROW_INDEX_NAME
+    frame.attrs = {}
     frame.attrs["failures"] = failure_records(outcome.failures)
     frame.attrs["columns"] = columns
     return frame
