@@ -348,3 +348,34 @@ def test_read_mappings_long_frame_and_failures(client, table_reader):
         rows = groups[mapping_id]
         assert rows.index.tolist() == single.index.tolist()
         pd.testing.assert_frame_equal(rows, single, check_dtype=False, check_names=False)
+
+
+def test_iter_groups_gives_each_table_its_own_columns_and_rows(client, table_reader):
+    from mddframes.frames import iter_groups
+
+    ids = _ids(client, "table_id", 6)
+    long = client.read_tables(ids, progress=False)
+    long["reviewed"] = False  # a column the user adds to the long frame
+    long = long[long.index != 0]  # and a row deleted from every table
+    for table_id, rows in iter_groups(long):
+        single = table_reader.read_table(client, table_id)
+        assert list(rows.columns) == list(single.columns) + ["reviewed"]
+        assert rows.index.tolist() == [i for i in single.index if i != 0]
+    # Without attrs (lost by some pandas operations) the all-missing columns of
+    # other tables are dropped instead.
+    long.attrs = {}
+    for table_id, rows in iter_groups(long, key="table_id"):
+        own = set(table_reader.read_table(client, table_id).columns) | {"reviewed"}
+        assert set(rows.columns) <= own
+
+
+def test_iter_groups_needs_the_id_column():
+    from mddframes.frames import iter_groups
+
+    with pytest.raises(InvalidArgumentError, match="table_id"):
+        list(iter_groups(pd.DataFrame({"x": [1]})))
+
+
+def test_read_tables_hints_at_dropna_for_missing_ids(client):
+    with pytest.raises(InvalidArgumentError, match="dropna"):
+        client.read_tables(pd.Series(["tbl-0001", None], dtype="string"))

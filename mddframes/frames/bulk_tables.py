@@ -169,6 +169,11 @@ def unique_ids(ids: Iterable[Any], *, what: str) -> list[str]:
         if not isinstance(value, str) or not value:
             raise InvalidArgumentError(
                 f"{what}: entry {position} is {value!r}; every id must be a non-empty string"
+                + (
+                    " (drop missing ids first, e.g. tree['table_id'].dropna())"
+                    if pd.isna(value)
+                    else ""
+                )
             )
     return list(dict.fromkeys(values))
 
