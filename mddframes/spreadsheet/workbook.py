@@ -1,0 +1,602 @@
+"""``to_excel`` / ``read_excel``: table and mapping frames out to xlsx for review, and back.
+
+One sheet per object: column A holds each row's original position (``row``, the frame
+index), then one column per frame column, cells written per the column's encoding
+(:mod:`mddframes.spreadsheet.cells`). The hidden sheet ``_mddframes``
+(:mod:`mddframes.spreadsheet.metadata`) keeps the write-back context and the dtype
+snapshot, so the frame read back carries the context the writer needs and the
+original dtypes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+from openpyxl import Workbook, load_workbook
+from openpyxl.utils import get_column_letter
+
+from mddframes.codec.dtypes import infer_array
+from mddframes.codec.frame import INDEX_NAME, payload_rows
+from mddframes.codec.values import ABSENT, is_missing_json
+from mddframes.context import ATTRS_KEY, ReadContext, payload_digest, registry_for
+from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.spreadsheet.cells import (
+    CellError,
+    build_array,
+    decode,
+    dtype_from_name,
+    dtype_name,
+    encode,
+    encoding_of,
+    holds_missing,
+    openpyxl_cell,
+    plain_value,
+    raw_value,
+    text_cell,
+)
+from mddframes.spreadsheet.metadata import (
+    META_SHEET,
+    ColumnSpec,
+    SheetRecord,
+    read_metadata,
+    write_metadata,
+)
+
+logger = logging.getLogger(__name__)
+
+Path = str | os.PathLike[str] | IO[bytes]
+
+#: The header of column A, which holds each row's original position.
+INDEX_HEADER = INDEX_NAME
+
+_TITLE_LENGTH = 31
+_BAD_TITLE = re.compile("[\\\\*?:/\\[\\]\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+_RESERVED_TITLES = {META_SHEET.lower(), "history"}
+
+
+# -- sheet titles -----------------------------------------------------------------------
+
+
+def _clip(text: str, length: int) -> str:
+    """The longest prefix of ``text`` of at most ``length`` UTF-16 code units."""
+    units = 0
+    for position, char in enumerate(text):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > length:
+            return text[:position]
+    return text
+
+
+def sheet_titles(names: list[str]) -> list[str]:
+    """Valid, distinct sheet titles for object ids (the true ids go to the hidden sheet).
+
+    Characters a title cannot hold (``\\ / * ? : [ ]`` and control characters) become
+    ``_``; titles are cut to 31 characters, may not start or end with ``'``, and a
+    title already taken (case-insensitively) gets a ``~2``, ``~3``... suffix.
+    """
+    used: set[str] = set(_RESERVED_TITLES)
+    titles = []
+    for name in names:
+        base = _BAD_TITLE.sub("_", name).strip("'") or "sheet"
+        title = _clip(base, _TITLE_LENGTH).strip("'") or "sheet"
+        counter = 1
+        while title.lower() in used:
+            counter += 1
+            suffix = f"~{counter}"
+            title = _clip(base, _TITLE_LENGTH - len(suffix)).rstrip("'") + suffix
+        used.add(title.lower())
+        titles.append(title)
+    return titles
+
+
+# -- writing ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Export:
+    """One frame on its way into a sheet."""
+
+    label: str
+    frame: pd.DataFrame
+    context: ReadContext | None
+    columns: list[ColumnSpec]
+
+
+def _context(
+    frame: pd.DataFrame, object_id: str | None, kind: str | None, client: Any
+) -> ReadContext | None:
+    attached = frame.attrs.get(ATTRS_KEY)
+    context = attached if isinstance(attached, ReadContext) else None
+    if context is not None and object_id is not None and context.object_id != object_id:
+        context = None  # the frame was read as another object: look the key up instead
+        if client is None:
+            raise InvalidArgumentError(
+                f"the frame under key {object_id!r} carries the read context of "
+                f"{attached.kind} {attached.object_id!r}; use the object id as key, or pass "
+                "client= so that the context of the key is taken from the client"
+            )
+    if context is None and client is not None and object_id is not None:
+        for candidate in (kind,) if kind else ("table", "mapping"):
+            context = registry_for(client).get(candidate, object_id)
+            if context is not None:
+                break
+    if context is not None and kind is not None and context.kind != kind:
+        raise InvalidArgumentError(
+            f"kind={kind!r}, but the frame of {object_id or context.object_id!r} was read "
+            f"as a {context.kind}"
+        )
+    return context
+
+
+def _snapshot(frame: pd.DataFrame, label: str) -> list[ColumnSpec]:
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidArgumentError(
+            f"{label}: expected a pandas DataFrame, not {type(frame).__name__}"
+        )
+    if isinstance(frame.index, pd.MultiIndex) or not (
+        pd.api.types.is_integer_dtype(frame.index.dtype)
+        or all(isinstance(x, int | np.integer) and not isinstance(x, bool) for x in frame.index)
+    ):
+        raise DataShapeError(
+            f"{label}: the index must be each row's original position (integers), as "
+            f"read_table and read_mapping give it; found {frame.index[:3].tolist()!r}"
+        )
+    if not frame.index.is_unique:
+        raise DataShapeError(
+            f"{label}: duplicate index labels "
+            f"{frame.index[frame.index.duplicated()].unique().tolist()[:5]!r}"
+        )
+    bad = [c for c in frame.columns if not isinstance(c, str)]
+    if bad:
+        raise DataShapeError(f"{label}: column names must be strings, got {bad[:5]!r}")
+    if frame.columns.has_duplicates:
+        raise DataShapeError(
+            f"{label}: duplicate column names "
+            f"{frame.columns[frame.columns.duplicated()].unique().tolist()[:5]!r}"
+        )
+    specs = []
+    for name in frame.columns:
+        dtype = frame[name].dtype
+        encoding = encoding_of(dtype)
+        if encoding is None:
+            raise DataShapeError(
+                f"{label}, column {name!r}: dtype {dtype} has no exact spreadsheet form; "
+                "convert it first, e.g. with astype('string') or astype(object)"
+            )
+        specs.append(ColumnSpec(name, dtype_name(dtype), encoding))
+    return specs
+
+
+def _exports(
+    frames: pd.DataFrame | Mapping[str, pd.DataFrame], kind: str | None, client: Any
+) -> tuple[str, list[_Export]]:
+    if kind not in (None, "table", "mapping"):
+        raise InvalidArgumentError(f"kind must be 'table', 'mapping' or None, not {kind!r}")
+    if isinstance(frames, pd.DataFrame):
+        context = _context(frames, None, kind, client)
+        label = f"{context.kind} {context.object_id!r}" if context else "the frame"
+        name = context.object_id if context else "data"
+        return "single", [_Export(name, frames, context, _snapshot(frames, label))]
+    if not isinstance(frames, Mapping):
+        raise InvalidArgumentError(
+            "frames must be a DataFrame or a dict {object id: DataFrame}, "
+            f"not {type(frames).__name__}"
+        )
+    if not frames:
+        raise InvalidArgumentError("frames is an empty dict: there is nothing to write")
+    exports = []
+    for object_id, frame in frames.items():
+        if not isinstance(object_id, str) or not object_id:
+            raise InvalidArgumentError(
+                f"the keys of frames must be object ids (non-empty strings), got {object_id!r}"
+            )
+        if not isinstance(frame, pd.DataFrame):
+            raise InvalidArgumentError(
+                f"frames[{object_id!r}] must be a DataFrame, not {type(frame).__name__}"
+            )
+        context = _context(frame, object_id, kind, client)
+        label = f"{context.kind if context else kind or 'object'} {object_id!r}"
+        exports.append(_Export(object_id, frame, context, _snapshot(frame, label)))
+    return "dict", exports
+
+
+def _templates(rows: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    """The first non-missing original value of each column (the format of new dates)."""
+    templates: dict[str, Any] = {}
+    for name in names:
+        templates[name] = next(
+            (row[name] for row in rows if not is_missing_json(row.get(name, ABSENT))), None
+        )
+    return templates
+
+
+def _write_sheet(sheet: Any, export: _Export) -> None:
+    frame, specs = export.frame, export.columns
+    rows = payload_rows(export.context.payload, export.context.kind) if export.context else []
+    datetimes = [s.name for s in specs if s.encoding == "datetime"]
+    templates = _templates(rows, datetimes)
+    sheet.freeze_panes = "B2"
+    sheet.column_dimensions["A"].width = 8
+    for position, spec in enumerate(specs, start=2):
+        if spec.encoding in ("text", "datetime", "json"):
+            # new cells a reviewer types in this column are text too
+            sheet.column_dimensions[get_column_letter(position)].number_format = "@"
+    label = f"{export.context.kind} {export.label!r}" if export.context else repr(export.label)
+    try:
+        header = [text_cell(INDEX_HEADER), *(text_cell(s.name) for s in specs)]
+    except CellError as exc:
+        raise DataShapeError(f"{label}: a column name is too long: {exc}") from exc
+    sheet.append([openpyxl_cell(sheet, c) for c in header])
+    columns = [list(frame[s.name].array) for s in specs]
+    for position, row_label in enumerate(frame.index.tolist()):
+        original = rows[row_label] if 0 <= row_label < len(rows) else {}
+        out: list[Any] = [int(row_label)]
+        for spec, values in zip(specs, columns, strict=True):
+            value = values[position]
+            try:
+                if spec.encoding == "datetime":
+                    cell = encode("datetime", value, original.get(spec.name), templates[spec.name])
+                else:
+                    cell = encode(spec.encoding, value)  # type: ignore[arg-type]
+            except (CellError, TypeError, ValueError) as exc:
+                raise DataShapeError(
+                    f"{label}, row {row_label}, column {spec.name!r}: {exc}"
+                ) from exc
+            out.append(openpyxl_cell(sheet, cell))
+        sheet.append(out)
+
+
+def to_excel(
+    frames: pd.DataFrame | Mapping[str, pd.DataFrame],
+    path: Path,
+    *,
+    kind: str | None = None,
+    client: Any = None,
+) -> None:
+    """Write table or mapping frames to an xlsx workbook for review, losslessly.
+
+    Parameters
+    ----------
+    frames : pandas.DataFrame or dict of {str: pandas.DataFrame}
+        One frame (as ``read_table`` / ``read_mapping`` return it, with its write-back
+        context in ``attrs``), or ``{object id: frame}`` for one sheet per object.
+    path : str, path or binary file
+        Where to write the workbook.
+    kind : {"table", "mapping"}, optional
+        Check that every frame was read as this kind; with ``client``, the kind under
+        which a frame without context is looked up.
+    client : Client, optional
+        Where to find the context of a frame whose ``attrs`` lost it (after a concat,
+        merge or astype): the client's latest read of the object (needs dict keys).
+
+    Notes
+    -----
+    - Each sheet is titled after its object id (characters a title cannot hold
+      become ``_``, cut to 31 characters, ``~2``... when taken); the true id is kept
+      in the hidden sheet ``_mddframes``, with the original payload, the read time,
+      its hash and the dtype snapshot.
+    - Column A (``row``) holds each row's original position: keep it. A row added
+      by a reviewer has an empty ``row`` cell; a row deleted from the sheet is a
+      deletion (the writer then needs ``allow_deletes=True``).
+    - Cells: text as text cells (leading zeros and ``=``/``+``/``-``/``@`` kept,
+      never formulas), an empty cell for NA and the formula ``=""`` for an empty
+      string; integers and floats as numbers while Excel holds them exactly, else as
+      text; booleans as booleans; date-times as ISO text in the service's format;
+      nested values, lists and mixed columns as JSON text per cell. See
+      :mod:`mddframes.spreadsheet.cells`.
+    - A frame without a context is written too (with its dtype snapshot), but the
+      frame read back then has no context either.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``frames`` is not a frame or a dict of frames, or a context does not match.
+    DataShapeError
+        A frame has no row positions as index, duplicate or non-string column names,
+        a dtype with no exact cell form, or a text longer than a cell holds (each
+        error names the object, row and column).
+    """
+    layout, exports = _exports(frames, kind, client)
+    titles = sheet_titles([e.label for e in exports])
+    workbook = Workbook(write_only=True)
+    records = []
+    for title, export in zip(titles, exports, strict=True):
+        _write_sheet(workbook.create_sheet(title), export)
+        context = export.context
+        records.append(
+            SheetRecord(
+                sheet=title,
+                columns=export.columns,
+                index_name=export.frame.index.name,
+                object_id=context.object_id
+                if context
+                else (export.label if layout == "dict" else None),
+                kind=context.kind if context else kind,
+                read_at=context.read_at if context else None,
+                digest=context.digest if context else None,
+                payload=context.payload if context else None,
+            )
+        )
+    meta = workbook.create_sheet(META_SHEET)
+    meta.sheet_state = "hidden"
+    write_metadata(meta, layout, records)
+    workbook.save(path)
+    logger.info("wrote %d sheet(s) to %s", len(exports), path)
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+class _Located:
+    """Builds errors that name the sheet, the cell, the column and the row."""
+
+    def __init__(self, record: SheetRecord) -> None:
+        what = f"{record.kind} {record.object_id!r}" if record.object_id else "the frame"
+        self.prefix = f"sheet {record.sheet!r} ({what})"
+
+    def error(
+        self, column: int, row: int, message: str, name: Any = None, label: Any = None
+    ) -> DataShapeError:
+        where = f"cell {get_column_letter(column)}{row}"
+        details = []
+        if name is not None:
+            details.append(f"column {name!r}")
+        if label is not None:
+            details.append(f"row {label}" if label != "new" else "a new row")
+        if details:
+            where += f" ({', '.join(details)})"
+        return DataShapeError(f"{self.prefix}, {where}: {message}")
+
+
+def _raw(cell: Any, where: _Located, column: int, row: int, name: Any, label: Any) -> Any:
+    try:
+        return raw_value(cell.value, cell.data_type)
+    except CellError as exc:
+        raise where.error(column, row, str(exc), name, label) from exc
+
+
+def _header(cells: tuple[Any, ...], record: SheetRecord, where: _Located) -> list[Any]:
+    """For each sheet column after A: its ColumnSpec, a new column's name, or None."""
+    first = _raw(cells[0], where, 1, 1, None, None) if cells else None
+    if first != INDEX_HEADER:
+        raise where.error(
+            1, 1,
+            f"expected the header {INDEX_HEADER!r} (each row's original position), found "
+            f"{first!r}; column A must stay the row column",
+        )  # fmt: skip
+    specs = {spec.name: spec for spec in record.columns}
+    seen: dict[str, int] = {}
+    out: list[Any] = []
+    for position, cell in enumerate(cells[1:], start=2):
+        name = _raw(cell, where, position, 1, None, None)
+        if name is None:
+            out.append(None)
+            continue
+        if not isinstance(name, str):
+            name = str(name)
+        if name in seen:
+            raise where.error(
+                position, 1,
+                f"the header {name!r} is also in column {get_column_letter(seen[name])}: "
+                "column names must be unique",
+            )  # fmt: skip
+        seen[name] = position
+        out.append(specs.get(name, name))
+    return out
+
+
+def _label(raw: Any, where: _Located, row: int) -> int | None:
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    if isinstance(raw, str) and re.fullmatch(r"\s*[+-]?\d+\s*", raw):
+        return int(raw)
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    raise where.error(
+        1, row,
+        f"the row cell holds {raw!r}; it must be the row's original position (an integer) "
+        "or empty for a new row",
+    )  # fmt: skip
+
+
+def _read_sheet(workbook: Any, record: SheetRecord) -> pd.DataFrame:
+    where = _Located(record)
+    if record.sheet not in workbook.sheetnames:
+        raise DataShapeError(
+            f"{where.prefix} is missing from the workbook (renamed or deleted?); its "
+            f"sheets are {[s for s in workbook.sheetnames if s != META_SHEET]!r}"
+        )
+    sheet = workbook[record.sheet]
+    sheet.reset_dimensions()
+    rows = sheet.iter_rows()
+    header = _header(tuple(next(rows, ())), record, where)
+    for position, entry in enumerate(header, start=2):
+        if entry is None:
+            header[position - 2] = ("", position)  # an empty header: data below it is an error
+    labels: list[int | None] = []
+    sheet_rows: list[int] = []
+    values: list[list[Any]] = [[] for _ in header]
+    for number, row in enumerate(rows, start=2):
+        if all(cell.value is None for cell in row):
+            continue  # a blank line
+        label = _label(_raw(row[0], where, 1, number, None, None), where, number)
+        shown = "new" if label is None else label
+        for position, entry in enumerate(header):
+            cell = row[position + 1] if position + 1 < len(row) else None
+            column = position + 2
+            if cell is None or cell.value is None:
+                values[position].append(None)
+                continue
+            if isinstance(entry, tuple):
+                raise where.error(
+                    column, number,
+                    "holds a value but its column has no header: name the column or "
+                    "clear the cell",
+                )  # fmt: skip
+            name = entry.name if isinstance(entry, ColumnSpec) else entry
+            raw = _raw(cell, where, column, number, name, shown)
+            if isinstance(entry, ColumnSpec):
+                dtype = dtype_from_name(entry.dtype)
+                try:
+                    value = decode(entry.encoding, raw, dtype)  # type: ignore[arg-type]
+                except CellError as exc:
+                    raise where.error(column, number, str(exc), name, shown) from exc
+                if value is None and not holds_missing(dtype):
+                    raise where.error(
+                        column, number,
+                        f"is empty, but the column's dtype {dtype} cannot hold a missing value",
+                        name, shown,
+                    )  # fmt: skip
+                values[position].append(value)
+            else:
+                values[position].append(plain_value(raw))
+        labels.append(label)
+        sheet_rows.append(number)
+    return _frame(record, header, values, labels, sheet_rows, where)
+
+
+def _index(
+    record: SheetRecord, labels: list[int | None], sheet_rows: list[int], where: _Located
+) -> pd.Index:
+    first: dict[int, int] = {}
+    for label, number in zip(labels, sheet_rows, strict=True):
+        if label is None:
+            continue
+        if label in first:
+            raise where.error(
+                1, number,
+                f"row {label} is also in sheet row {first[label]}: each original row may "
+                "appear once; clear the row cell of a copied row to make it a new row",
+            )  # fmt: skip
+        first[label] = number
+    original = len(payload_rows(record.payload, record.kind)) if record.payload else 0
+    following = max([original - 1, *first]) + 1 if first or original else 0
+    complete = []
+    for label in labels:
+        if label is None:
+            label, following = following, following + 1
+        complete.append(label)
+    if complete == list(range(len(complete))):
+        return pd.RangeIndex(len(complete), name=record.index_name)
+    return pd.Index(complete, dtype="int64", name=record.index_name)
+
+
+def _frame(
+    record: SheetRecord,
+    header: list[Any],
+    values: list[list[Any]],
+    labels: list[int | None],
+    sheet_rows: list[int],
+    where: _Located,
+) -> pd.DataFrame:
+    index = _index(record, labels, sheet_rows, where)
+    present = {entry.name: i for i, entry in enumerate(header) if isinstance(entry, ColumnSpec)}
+    arrays: dict[str, Any] = {}
+    for spec in record.columns:
+        if spec.name not in present:
+            logger.info("%s: column %r is no longer in the sheet", where.prefix, spec.name)
+            continue
+        try:
+            arrays[spec.name] = build_array(values[present[spec.name]], dtype_from_name(spec.dtype))
+        except CellError as exc:
+            raise DataShapeError(f"{where.prefix}, column {spec.name!r}: {exc}") from exc
+    for position, entry in enumerate(header):
+        if isinstance(entry, str):
+            arrays[entry] = infer_array(values[position])
+    if not arrays:
+        return pd.DataFrame(index=index)
+    return pd.DataFrame(arrays, index=index, copy=False)
+
+
+def _attach(frame: pd.DataFrame, record: SheetRecord, where: _Located) -> ReadContext | None:
+    if record.payload is None:
+        return None
+    if record.kind not in ("table", "mapping") or not record.object_id:
+        raise DataShapeError(f"{where.prefix}: the hidden sheet has no kind or id for its payload")
+    if record.digest and payload_digest(record.payload) != record.digest:
+        raise DataShapeError(
+            f"{where.prefix}: the original payload kept in the hidden sheet {META_SHEET!r} "
+            "does not match its hash: the hidden sheet was edited; export the object again"
+        )
+    context = ReadContext(record.kind, record.object_id, record.payload)  # type: ignore[arg-type]
+    if record.read_at is not None:
+        context = ReadContext(record.kind, record.object_id, record.payload, record.read_at)  # type: ignore[arg-type]
+    frame.attrs[ATTRS_KEY] = context
+    return context
+
+
+def read_excel(
+    path: Path, *, object_id: str | None = None, client: Any = None
+) -> pd.DataFrame | dict[str, pd.DataFrame]:
+    """Read a workbook written by :func:`to_excel` back into frames, ready to write.
+
+    Parameters
+    ----------
+    path : str, path or binary file
+        The workbook (edited by a reviewer, typically).
+    object_id : str, optional
+        Read only the sheet of this object and return its frame.
+    client : Client, optional
+        Also record each frame's context in this client's registry, as a read would
+        (so the writer still finds it after a concat or merge drops ``attrs``).
+
+    Returns
+    -------
+    pandas.DataFrame or dict of {str: pandas.DataFrame}
+        What was written: one frame when :func:`to_excel` was given one frame (or
+        ``object_id`` is given), else ``{object id: frame}`` in sheet order. Each
+        frame has its original dtypes (from the snapshot), the row positions of
+        column A as index (rows with an empty ``row`` cell are new rows, labelled
+        after the last position), columns a reviewer added (inferred dtypes), and in
+        ``attrs["mddframes"]`` the :class:`~mddframes.context.ReadContext` of the
+        export: the payload as it was when exported, so that the writer's conflict
+        check tells whether the object changed on the service since.
+
+    Raises
+    ------
+    DataShapeError
+        A cell does not fit its column (``"abc"`` in an integer column, invalid
+        JSON, a number in a text column, a formula...), a row position is repeated,
+        a sheet is missing, or the hidden sheet was edited; the error names the
+        sheet, the cell (e.g. ``C7``), the column and the row.
+    InvalidArgumentError
+        ``object_id`` is not in the workbook.
+    """
+    workbook = load_workbook(path, read_only=True, data_only=False)
+    try:
+        if META_SHEET not in workbook.sheetnames:
+            raise DataShapeError(
+                f"{path} has no sheet {META_SHEET!r}: it was not written by "
+                "mddframes.to_excel (use pandas.read_excel for other workbooks)"
+            )
+        layout, records = read_metadata(workbook[META_SHEET])
+        if object_id is not None:
+            chosen = [r for r in records if r.object_id == object_id]
+            if not chosen:
+                raise InvalidArgumentError(
+                    f"{path} holds no object {object_id!r}; it holds "
+                    f"{[r.object_id for r in records]!r}"
+                )
+            records = chosen[:1]
+        frames: dict[Any, pd.DataFrame] = {}
+        for record in records:
+            frame = _read_sheet(workbook, record)
+            context = _attach(frame, record, _Located(record))
+            if context is not None and client is not None:
+                registry_for(client).record(context)
+            frames[record.object_id if layout == "dict" or object_id else record.sheet] = frame
+    finally:
+        workbook.close()
+    logger.info("read %d sheet(s) from %s", len(frames), path)
+    if object_id is not None or layout == "single":
+        return next(iter(frames.values()))
+    return frames
