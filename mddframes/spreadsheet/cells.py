@@ -76,7 +76,7 @@ class CellError(ValueError):
     """A cell that does not fit its column; the caller adds where it is."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cell:
     """What to write into one cell.
 

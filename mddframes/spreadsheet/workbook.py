@@ -28,6 +28,7 @@ from mddframes.codec.values import ABSENT, is_missing_json
 from mddframes.context import ATTRS_KEY, ReadContext, payload_digest, registry_for
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.spreadsheet.cells import (
+    Cell,
     CellError,
     build_array,
     decode,
@@ -217,27 +218,20 @@ def _templates(rows: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     return templates
 
 
-def _write_sheet(sheet: Any, export: _Export) -> None:
+def _encode(export: _Export) -> list[list[Cell]]:
+    """Every cell of the sheet of ``export``, header first (all checked before writing)."""
     frame, specs = export.frame, export.columns
     rows = payload_rows(export.context.payload, export.context.kind) if export.context else []
-    datetimes = [s.name for s in specs if s.encoding == "datetime"]
-    templates = _templates(rows, datetimes)
-    sheet.freeze_panes = "B2"
-    sheet.column_dimensions["A"].width = 8
-    for position, spec in enumerate(specs, start=2):
-        if spec.encoding in ("text", "datetime", "json"):
-            # new cells a reviewer types in this column are text too
-            sheet.column_dimensions[get_column_letter(position)].number_format = "@"
+    templates = _templates(rows, [s.name for s in specs if s.encoding == "datetime"])
     label = f"{export.context.kind} {export.label!r}" if export.context else repr(export.label)
     try:
-        header = [text_cell(INDEX_HEADER), *(text_cell(s.name) for s in specs)]
+        out = [[text_cell(INDEX_HEADER), *(text_cell(s.name) for s in specs)]]
     except CellError as exc:
         raise DataShapeError(f"{label}: a column name is too long: {exc}") from exc
-    sheet.append([openpyxl_cell(sheet, c) for c in header])
     columns = [list(frame[s.name].array) for s in specs]
     for position, row_label in enumerate(frame.index.tolist()):
         original = rows[row_label] if 0 <= row_label < len(rows) else {}
-        out: list[Any] = [int(row_label)]
+        cells = [Cell(int(row_label), "integer")]
         for spec, values in zip(specs, columns, strict=True):
             value = values[position]
             try:
@@ -249,8 +243,19 @@ def _write_sheet(sheet: Any, export: _Export) -> None:
                 raise DataShapeError(
                     f"{label}, row {row_label}, column {spec.name!r}: {exc}"
                 ) from exc
-            out.append(openpyxl_cell(sheet, cell))
-        sheet.append(out)
+            cells.append(cell)
+        out.append(cells)
+    return out
+
+
+def _write_sheet(sheet: Any, specs: list[ColumnSpec], rows: list[list[Cell]]) -> None:
+    sheet.freeze_panes = "B2"
+    for position, spec in enumerate(specs, start=2):
+        if spec.encoding in ("text", "datetime", "json"):
+            # new cells a reviewer types in this column are text too
+            sheet.column_dimensions[get_column_letter(position)].number_format = "@"
+    for row in rows:
+        sheet.append([openpyxl_cell(sheet, cell) for cell in row])
 
 
 def to_excel(
@@ -305,10 +310,12 @@ def to_excel(
     """
     layout, exports = _exports(frames, kind, client)
     titles = sheet_titles([e.label for e in exports])
+    # encode everything first: a refusal must not leave a half-written workbook behind
+    encoded = [_encode(export) for export in exports]
     workbook = Workbook(write_only=True)
     records = []
-    for title, export in zip(titles, exports, strict=True):
-        _write_sheet(workbook.create_sheet(title), export)
+    for title, export, rows in zip(titles, exports, encoded, strict=True):
+        _write_sheet(workbook.create_sheet(title), export.columns, rows)
         context = export.context
         records.append(
             SheetRecord(
@@ -429,6 +436,13 @@ def _read_sheet(workbook: Any, record: SheetRecord) -> pd.DataFrame:
         if all(cell.value is None for cell in row):
             continue  # a blank line
         label = _label(_raw(row[0], where, 1, number, None, None), where, number)
+        for extra in row[len(header) + 1 :]:
+            if extra.value is not None:
+                raise where.error(
+                    extra.column, number,
+                    "holds a value but its column has no header: name the column or "
+                    "clear the cell",
+                )  # fmt: skip
         shown = "new" if label is None else label
         for position, entry in enumerate(header):
             cell = row[position + 1] if position + 1 < len(row) else None
