@@ -32,7 +32,7 @@ from email.message import Message
 from email.utils import collapse_rfc2231_value
 from pathlib import Path, PurePosixPath
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -155,6 +155,7 @@ class HttpSession:
         self._session = requests.Session()
         self._session.headers["User-Agent"] = USER_AGENT
         self._session.verify = settings.verify
+        self._environments: dict[tuple[str, str, bool], dict[str, Any]] = {}
         pool = HTTPAdapter(
             pool_connections=4,
             pool_maxsize=max(settings.max_workers, 1),
@@ -280,6 +281,23 @@ class HttpSession:
 
     # -- sending -------------------------------------------------------------------
 
+    def _environment(self, url: str, stream: bool) -> dict[str, Any]:
+        """requests' proxy, CA-bundle and stream settings for ``url``.
+
+        requests reads the proxy and CA-bundle variables again on every call, which
+        costs as much as a small call itself; they depend only on the origin, so they
+        are read once per origin. (Two threads racing here both compute the same value.)
+        """
+        parts = urlsplit(url)
+        key = (parts.scheme, parts.netloc, stream)
+        settings = self._environments.get(key)
+        if settings is None:
+            settings = self._session.merge_environment_settings(
+                url, {}, stream, self.settings.verify, None
+            )
+            self._environments[key] = settings
+        return settings
+
     def _send(
         self,
         entry: Endpoint,
@@ -307,9 +325,7 @@ class HttpSession:
         # id of ".." to the parent resource; the URL is already fully encoded, so it is
         # sent exactly as built.
         prepared.url = url
-        environment = self._session.merge_environment_settings(
-            url, {}, stream, self.settings.verify, None
-        )
+        environment = self._environment(url, stream)
         started = time.perf_counter()
         try:
             response = self._session.send(
