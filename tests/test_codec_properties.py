@@ -60,6 +60,21 @@ def test_unedited_frame_gives_back_the_same_payload(kind_and_payload):
 
 
 @SETTINGS
+@given(payloads(), st.randoms(use_true_random=False))
+def test_reordered_rows_and_columns_change_nothing(kind_and_payload, random):
+    kind, payload = kind_and_payload
+    before = copy.deepcopy(payload)
+    frame = from_payload(payload, kind)
+    rows, columns = list(frame.index), list(frame.columns)
+    random.shuffle(rows)
+    random.shuffle(columns)
+
+    out = to_payload(frame.loc[rows, columns], payload, kind=kind)
+
+    assert_same_json(out, before)
+
+
+@SETTINGS
 @given(payloads())
 def test_frame_index_and_columns_follow_the_payload(kind_and_payload):
     kind, payload = kind_and_payload

@@ -140,6 +140,8 @@ def _datetime_array(values: list[Any]) -> Any | None:
             parsed = pd.to_datetime(series, format="ISO8601", utc=True)
         except (ValueError, TypeError, OverflowError):
             return None
+    if int(parsed.isna().sum()) != sum(v is None for v in values):
+        return None  # a string pandas reads as NaT ("", "NaT", "now"...) is not a date
     return parsed.array
 
 

@@ -310,7 +310,12 @@ def overlay(
     rows = payload_rows(original, kind)
     _check_frame(frame, f"frame of {_describe(original, kind)}")
     kept_pos, kept_frame, new_frame = _split_rows(frame.index, len(rows))
-    identity = len(kept_pos) == len(rows) == len(frame) and not len(new_frame)
+    # the frame holds exactly the original rows in their original order: no reordering
+    identity = (
+        len(kept_pos) == len(rows) == len(frame)
+        and not len(new_frame)
+        and bool((kept_frame == np.arange(len(frame))).all())
+    )
 
     out_rows: list[dict[str, Any]] = [rows[p] for p in kept_pos]
     copied: set[int] = set()
