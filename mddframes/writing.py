@@ -424,7 +424,13 @@ def save_backup(
         "savedAt": now.isoformat().replace("+00:00", "Z"),
         "payload": payload,
     }
-    text = json.dumps(document, ensure_ascii=False)
+    try:
+        text = json.dumps(document, ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise MddError(
+            f"cannot back up {kind} {object_id!r}: what the service holds is not strict JSON "
+            f"({exc}); nothing was sent"
+        ) from None
     stem = now.strftime("%Y%m%dT%H%M%S.%fZ")
     for attempt in range(1000):
         path = folder / (f"{stem}.json" if attempt == 0 else f"{stem}-{attempt}.json")

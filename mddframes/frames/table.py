@@ -63,6 +63,13 @@ def read_table(client: Client, table_id: str) -> pd.DataFrame:
         as objects). ``frame.attrs["mddframes"]`` holds the read's
         :class:`~mddframes.context.ReadContext`, which the client also keeps.
 
+    Notes
+    -----
+    Nested cells (objects, lists) are the payload's own objects, not copies: replace
+    such a cell to edit it (``frame.at[i, "address"] = {...}``), never mutate it in
+    place, or the read's original changes with it and the next write stops with a
+    conflict.
+
     Raises
     ------
     MddError
