@@ -41,6 +41,7 @@ from mddframes.errors import (
 )
 from mddframes.exports import ExportTask, LegacyExportWarning, Script
 from mddframes.frames import TreeIntegrityWarning, iter_groups, tree_frame
+from mddframes.spreadsheet import read_excel, to_excel
 from mddframes.writing import WriteResult
 
 __version__ = "0.1.0"
@@ -84,7 +85,9 @@ __all__ = [
     "diff_payloads",
     "from_payload",
     "iter_groups",
+    "read_excel",
     "run_bulk",
+    "to_excel",
     "to_payload",
     "tree_frame",
 ]
