@@ -52,7 +52,7 @@ from mddframes.spreadsheet.metadata import (
 
 logger = logging.getLogger(__name__)
 
-Path = str | os.PathLike[str] | IO[bytes]
+PathOrFile = str | os.PathLike[str] | IO[bytes]
 
 #: The header of column A, which holds each row's original position.
 INDEX_HEADER = INDEX_NAME
@@ -260,7 +260,7 @@ def _write_sheet(sheet: Any, specs: list[ColumnSpec], rows: list[list[Cell]]) ->
 
 def to_excel(
     frames: pd.DataFrame | Mapping[str, pd.DataFrame],
-    path: Path,
+    path: PathOrFile,
     *,
     kind: str | None = None,
     client: Any = None,
@@ -345,7 +345,9 @@ class _Located:
     """Builds errors that name the sheet, the cell, the column and the row."""
 
     def __init__(self, record: SheetRecord) -> None:
-        what = f"{record.kind} {record.object_id!r}" if record.object_id else "the frame"
+        what = (
+            f"{record.kind or 'object'} {record.object_id!r}" if record.object_id else "the frame"
+        )
         self.prefix = f"sheet {record.sheet!r} ({what})"
 
     def error(
@@ -549,7 +551,7 @@ def _attach(frame: pd.DataFrame, record: SheetRecord, where: _Located) -> ReadCo
 
 
 def read_excel(
-    path: Path, *, object_id: str | None = None, client: Any = None
+    path: PathOrFile, *, object_id: str | None = None, client: Any = None
 ) -> pd.DataFrame | dict[str, pd.DataFrame]:
     """Read a workbook written by :func:`to_excel` back into frames, ready to write.
 
