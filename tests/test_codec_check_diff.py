@@ -209,6 +209,8 @@ def test_declared_types_apply_only_when_every_value_fits():
     assert str(column_array([True, None], None).dtype) == "boolean"
     assert column_array([True, 1], None).dtype == object  # never a bool turned number
     assert column_array([[1], [2]], None).shape == (2,)  # lists stay values, not an axis
+    only_strings = from_payload(table([{"extra": "s"}], [{"name": "extra", "dataType": "JSON"}]))
+    assert only_strings["extra"].dtype == object  # a JSON column still takes lists and dicts
     assert str(column_array(["", None], "DATE").dtype) == "string"  # "" is not NaT
     dates = column_array(["2024-01-05", "bad"], "DATE")
     assert str(dates.dtype) == "string"

@@ -147,9 +147,24 @@ def from_payload(payload: dict[str, Any], kind: Kind = "table") -> pd.DataFrame:
         for name in column_order(payload, kind)
     }
     index = pd.RangeIndex(len(rows), name=INDEX_NAME)
-    if not arrays:
+    return frame_of_arrays(arrays, index)
+
+
+def frame_of_arrays(arrays: dict[str, Any], index: pd.Index) -> pd.DataFrame:
+    """A DataFrame of column arrays, keeping object columns ``object``.
+
+    (pandas 3 would turn an object array holding only strings into ``str``, and a
+    JSON column whose values happen to be strings must still take a list or a dict.)
+    """
+    columns = {
+        name: pd.Series(array, index=index, dtype=object, copy=False)
+        if isinstance(array, np.ndarray) and array.dtype == object
+        else array
+        for name, array in arrays.items()
+    }
+    if not columns:
         return pd.DataFrame(index=index)
-    return pd.DataFrame(arrays, index=index, copy=False)
+    return pd.DataFrame(columns, index=index, copy=False)
 
 
 @dataclass

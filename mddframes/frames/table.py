@@ -15,7 +15,7 @@ import pandas as pd
 
 from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
-from mddframes.codec.frame import declared_columns
+from mddframes.codec.frame import declared_columns, frame_of_arrays
 from mddframes.context import ReadContext, record_read
 from mddframes.errors import InvalidArgumentError
 from mddframes.frames._shape import snake_case
@@ -134,7 +134,7 @@ def columns_frame(payload: dict[str, Any]) -> pd.DataFrame:
     for key, name in names.items():
         if name not in data:
             data[name] = infer_array([c.get(key) for c in columns])
-    return pd.DataFrame(data, index=pd.RangeIndex(len(columns), name="position"))
+    return frame_of_arrays(data, pd.RangeIndex(len(columns), name="position"))
 
 
 def _fits(values: list[Any], field_name: str) -> bool:
