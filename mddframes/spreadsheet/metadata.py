@@ -75,7 +75,7 @@ def chunks(text: str) -> list[str]:
     while start < len(text):
         piece = text[start : start + size]
         escaped = escape_text(piece)
-        if len(escaped) + sum(1 for c in escaped if ord(c) > 0xFFFF) > MAX_CELL_CHARS:
+        if len(escaped.encode("utf-16-le", "surrogatepass")) // 2 > MAX_CELL_CHARS:
             size //= 2  # many escaped or astral characters: cut smaller
             continue
         pieces.append(piece)

@@ -58,6 +58,7 @@ PathOrFile = str | os.PathLike[str] | IO[bytes]
 INDEX_HEADER = INDEX_NAME
 
 _TITLE_LENGTH = 31
+_MAX_ROWS, _MAX_COLUMNS = 1_048_576, 16_384  # what one Excel sheet holds
 _BAD_TITLE = re.compile("[\\\\*?:/\\[\\]\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 _RESERVED_TITLES = {META_SHEET.lower(), "history"}
 
@@ -224,6 +225,12 @@ def _encode(export: _Export) -> list[list[Cell]]:
     rows = payload_rows(export.context.payload, export.context.kind) if export.context else []
     templates = _templates(rows, [s.name for s in specs if s.encoding == "datetime"])
     label = f"{export.context.kind} {export.label!r}" if export.context else repr(export.label)
+    if len(frame) + 1 > _MAX_ROWS or len(specs) + 1 > _MAX_COLUMNS:
+        raise DataShapeError(
+            f"{label}: {len(frame):,} rows and {len(specs):,} columns do not fit one sheet "
+            f"(at most {_MAX_ROWS - 1:,} rows and {_MAX_COLUMNS - 1:,} columns besides the "
+            "header and the row column); export a part of the frame"
+        )
     try:
         out = [[text_cell(INDEX_HEADER), *(text_cell(s.name) for s in specs)]]
     except CellError as exc:
@@ -431,6 +438,9 @@ def _read_sheet(workbook: Any, record: SheetRecord) -> pd.DataFrame:
     for position, entry in enumerate(header, start=2):
         if entry is None:
             header[position - 2] = ("", position)  # an empty header: data below it is an error
+    dtypes = [
+        dtype_from_name(entry.dtype) if isinstance(entry, ColumnSpec) else None for entry in header
+    ]
     labels: list[int | None] = []
     sheet_rows: list[int] = []
     values: list[list[Any]] = [[] for _ in header]
@@ -461,7 +471,7 @@ def _read_sheet(workbook: Any, record: SheetRecord) -> pd.DataFrame:
             name = entry.name if isinstance(entry, ColumnSpec) else entry
             raw = _raw(cell, where, column, number, name, shown)
             if isinstance(entry, ColumnSpec):
-                dtype = dtype_from_name(entry.dtype)
+                dtype = dtypes[position]
                 try:
                     value = decode(entry.encoding, raw, dtype)  # type: ignore[arg-type]
                 except CellError as exc:
