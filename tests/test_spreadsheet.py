@@ -411,7 +411,7 @@ def test_unsupported_dtype_and_bad_index_are_refused(tmp_path):
         to_excel(frame, tmp_path / "t.xlsx", kind="mapping")
 
 
-def test_frame_without_context_keeps_its_dtypes_but_has_no_context(tmp_path):
+def test_frame_without_context_keeps_its_dtypes_but_has_no_context(tmp_path, caplog):
     frame = pd.DataFrame(
         {
             "s": pd.array(["007", None], dtype="string"),
@@ -424,10 +424,12 @@ def test_frame_without_context_keeps_its_dtypes_but_has_no_context(tmp_path):
         },
         index=pd.RangeIndex(2, name="row"),
     )
-    to_excel(frame, tmp_path / "t.xlsx")
+    with caplog.at_level("WARNING", logger="mddframes.spreadsheet"):
+        to_excel(frame, tmp_path / "t.xlsx")
 
     back = read_excel(tmp_path / "t.xlsx")
 
+    assert "no write-back context" in caplog.text
     assert ATTRS_KEY not in back.attrs
     pd.testing.assert_frame_equal(back, frame)
 
@@ -584,6 +586,9 @@ def test_sheet_titles_are_valid_distinct_and_ids_come_back(tmp_path):
     for object_id, frame in back.items():
         assert frame.attrs[ATTRS_KEY].object_id == object_id
         assert frame["v"].tolist() == [object_id]
+    swapped = {ids[0]: frames[ids[1]]}
+    with pytest.raises(InvalidArgumentError, match="carries the read context of table 'a\\?b#c'"):
+        to_excel(swapped, tmp_path / "swapped.xlsx")
     one = read_excel(tmp_path / "many.xlsx", object_id="a?b#c")
     assert isinstance(one, pd.DataFrame) and one["v"].tolist() == ["a?b#c"]
     with pytest.raises(InvalidArgumentError, match="holds no object 'nope'"):

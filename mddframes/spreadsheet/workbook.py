@@ -116,23 +116,30 @@ def _context(
 ) -> ReadContext | None:
     attached = frame.attrs.get(ATTRS_KEY)
     context = attached if isinstance(attached, ReadContext) else None
-    if context is not None and object_id is not None and context.object_id != object_id:
+    mismatch = context is not None and object_id is not None and context.object_id != object_id
+    if mismatch:
         context = None  # the frame was read as another object: look the key up instead
-        if client is None:
-            raise InvalidArgumentError(
-                f"the frame under key {object_id!r} carries the read context of "
-                f"{attached.kind} {attached.object_id!r}; use the object id as key, or pass "
-                "client= so that the context of the key is taken from the client"
-            )
     if context is None and client is not None and object_id is not None:
         for candidate in (kind,) if kind else ("table", "mapping"):
             context = registry_for(client).get(candidate, object_id)
             if context is not None:
                 break
+    if context is None and mismatch:
+        raise InvalidArgumentError(
+            f"the frame under key {object_id!r} carries the read context of "
+            f"{attached.kind} {attached.object_id!r}; use the object id as key, or pass "
+            "client= (a client that read the object) so the key's context is used"
+        )
     if context is not None and kind is not None and context.kind != kind:
         raise InvalidArgumentError(
             f"kind={kind!r}, but the frame of {object_id or context.object_id!r} was read "
             f"as a {context.kind}"
+        )
+    if context is None:
+        logger.warning(
+            "%s has no write-back context (read it with read_table/read_mapping, or pass "
+            "client=): the frame read back from the workbook cannot be written without force",
+            f"the frame of {object_id!r}" if object_id else "the frame",
         )
     return context
 
