@@ -239,3 +239,42 @@ def _failures_frame(
         },
         columns=list(FAILURE_COLUMNS),
     )
+
+
+def bulk_status_frame(
+    fn: Callable[[T], Any],
+    items: list[T],
+    *,
+    max_workers: int | None,
+    progress: bool,
+    desc: str,
+    label: Callable[[T], Hashable] = str,
+) -> pd.DataFrame:
+    """:func:`run_bulk` with ``errors="skip"``, as the result frame bulk calls return.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per item, in input order: ``id`` (``label`` of the item), ``ok``
+        (boolean), ``error`` (the message, NA when ok) and ``value`` (what ``fn``
+        returned; callers spread it into their own columns).
+    """
+    outcome = run_bulk(
+        fn, items, max_workers=max_workers, progress=progress, errors="skip", desc=desc, label=label
+    )
+    positions = range(len(items))
+    frame = pd.DataFrame(
+        {
+            "id": pd.array([str(label(item)) for item in items], dtype="string"),
+            "ok": pd.array([p not in outcome.exceptions for p in positions], dtype="boolean"),
+            "error": pd.array(
+                [
+                    str(outcome.exceptions[p]) if p in outcome.exceptions else None
+                    for p in positions
+                ],
+                dtype="string",
+            ),
+        }
+    )
+    frame["value"] = pd.Series(outcome.results, dtype=object)
+    return frame

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mddframes.bulk import PartialFailureWarning
+from mddframes.bulk import PartialFailureWarning, bulk_status_frame
 from mddframes.errors import (
     ConflictError,
     DataShapeError,
@@ -38,7 +38,7 @@ from mddframes.errors import (
     MddError,
     PackageClosedError,
 )
-from mddframes.exports import _normalise_ids, _run_bulk, _workers
+from mddframes.ids import id_list
 
 if TYPE_CHECKING:
     from mddframes.client import Client
@@ -468,12 +468,12 @@ def add_to_package(client: Client, system: str, package: str, ids: Any) -> pd.Da
     for label, value in (("system", system), ("package", package)):
         if _is_missing(value) or not str(value).strip():
             raise InvalidArgumentError(f"add_to_package: {label} is empty")
-    id_list = _normalise_ids(ids, "add_to_package ids")
-    if not id_list:
+    wanted = id_list(ids, what="add_to_package ids")
+    if not wanted:
         raise InvalidArgumentError("add_to_package: no element ids given")
     before = _structure_ids(_find_open_package(client, system, package))
     try:
-        client.post_package_structures(system, package, id_list)
+        client.post_package_structures(system, package, wanted)
     except PackageClosedError:
         raise
     except ConflictError as exc:
@@ -487,17 +487,17 @@ def add_to_package(client: Client, system: str, package: str, ids: Any) -> pd.Da
             server_message=exc.server_message,
         ) from exc
     after = _structure_ids(_find_open_package(client, system, package))
-    ok = [True if after is None else i in after for i in id_list]
+    ok = [True if after is None else i in after for i in wanted]
     return pd.DataFrame(
         {
-            "id": pd.array(id_list, dtype="string"),
+            "id": pd.array(wanted, dtype="string"),
             "ok": pd.array(ok, dtype="boolean"),
             "error": pd.array(
                 [None if good else "not in the package after the addition" for good in ok],
                 dtype="string",
             ),
             "already_in_package": pd.array(
-                [pd.NA if before is None else i in before for i in id_list], dtype="boolean"
+                [pd.NA if before is None else i in before for i in wanted], dtype="boolean"
             ),
         }
     )
@@ -582,17 +582,17 @@ def deploy_many(
     else:
         if deployment_id is None or not str(deployment_id).strip():
             raise InvalidArgumentError("deploy_many: deployment_id is required with a list of ids")
-        pairs = [(sid, str(deployment_id)) for sid in _normalise_ids(items, "deploy_many ids")]
+        pairs = [(sid, str(deployment_id)) for sid in id_list(items, what="deploy_many ids")]
     pairs = list(dict.fromkeys(pairs))
 
     def one(pair: tuple[str, str]) -> dict[str, Any]:
         deploy(client, *pair)
         return {}
 
-    result = _run_bulk(
+    result = bulk_status_frame(
         one,
         pairs,
-        max_workers=_workers(client, max_workers),
+        max_workers=client.max_workers if max_workers is None else max_workers,
         progress=progress,
         desc="deploy",
         label=lambda pair: f"{pair[0]} (deployment {pair[1]})",
@@ -686,10 +686,10 @@ def confirm_deployed(client: Client, info: Any) -> pd.DataFrame:
     missing = [i for i in ids if i not in answered]
     if missing:
         # the answer does not show them: read them back rather than assume success
-        reread = _run_bulk(
+        reread = bulk_status_frame(
             lambda sid: client.get_structure(sid),
             missing,
-            max_workers=_workers(client, None),
+            max_workers=client.max_workers,
             progress=False,
             desc="verify",
         )

@@ -25,7 +25,7 @@ import time
 import warnings
 import weakref
 import zipfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.archive import ExportArchive, archive_entry_name, safe_file_name
-from mddframes.bulk import run_bulk
+from mddframes.bulk import bulk_status_frame, run_bulk
 from mddframes.errors import (
     DataShapeError,
     ExportFailed,
@@ -42,6 +42,7 @@ from mddframes.errors import (
     MddError,
     NotFoundError,
 )
+from mddframes.ids import id_list as ids_of
 
 if TYPE_CHECKING:
     from mddframes.client import Client
@@ -173,34 +174,6 @@ def export_script(client: Client, structure_id: Any, object_type_id: Any) -> Scr
     )
 
 
-def _normalise_ids(ids: Any, what: str = "ids") -> list[str]:
-    """A list of distinct element ids (order kept) from a list, Series, Index or frame."""
-    if isinstance(ids, pd.DataFrame):
-        for column in ("id", "structure_id", "structureId"):
-            if column in ids.columns:
-                ids = ids[column]
-                break
-        else:
-            raise DataShapeError(
-                f"{what}: the frame has no id column (looked for 'id', 'structure_id', "
-                f"'structureId'; columns are {list(ids.columns)})"
-            )
-    if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
-        ids = [ids]
-    out: list[str] = []
-    seen: set[str] = set()
-    for position, value in enumerate(ids):
-        if value is None or (not isinstance(value, str) and pd.isna(value)):
-            raise InvalidArgumentError(f"{what}: entry {position} is missing (NA)")
-        text = str(value).strip()
-        if not text:
-            raise InvalidArgumentError(f"{what}: entry {position} is an empty id")
-        if text not in seen:
-            seen.add(text)
-            out.append(text)
-    return out
-
-
 def export_scripts(
     client: Client,
     ids: Any,
@@ -234,7 +207,7 @@ def export_scripts(
         ``path`` (when ``dest`` is given) and ``text`` (when it is not). A failed
         export is a row with ``ok`` False and the error in words; nothing is hidden.
     """
-    id_list = _normalise_ids(ids)
+    id_list = ids_of(ids, what="export_scripts ids")
     folder = Path(dest) if dest is not None else None
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -248,8 +221,12 @@ def export_scripts(
             row["text"] = script.text
         return row
 
-    result = _run_bulk(
-        one, id_list, max_workers=_workers(client, max_workers), progress=progress, desc="export"
+    result = bulk_status_frame(
+        one,
+        id_list,
+        max_workers=client.max_workers if max_workers is None else max_workers,
+        progress=progress,
+        desc="export",
     )
     columns = ["file_name", "size", "path"] if folder is not None else ["file_name", "size", "text"]
     result = _expand(result, columns)
@@ -538,7 +515,7 @@ def start_export(client: Client, ids: Any, object_type_id: Any) -> ExportTask:
     -------
     ExportTask
     """
-    id_list = _normalise_ids(ids)
+    id_list = ids_of(ids, what="start_export ids")
     if not id_list:
         raise InvalidArgumentError("start_export: no element ids given")
     answer = client.post_export(id_list, object_type_id)
@@ -597,7 +574,7 @@ def export_batch(
         is ``"legacy"``, the cause chained), as a failing batch task would; no zip is
         left behind.
     """
-    id_list = _normalise_ids(ids)
+    id_list = ids_of(ids, what="export_batch ids")
     try:
         task = start_export(client, id_list, object_type_id)
     except NotFoundError as exc:
@@ -612,7 +589,7 @@ def export_batch(
             id_list,
             object_type_id,
             dest,
-            max_workers=_workers(client, max_workers),
+            max_workers=client.max_workers if max_workers is None else max_workers,
             progress=progress,
         )
     task.wait(
@@ -682,48 +659,6 @@ def _legacy_export(
 
 
 # --------------------------------------------------------------------------- bulk glue
-
-
-def _workers(client: Any, max_workers: int | None) -> int:
-    if max_workers is not None:
-        if max_workers < 1:
-            raise InvalidArgumentError(f"max_workers must be >= 1, got {max_workers}")
-        return max_workers
-    return int(getattr(client, "max_workers", 8) or 8)
-
-
-def _run_bulk(
-    fn: Any,
-    ids: list[Any],
-    *,
-    max_workers: int,
-    progress: bool,
-    desc: str,
-    label: Any = str,
-) -> pd.DataFrame:
-    """:func:`mddframes.bulk.run_bulk` over ``ids``, every failure kept: a frame of
-    ``id`` (``label`` of each item), ``ok``, ``error`` and ``value`` (what ``fn``
-    returned), in input order."""
-    outcome = run_bulk(
-        fn, ids, max_workers=max_workers, progress=progress, errors="skip", desc=desc, label=label
-    )
-    frame = pd.DataFrame(
-        {
-            "id": pd.array([label(item) for item in ids], dtype="string"),
-            "ok": pd.array(
-                [pos not in outcome.exceptions for pos in range(len(ids))], dtype="boolean"
-            ),
-            "error": pd.array(
-                [
-                    str(outcome.exceptions[pos]) if pos in outcome.exceptions else None
-                    for pos in range(len(ids))
-                ],
-                dtype="string",
-            ),
-        }
-    )
-    frame["value"] = pd.Series(outcome.results, dtype=object)
-    return frame
 
 
 def _expand(result: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from mddframes.archive import (
     structure_id_from_entry,
 )
 from mddframes.errors import DataShapeError, InvalidArgumentError, UnsafeArchiveError
-from mddframes.exports import ExportStatus, Script, _normalise_ids, poll_intervals
+from mddframes.exports import ExportStatus, Script, poll_intervals
 
 
 def make_zip(path: Path, entries: dict[str, bytes], *, symlinks: tuple[str, ...] = ()) -> Path:
@@ -76,22 +76,6 @@ def test_safe_file_name_keeps_only_the_last_component(name, expected):
 
 
 # --------------------------------------------------------------------------- ids, status, back-off
-
-
-def test_normalise_ids_accepts_list_series_frame_and_dedupes():
-    assert _normalise_ids(["a", "b", "a"]) == ["a", "b"]
-    assert _normalise_ids(pd.Series(["x", "x", "y"])) == ["x", "y"]
-    assert _normalise_ids(pd.DataFrame({"id": [3, 1, 3], "other": [0, 0, 0]})) == ["3", "1"]
-    assert _normalise_ids("one") == ["one"]
-
-
-def test_normalise_ids_names_the_bad_entry():
-    with pytest.raises(InvalidArgumentError, match="entry 1 is missing"):
-        _normalise_ids(["a", None])
-    with pytest.raises(InvalidArgumentError, match="entry 2 is an empty id"):
-        _normalise_ids(["a", "b", "  "])
-    with pytest.raises(DataShapeError, match="no id column"):
-        _normalise_ids(pd.DataFrame({"name": ["a"]}))
 
 
 def test_poll_intervals_grow_by_half_up_to_the_ceiling():

@@ -34,6 +34,7 @@ import pandas as pd
 from mddframes.bulk import ErrorPolicy, run_bulk
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.frames._shape import concat_union
+from mddframes.ids import id_list
 
 if TYPE_CHECKING:
     from mddframes.client import Client
@@ -146,38 +147,6 @@ def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[s
         yield str(object_id), rows
 
 
-def unique_ids(ids: Iterable[Any], *, what: str) -> list[str]:
-    """Validate ids for a bulk read and drop repeats, keeping the first order.
-
-    Raises
-    ------
-    InvalidArgumentError
-        For a single string (it would be read character by character), a missing
-        or empty id, or an id that is not a string (names the position).
-    """
-    if isinstance(ids, (str, bytes)):
-        raise InvalidArgumentError(
-            f"{what} must be a list of ids, not the single string {ids!r}; wrap it in a list"
-        )
-    try:
-        values = list(ids)
-    except TypeError:
-        raise InvalidArgumentError(
-            f"{what} must be an iterable of ids, got {type(ids).__name__}"
-        ) from None
-    for position, value in enumerate(values):
-        if not isinstance(value, str) or not value:
-            raise InvalidArgumentError(
-                f"{what}: entry {position} is {value!r}; every id must be a non-empty string"
-                + (
-                    " (drop missing ids first, e.g. tree['table_id'].dropna())"
-                    if pd.isna(value)
-                    else ""
-                )
-            )
-    return list(dict.fromkeys(values))
-
-
 def failure_records(failures: pd.DataFrame) -> list[dict[str, Any]]:
     """The failures frame of a bulk run as plain records, safe to keep in ``attrs``.
 
@@ -205,7 +174,7 @@ def _read_many(
     progress: bool,
     errors: ErrorPolicy,
 ) -> pd.DataFrame:
-    wanted = unique_ids(ids, what=f"{desc} ids")
+    wanted = id_list(ids, what=f"{desc} ids", id_columns=(key,))
 
     def read_one(object_id: str) -> pd.DataFrame:
         part = reader(client, object_id)

@@ -10,8 +10,9 @@ import pandas as pd
 from mddframes.bulk import ErrorPolicy, run_bulk
 from mddframes.errors import DataShapeError
 from mddframes.frames._shape import records_frame, snake_case
-from mddframes.frames.bulk_tables import failure_records, unique_ids
+from mddframes.frames.bulk_tables import failure_records
 from mddframes.frames.tree import STRING_COLUMNS
+from mddframes.ids import id_list
 
 if TYPE_CHECKING:
     from mddframes.client import Client
@@ -114,7 +115,7 @@ def read_structures(
         order of ``ids``. Ids and names ``string``, ``version`` ``Int64``, ``deployed``
         ``boolean``, ``modified_at`` a UTC datetime when every value parses.
     """
-    wanted = unique_ids(ids, what="element ids")
+    wanted = id_list(ids, what="element ids")
     outcome = run_bulk(
         lambda sid: structure_record(client.get_structure(sid), what=f"element {sid!r}"),
         wanted,
