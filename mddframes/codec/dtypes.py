@@ -97,9 +97,31 @@ def _ints_fit(values: list[Any], low: int, high: int) -> bool:
     return not ints or (low <= min(ints) and max(ints) <= high)
 
 
+# The masked arrays are built from numpy data and a mask directly: pd.array() would
+# infer the type of every value again, which costs more than the whole column here.
+
+
+def _missing_mask(values: list[Any]) -> np.ndarray:
+    return np.fromiter((v is None for v in values), dtype=bool, count=len(values))
+
+
+def _int_array(values: list[Any]) -> Any:
+    """``Int64`` of ints within int64 and Nones (checked by the caller)."""
+    data = np.array([0 if v is None else v for v in values], dtype=np.int64)
+    return pd.arrays.IntegerArray(data, _missing_mask(values))
+
+
 def _float_array(values: list[Any]) -> Any:
+    """``Float64`` of ints within 2**53, floats and Nones (checked by the caller)."""
     # NaN and None both become NA: the overlay treats them alike (both "no value")
-    return pd.array([None if v is None else float(v) for v in values], dtype="Float64")
+    data = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    return pd.arrays.FloatingArray(data, np.isnan(data))
+
+
+def _bool_array(values: list[Any]) -> Any:
+    """``boolean`` of bools and Nones (checked by the caller)."""
+    data = np.fromiter((v is True for v in values), dtype=bool, count=len(values))
+    return pd.arrays.BooleanArray(data, _missing_mask(values))
 
 
 def infer_array(values: list[Any], types: set[type] | None = None) -> Any:
@@ -107,10 +129,10 @@ def infer_array(values: list[Any], types: set[type] | None = None) -> Any:
     if types is None:
         types = value_types(values)
     if types == {bool}:
-        return pd.array(values, dtype="boolean")
+        return _bool_array(values)
     if types == {int}:
         if _ints_fit(values, _INT64_MIN, _INT64_MAX):
-            return pd.array(values, dtype="Int64")
+            return _int_array(values)
         return _object_array(values)
     if types == {float} or types == {int, float}:
         if _ints_fit(values, -_FLOAT_EXACT_INT, _FLOAT_EXACT_INT):
@@ -122,26 +144,61 @@ def infer_array(values: list[Any], types: set[type] | None = None) -> Any:
 
 
 _TZ_SUFFIX = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
+# Plain ISO 8601 dates and date-times, naive or with a zone: the forms whose zone is
+# known for sure without asking pandas (group "zone").
+_PLAIN_ISO = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?P<zone>Z|[+-]\d{2}:?\d{2})?)?"
+)
+_UNSURE = "?"
+_RELATIVE = frozenset({"now", "today"})
+
+
+def _zone(text: str) -> str | None:
+    """The zone of a plain ISO string (``+HHMM``, ``Z`` = ``+0000``), None if naive, or
+    ``_UNSURE`` for any other form (only pandas knows)."""
+    match = _PLAIN_ISO.fullmatch(text)
+    if match is None:
+        return _UNSURE
+    zone = match["zone"]
+    if zone is None:
+        return None
+    if zone == "Z":
+        return "+0000"
+    zone = zone.replace(":", "")
+    return "+0000" if zone == "-0000" else zone
+
+
+def _parse_iso(values: list[Any], *, utc: bool) -> Any | None:
+    try:
+        # a list, not a Series: the same parse without building a Series first
+        return pd.to_datetime(values, format="ISO8601", utc=utc)
+    except (ValueError, TypeError, OverflowError):
+        return None
 
 
 def _datetime_array(values: list[Any]) -> Any | None:
-    series = pd.Series(values, dtype=object)
-    try:
-        parsed = pd.to_datetime(series, format="ISO8601")
-    except (ValueError, TypeError, OverflowError):
-        parsed = None
-    if parsed is None or parsed.dtype == object:  # pandas 2.x gives object for mixed zones
-        # Offsets differ from row to row: one instant per row is still exact in UTC
-        # (each edited cell is written back in its own row's offset). Naive and aware
-        # strings mixed have no common zone and stay strings.
+    """The ``datetime64`` array of ISO 8601 strings and Nones, or None if they are not dates.
+
+    One zone (or none) for all values: that zone. Offsets that differ from row to row:
+    one instant per row is still exact in UTC (each edited cell is written back in its
+    own row's offset). Naive and aware strings mixed have no common zone and stay
+    strings (None).
+    """
+    zones = {_zone(v) for v in values if v is not None}
+    if _UNSURE in zones and any(v.strip().lower() in _RELATIVE for v in values if v is not None):
+        return None  # pandas reads "now" as the time of the read: not a date of the data
+    # Values in several zones (or naive and aware mixed) never share one dtype: pandas
+    # refuses them (2.x with a FutureWarning and object dtype), so they skip that try.
+    several = len(zones - {_UNSURE}) > 1
+    parsed = None if several else _parse_iso(values, utc=False)
+    if parsed is None or parsed.dtype == object:
         if not all(v is None or _TZ_SUFFIX.search(v) for v in values):
             return None
-        try:
-            parsed = pd.to_datetime(series, format="ISO8601", utc=True)
-        except (ValueError, TypeError, OverflowError):
+        parsed = _parse_iso(values, utc=True)
+        if parsed is None:
             return None
-    if int(parsed.isna().sum()) != sum(v is None for v in values):
-        return None  # a string pandas reads as NaT ("", "NaT", "now"...) is not a date
+    if int(np.count_nonzero(parsed.isna())) != values.count(None):
+        return None  # a string pandas reads as NaT ("", "NaT", "null"...) is not a date
     return parsed.array
 
 
@@ -175,7 +232,7 @@ def column_array(values: list[Any], data_type: Any = None, *, name: Any = None) 
     elif family == "integer":
         fits = types <= {int} and _ints_fit(values, _INT64_MIN, _INT64_MAX)
         if fits:
-            return pd.array(values, dtype="Int64")
+            return _int_array(values)
     elif family in ("float", "decimal"):
         if types <= {str} and family == "decimal":
             return pd.array(values, dtype=STRING_DTYPE)
@@ -185,7 +242,7 @@ def column_array(values: list[Any], data_type: Any = None, *, name: Any = None) 
     elif family == "boolean":
         fits = types <= {bool}
         if fits:
-            return pd.array(values, dtype="boolean")
+            return _bool_array(values)
     elif family in ("date", "datetime"):
         fits = types <= {str}
         if fits and types:
