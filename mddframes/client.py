@@ -17,6 +17,7 @@ from mddframes.config import Secret, Settings, resolve_settings
 from mddframes.errors import InvalidArgumentError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
 from mddframes.http.session import (
+    BodyStream,
     HttpSession,
     attachment_filename,
     decode_json,
@@ -273,6 +274,21 @@ class Client:
             The table id.
         """
         return self._json_object("getTable", {"tableId": table_id})
+
+    def get_table_stream(self, table_id: str) -> BodyStream:
+        """The answer of ``getTable`` with its body still unread, for large tables.
+
+        Use it as a context manager and read the body whole (``.json()``) or in
+        chunks (``.chunks()``); ``.length`` is its announced size, if any.
+
+        Parameters
+        ----------
+        table_id : str
+            The table id.
+        """
+        operation = "getTable"
+        response = self._http.call(operation, {"tableId": table_id}, stream=True)
+        return BodyStream(endpoint(operation), response.url, response)
 
     def put_table(self, table_id: str, payload: dict[str, Any]) -> Any:
         """Replace the whole content of a table (``tableUpdate``).

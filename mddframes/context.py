@@ -11,11 +11,11 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import threading
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pandas as pd
 
+from mddframes.codec.stream import KeptJson
 from mddframes.codec.values import canonical_json
 
 Kind = Literal["table", "mapping"]
@@ -27,45 +27,135 @@ _REGISTRY_ATTRIBUTE = "_mddframes_read_contexts"
 _REGISTRY_LOCK = threading.Lock()
 
 
-@dataclass(frozen=True, eq=False)
 class ReadContext:
     """What one read of a table or mapping returned.
 
-    Attributes
+    Parameters
     ----------
     kind : {"table", "mapping"}
     object_id : str
         The table or mapping id.
+    payload : dict, optional
+        The payload as parsed JSON (small reads keep it as it is).
+    read_at : datetime.datetime, optional
+        When the read finished (UTC); default now.
+    kept : KeptJson, optional
+        Instead of ``payload``: the document as received, kept compressed (large,
+        streamed reads keep only this, about a fifth of the document's size).
+
+    Attributes
+    ----------
+    kind, object_id, read_at
+        As given.
     payload : dict
         The payload as parsed JSON. Treat it as read-only: the writer overlays edits
-        onto it and relies on it being what the service sent.
-    read_at : datetime.datetime
-        When the read finished (UTC).
+        onto it and relies on it being what the service sent. For a context that
+        keeps the compressed document (:attr:`streamed`), every access decompresses
+        and parses it anew (about a second for 50 MB, and the memory of the parsed
+        payload while it is used): take it into a local once.
+    streamed : bool
+        True when the context keeps the compressed document rather than the payload.
 
     Notes
     -----
     Copies of a context are the context itself: pandas deep-copies ``attrs`` on many
     operations, and a copy of a large payload each time would cost memory for nothing.
+    A context is immutable; it compares equal only to itself.
     """
 
-    kind: Kind
-    object_id: str
-    payload: dict[str, Any] = field(repr=False)
-    read_at: _dt.datetime = field(default_factory=lambda: _dt.datetime.now(_dt.UTC))
-    _digest: list[str] = field(default_factory=list, repr=False)
+    __slots__ = ("_kind", "_object_id", "_payload", "_kept", "_read_at", "_digest")
+
+    def __init__(
+        self,
+        kind: Kind,
+        object_id: str,
+        payload: dict[str, Any] | None = None,
+        read_at: _dt.datetime | None = None,
+        *,
+        kept: KeptJson | None = None,
+    ) -> None:
+        if (payload is None) == (kept is None):
+            raise TypeError("ReadContext takes either payload or kept, not both or neither")
+        self._kind = kind
+        self._object_id = object_id
+        self._payload = payload
+        self._kept = kept
+        self._read_at = read_at if read_at is not None else _dt.datetime.now(_dt.UTC)
+        self._digest: list[str] = []
+
+    @property
+    def kind(self) -> Kind:
+        return self._kind
+
+    @property
+    def object_id(self) -> str:
+        return self._object_id
+
+    @property
+    def read_at(self) -> _dt.datetime:
+        return self._read_at
+
+    @property
+    def streamed(self) -> bool:
+        return self._kept is not None
+
+    @property
+    def kept(self) -> KeptJson | None:
+        """The compressed document of a streamed read (None for a small read)."""
+        return self._kept
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        if self._payload is not None:
+            return self._payload
+        assert self._kept is not None
+        return self._kept.loads()
 
     @property
     def digest(self) -> str:
-        """SHA-256 of the payload's canonical JSON (key order ignored), computed once."""
+        """SHA-256 of the payload's canonical JSON (key order ignored), computed once.
+
+        Equal for equal content and types, whatever the whitespace or key order of the
+        document, so it compares with :func:`payload_digest` of what the service holds
+        later. For a streamed read it is taken lazily from the kept document (one
+        parse, on first use).
+        """
         if not self._digest:
             self._digest.append(payload_digest(self.payload))
         return self._digest[0]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if hasattr(self, "_digest"):
+            raise AttributeError(f"ReadContext is immutable (cannot set {name!r})")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        kept = f", kept={self._kept!r}" if self._kept is not None else ""
+        return (
+            f"ReadContext(kind={self._kind!r}, object_id={self._object_id!r}, "
+            f"read_at={self._read_at!r}{kept})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (a pickled frame carries its context in attrs)
+        return (_rebuild_context, (self._kind, self._object_id, self._payload,
+                                   self._read_at, self._kept))  # fmt: skip
 
     def __copy__(self) -> ReadContext:
         return self
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ReadContext:
         return self
+
+
+def _rebuild_context(
+    kind: Kind,
+    object_id: str,
+    payload: dict[str, Any] | None,
+    read_at: _dt.datetime,
+    kept: KeptJson | None,
+) -> ReadContext:
+    return ReadContext(kind, object_id, payload, read_at, kept=kept)
 
 
 def payload_digest(payload: Any) -> str:

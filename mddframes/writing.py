@@ -210,9 +210,11 @@ def _prepare(
             "as the original"
         )
     current = getattr(client, _GET[kind])(object_id)
-    conflict = context is not None and not _same(context.payload, current)
+    # once: a streamed read's context parses its kept document on each access
+    original = context.payload if context is not None else None
+    conflict = original is not None and not _same(original, current)
     if conflict and not force:
-        changes = diff_payloads(context.payload, current, kind=kind)
+        changes = diff_payloads(original, current, kind=kind)
         raise ConcurrentModificationError(
             f"{kind} {object_id!r} changed on the service since it was read at "
             f"{context.read_at:%Y-%m-%d %H:%M:%S} UTC: {changes.summary()}. Nothing was "
@@ -220,7 +222,7 @@ def _prepare(
             "(a backup is kept)",
             changes=changes.to_frame(),
         )
-    base = context.payload if context is not None else current
+    base = original if original is not None else current
     new_columns = _columns_payload(columns, base) if columns is not None else None
     result = overlay(frame, base, kind=kind, columns=new_columns)
     if conflict:

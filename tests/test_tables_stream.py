@@ -2,20 +2,38 @@
 
 - The codec's column builders give exactly what pandas' own constructors give
   (``pd.array``, ``pd.to_datetime``), on pandas 2.2 and 3.x, without warnings.
+- The streamed parse (:func:`mddframes.codec.stream.frame_from_chunks`) gives exactly
+  the frame of ``json.loads`` + ``from_payload``, however the document is cut into
+  chunks, or hands the document back to ``json.loads`` when it cannot vouch for it.
+- ``read_table`` streams answers above 1 MiB from the emulator: same frame, a
+  compressed write-back context, and the safe writer works from it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
+import pickle
 import re
 import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
+from codec_strategies import payloads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_http_session import API, make_client, script  # noqa: F401 (script: a fixture)
 
+from mddframes import ReadContext
+from mddframes.codec import from_payload
 from mddframes.codec.dtypes import column_array
+from mddframes.codec.stream import frame_from_chunks
+from mddframes.context import payload_digest
+from mddframes.emulator.scale import big_table
+from mddframes.errors import ConcurrentModificationError, DataShapeError, ResponseFormatError
+from mddframes.frames.table import STREAM_THRESHOLD
 
 # -- column builders vs pandas' own constructors ----------------------------------------
 
@@ -142,3 +160,301 @@ def test_mixed_offsets_become_utc_instants_without_warnings():
     assert array[3] == pd.Timestamp("2024-03-01T15:30:00Z")
     assert array[2] is pd.NaT
     assert naive_and_aware.dtype.kind != "M"  # no common zone: strings
+
+
+# -- the streamed parse gives exactly what json.loads + from_payload give ----------------
+
+
+def cells(frame: pd.DataFrame) -> list[str]:
+    """Every cell with its exact type and value (``-0.0``, key order, big ints...)."""
+    return [f"{name}: {frame[name].array.tolist()!r}" for name in frame.columns]
+
+
+def assert_same_frame(streamed: pd.DataFrame, expected: pd.DataFrame, attrs: bool = True) -> None:
+    assert list(streamed.columns) == list(expected.columns)
+    assert streamed.index.equals(expected.index) and streamed.index.name == expected.index.name
+    assert list(streamed.dtypes) == list(expected.dtypes)
+    assert cells(streamed) == cells(expected)
+    if attrs:
+        assert streamed.attrs == expected.attrs
+
+
+def split(text: bytes, sizes: list[int]) -> list[bytes]:
+    """``text`` cut into pieces of the given sizes (cycled), down to single bytes."""
+    pieces, start, turn = [], 0, 0
+    while start < len(text):
+        size = sizes[turn % len(sizes)]
+        pieces.append(text[start : start + size])
+        start += size
+        turn += 1
+    return pieces
+
+
+ENCODINGS = st.sampled_from(
+    [
+        {"ensure_ascii": False},
+        {"ensure_ascii": True},  # non-BMP characters as surrogate pairs
+        {"indent": 2},
+        {"separators": (",", ":")},
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind_and_payload=payloads(),
+    encoding=ENCODINGS,
+    sizes=st.lists(st.integers(1, 300), min_size=1, max_size=4),
+)
+def test_streamed_frame_is_the_frame_of_json_loads(kind_and_payload, encoding, sizes):
+    kind, payload = kind_and_payload
+    text = json.dumps(payload, **encoding).encode("utf-8")
+    expected = from_payload(json.loads(text), kind)
+
+    frame, kept = frame_from_chunks(split(text, sizes), kind)
+
+    assert kept.content() == text and kept.size == len(text)
+    assert kept.sha256 == hashlib.sha256(text).hexdigest()
+    if frame is None:  # left to json.loads: only when the stream cannot vouch for it
+        assert len(expected) < 2, "a payload of 2+ object rows must stream"
+        return
+    assert_same_frame(frame, expected)
+
+
+def table_text(rows: list[dict], columns: list[dict] | None = None) -> bytes:
+    body = {"id": "T1", "metadata": {"columns": columns or []}, "data": rows}
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
+@pytest.mark.parametrize(
+    "number",
+    ["0.1", "1e300", "-0.0", "5e-324", "1E5", "2.50", "1e-400", "1.7976931348623157e308",
+     "0.30000000000000004", "-0", "1e400", "123456789012345678901234567890",
+     "-9223372036854775808", "9223372036854775807", "18446744073709551617"],
+)  # fmt: skip
+def test_numbers_come_out_as_json_loads_makes_them(number):
+    rows = [{"n": "x"}, {"n": "y"}]
+    text = table_text(rows).replace(b'"x"', number.encode()).replace(b'"y"', b"1")
+    nested = text.replace(number.encode(), b'{"deep": [' + number.encode() + b"]}")
+    for document in (text, nested):
+        frame, _ = frame_from_chunks([document])
+        assert frame is not None
+        assert_same_frame(frame, from_payload(json.loads(document)))
+
+
+def test_strings_escapes_and_key_order_are_kept():
+    rows = [
+        {"b": "\u00e9\u00e8 \U0001f600", "a": {"z": 1, "y": [1, {"q": "\x00\t\n"}]}},
+        {"a": 'quote " backslash \\ slash /', "c": "\u2028"},
+        {"b": None, "a": {"y": 2, "z": 1}},
+    ]
+    for ensure_ascii in (True, False):
+        text = json.dumps({"data": rows}, ensure_ascii=ensure_ascii).encode()
+        frame, _ = frame_from_chunks(split(text, [5, 1, 3]))
+        assert frame is not None
+        assert_same_frame(frame, from_payload(json.loads(text)))
+        assert list(frame["a"][0]) == ["z", "y"] and list(frame["a"][2]) == ["y", "z"]
+
+
+@pytest.mark.parametrize(
+    "escape", [rb"\ud800", rb"\udc00", rb"\ud83d\ud83d", rb"x\udfff\ud800", rb"\uDBFF"]
+)
+def test_unpaired_surrogate_escapes_are_left_to_json_loads(escape):
+    text = table_text([{"s": "a"}, {"s": "b"}]).replace(b'"a"', b'"' + escape + b'"')
+    assert json.loads(text)["data"][0]["s"] != "?"
+    for sizes in ([len(text)], [1], [7, 3]):
+        frame, kept = frame_from_chunks(split(text, sizes))
+        assert frame is None and kept.content() == text
+
+
+def test_paired_surrogate_escapes_split_anywhere_still_stream():
+    text = json.dumps({"data": [{"s": "\U0001f600" * 3}, {"s": "\U0010ffff"}]}).encode()
+    assert rb"\ud83d\ude00" in text
+    for size in range(1, 14):
+        frame, _ = frame_from_chunks(split(text, [size]))
+        assert frame is not None, size
+        assert frame["s"].tolist() == ["\U0001f600" * 3, "\U0010ffff"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"data": [{"a": 1}, [1, 2], {"a": 2}]}',  # a row that is not an object
+        b'{"data": {"item": {"a": 1}}}',  # "data.item" of an object, not a list
+        b'{"data": []}',
+        b'{"rows": [{"a": 1}, {"a": 2}]}',  # a tolerated spelling: json.loads handles it
+        b'[{"data": [{"a": 1}, {"a": 2}]}]',
+        b'{"data": [{"a": 1}, {"a": 2}]} trailing',
+        b'{"data": [{"a": NaN}, {"a": 2}]}',
+        b'\xef\xbb\xbf{"data": [{"a": 1}, {"a": 2}]}',
+        b'{"data": [{"a": "\xff"}, {"a": 2}]}',
+        b'{"data": [{"a": 1}, {"a": 2}',
+    ],
+)
+def test_documents_the_stream_cannot_vouch_for_are_left_to_json_loads(text):
+    frame, kept = frame_from_chunks(split(text, [4]))
+    assert frame is None
+    assert kept.content() == text
+
+
+def test_kept_chunks_give_back_the_document_in_pieces():
+    text = table_text([{"n": i, "s": f"{i:08d}"} for i in range(20_000)])
+    _, kept = frame_from_chunks(split(text, [65536]))
+    pieces = list(kept.chunks(size=4096))
+    assert b"".join(pieces) == text and len(pieces) > 10
+    assert len(kept.compressed) < len(text) / 3
+    assert kept.loads() == json.loads(text)
+    assert "compressed" in repr(kept) and "00000001" not in repr(kept)
+
+
+# -- read_table streams large answers from the emulator ----------------------------------
+
+BIG_ROWS = 6_000  # about 1.6 MB of JSON: above read_table's 1 MiB threshold
+
+
+@pytest.fixture
+def big(client):
+    """A table of the sample data replaced by a large one; its id and payload."""
+    table_id = client.read_tree("DWH")["table_id"].dropna().iloc[0]
+    payload = big_table(table_id, n_rows=BIG_ROWS, n_cols=12)
+    payload["data"][3]["external_ref"] = 2**64 + 1  # beyond int64: the exact parse
+    payload["data"][5]["note"] = "caf\u00e9 \U0001f600"
+    client.put_table(table_id, payload)
+    return table_id, client.get_table(table_id)
+
+
+def test_a_large_table_is_streamed_into_the_same_frame(client, big):
+    table_id, payload = big
+    with client.get_table_stream(table_id) as body:
+        assert body.length is not None and body.length > STREAM_THRESHOLD
+
+    frame = client.read_table(table_id)
+
+    assert_same_frame(frame, from_payload(payload), attrs=False)
+    context = frame.attrs["mddframes"]
+    assert context.streamed and context.kept.size == body.length
+    assert client.read_contexts.get("table", table_id) is context
+    assert context.payload == payload  # parsed again from the kept document
+    assert context.digest == payload_digest(payload)
+    assert frame["external_ref"].dtype == object and frame["external_ref"][3] == 2**64 + 1
+
+
+def test_the_safe_writer_works_from_a_streamed_context(client, big, tmp_path):
+    table_id, payload = big
+    frame = client.read_table(table_id)
+
+    unchanged = client.write_table(table_id, frame, backup_dir=tmp_path)
+    assert unchanged.status == "unchanged"
+
+    frame.loc[7, "note"] = "edited"
+    frame.loc[9, "quantity"] = 4242
+    result = client.write_table(table_id, frame, backup_dir=tmp_path)
+    assert result.status == "written" and result.verified
+    assert len(result.diff.changed) == 2
+    after = client.get_table(table_id)
+    assert after["data"][7]["note"] == "edited" and after["data"][9]["quantity"] == 4242
+    # every other row comes back exactly as it was, key order included
+    for position in (0, 3, 5, 8, BIG_ROWS - 1):
+        assert json.dumps(after["data"][position]) == json.dumps(payload["data"][position])
+    assert json.loads(result.backup.read_text())["payload"] == payload
+
+
+def test_a_change_behind_a_streamed_read_is_named(client, emu, big, tmp_path):
+    table_id, _ = big
+    frame = client.read_table(table_id)
+    emu.touch_table(table_id)
+    frame.loc[1, "note"] = "mine"
+    with pytest.raises(ConcurrentModificationError) as caught:
+        client.write_table(table_id, frame, backup_dir=tmp_path)
+    assert len(caught.value.changes) >= 1 and table_id in str(caught.value)
+
+
+def test_a_streamed_context_survives_pickling_with_its_frame(client, big):
+    table_id, payload = big
+    frame = client.read_table(table_id)
+    again = pickle.loads(pickle.dumps(frame))
+    context = again.attrs["mddframes"]
+    assert isinstance(context, ReadContext) and context.streamed
+    assert context.payload == payload and context.read_at == frame.attrs["mddframes"].read_at
+    with pytest.raises(AttributeError, match="immutable"):
+        context.object_id = "other"  # type: ignore[misc]
+
+
+# -- broken large answers: the same errors as small ones ---------------------------------
+
+
+@pytest.fixture
+def service(script):  # noqa: F811 (the fixture imported above)
+    """The scripted HTTP server of test_http_session (a real server on 127.0.0.1)."""
+    return script
+
+
+def large_answer(body: bytes, *, length: bool = True) -> object:
+    def answer(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        if length:
+            handler.send_header("Content-Length", str(len(body)))
+        else:
+            handler.send_header("Connection", "close")  # the end of the body is the end
+        handler.end_headers()
+        handler.wfile.write(body)
+        handler.wfile.flush()
+        handler.close_connection = True
+
+    return answer
+
+
+def padded(document: bytes) -> bytes:
+    """``document`` with enough trailing whitespace to be streamed."""
+    return document + b" " * (STREAM_THRESHOLD + 10)
+
+
+def test_a_large_answer_of_unknown_length_is_streamed(service):
+    plan, url = service
+    rows = [{"id": i, "code": f"{i:06d}"} for i in range(40_000)]
+    body = json.dumps({"id": "t", "data": rows}).encode()
+    plan.routes[f"{API}/table/t"] = large_answer(body, length=False)
+    with make_client(url) as client:
+        frame = client.read_table("t")
+    assert frame.attrs["mddframes"].streamed
+    assert frame["code"].tolist()[:2] == ["000000", "000001"] and len(frame) == 40_000
+
+
+@pytest.mark.parametrize(
+    ("document", "error", "match"),
+    [
+        (b'{"id": "t", "data": [{"a": 1}, {"a": 2}', ResponseFormatError, "truncated"),
+        (b'[{"data": [{"a": 1}, {"a": 2}]}]', ResponseFormatError, "expected a JSON object"),
+        (b'{"id": "t", "data": [{"a": 1}, 7]}', DataShapeError, "row 1 of 'data' is a int"),
+        (b'{"id": "t", "data": {"item": {"a": 1}}}', DataShapeError, "must be a list"),
+    ],
+)
+def test_a_broken_large_answer_fails_as_a_small_one_does(service, document, error, match):
+    plan, url = service
+    plan.routes[f"{API}/table/t"] = large_answer(padded(document))
+    plan.routes[f"{API}/table/small"] = large_answer(document)
+    with make_client(url) as client:
+        with pytest.raises(error, match=match) as large:
+            client.read_table("t")
+        with pytest.raises(error, match=match) as small:
+            client.read_table("small")
+    assert type(large.value) is type(small.value)
+
+
+def test_a_large_answer_cut_off_is_a_response_format_error(service):
+    plan, url = service
+    body = padded(b'{"data": [{"a": 1}, {"a": 2}]}')
+
+    def short(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body) + 1000))
+        handler.end_headers()
+        handler.wfile.write(body)
+        handler.wfile.flush()
+        handler.close_connection = True
+
+    plan.routes[f"{API}/table/t"] = short
+    with make_client(url) as client, pytest.raises(ResponseFormatError, match="cut off|announced"):
+        client.read_table("t")

@@ -141,13 +141,40 @@ def from_payload(payload: dict[str, Any], kind: Kind = "table") -> pd.DataFrame:
         If the payload has no list of row objects.
     """
     rows = payload_rows(payload, kind)
-    data_types = _data_types(payload, kind)
-    arrays = {
-        name: column_array([row.get(name) for row in rows], data_types.get(name), name=name)
-        for name in column_order(payload, kind)
-    }
-    index = pd.RangeIndex(len(rows), name=INDEX_NAME)
-    return frame_of_arrays(arrays, index)
+    names = dict.fromkeys(chain.from_iterable(rows))  # first-seen order
+    columns = {name: [row.get(name) for row in rows] for name in names}
+    return frame_of_columns(columns, len(rows), declared_columns(payload, kind))
+
+
+def frame_of_columns(
+    columns: dict[str, list[Any]], n_rows: int, declared: list[dict[str, Any]]
+) -> pd.DataFrame:
+    """The frame of a payload's rows given as per-column value lists.
+
+    The one place where the frame of a table or mapping is built, from parsed JSON
+    (:func:`from_payload`) and from a stream (:mod:`mddframes.codec.stream`) alike.
+
+    Parameters
+    ----------
+    columns : dict of str to list
+        Every row key in first-seen order, with one value per row (``None`` for a
+        null or an absent key). The lists are consumed: each is dropped from the dict
+        once its array is built, so that a large table does not hold both at once.
+    n_rows : int
+        The number of rows.
+    declared : list of dict
+        The declared column metadata (:func:`declared_columns`).
+    """
+    data_types = {c["name"]: c.get("dataType") for c in declared}
+    order = dict.fromkeys(chain((c["name"] for c in declared), columns))
+    arrays = {}
+    for name in order:
+        values = columns.pop(name, None)
+        if values is None:
+            values = [None] * n_rows
+        arrays[name] = column_array(values, data_types.get(name), name=name)
+        del values
+    return frame_of_arrays(arrays, pd.RangeIndex(n_rows, name=INDEX_NAME))
 
 
 def frame_of_arrays(arrays: dict[str, Any], index: pd.Index) -> pd.DataFrame:

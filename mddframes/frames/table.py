@@ -16,9 +16,11 @@ import pandas as pd
 from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
 from mddframes.codec.frame import declared_columns, frame_of_arrays
+from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import ReadContext, record_read
-from mddframes.errors import InvalidArgumentError
+from mddframes.errors import InvalidArgumentError, ResponseFormatError
 from mddframes.frames._shape import snake_case
+from mddframes.http.session import BodyStream, decode_json_content
 
 if TYPE_CHECKING:
     from mddframes.client import Client
@@ -39,6 +41,12 @@ def _require_id(value: Any, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise InvalidArgumentError(f"{what} must be a non-empty string, got {value!r}")
     return value
+
+
+#: Table answers larger than this (or of unknown size) are parsed as a stream
+#: (:mod:`mddframes.codec.stream`); smaller ones with ``json.loads``, which is faster
+#: on small documents.
+STREAM_THRESHOLD = 1 << 20
 
 
 def read_table(client: Client, table_id: str) -> pd.DataFrame:
@@ -65,10 +73,15 @@ def read_table(client: Client, table_id: str) -> pd.DataFrame:
 
     Notes
     -----
-    Nested cells (objects, lists) are the payload's own objects, not copies: replace
-    such a cell to edit it (``frame.at[i, "address"] = {...}``), never mutate it in
-    place, or the read's original changes with it and the next write stops with a
-    conflict.
+    An answer above :data:`STREAM_THRESHOLD` bytes (1 MiB) is parsed as it arrives
+    and never held as parsed JSON: peak memory stays within about four times its
+    size, and the write-back context keeps it compressed (its ``payload`` is parsed
+    again when a write needs it). The frame is the same either way.
+
+    Nested cells (objects, lists) of a small table are the payload's own objects,
+    not copies: replace such a cell to edit it (``frame.at[i, "address"] = {...}``),
+    never mutate it in place, or the read's original changes with it and the next
+    write stops with a conflict.
 
     Raises
     ------
@@ -77,10 +90,35 @@ def read_table(client: Client, table_id: str) -> pd.DataFrame:
         list of row objects under ``data``.
     """
     table_id = _require_id(table_id, "table_id")
-    payload = client.get_table(table_id)
-    frame = from_payload(payload, "table")
-    record_read(client, frame, ReadContext("table", table_id, payload))
+    with client.get_table_stream(table_id) as body:
+        if body.length is not None and body.length <= STREAM_THRESHOLD:
+            payload = _json_object(body, body.json())
+            frame = from_payload(payload, "table")
+            context = ReadContext("table", table_id, payload)
+        else:
+            streamed, kept = frame_from_chunks(body.chunks(), "table")
+            if streamed is None:  # the stream could not vouch for it: decode it whole
+                payload = _json_object(body, decode_json_content(
+                    body.entry, body.url, kept.content(), status=body.status,
+                    content_type=body.content_type))  # fmt: skip
+                streamed = from_payload(payload, "table")
+                del payload
+            frame = streamed
+            context = ReadContext("table", table_id, kept=kept)
+    record_read(client, frame, context)
     return frame
+
+
+def _json_object(body: BodyStream, value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else the error ``Client.get_table`` raises."""
+    if not isinstance(value, dict):
+        raise ResponseFormatError(
+            f"expected a JSON object, got {type(value).__name__}",
+            operation=body.entry.operation,
+            method=body.entry.method,
+            url=body.url,
+        )
+    return value
 
 
 def read_mapping(client: Client, mapping_id: str) -> pd.DataFrame:

@@ -27,7 +27,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from email.message import Message
 from email.utils import collapse_rfc2231_value
 from pathlib import Path, PurePosixPath
@@ -369,13 +369,24 @@ def decode_json(entry: Endpoint, url: str, response: requests.Response) -> Any:
         If the body is not JSON or is truncated (the message says which, with the
         content type and a short excerpt; never an excerpt of a token answer).
     """
-    content = response.content
+    return decode_json_content(
+        entry,
+        url,
+        response.content,
+        status=response.status_code,
+        content_type=response.headers.get("Content-Type"),
+    )
+
+
+def decode_json_content(
+    entry: Endpoint, url: str, content: bytes, *, status: int | None, content_type: str | None
+) -> Any:
+    """:func:`decode_json` of a body already read (e.g. kept by a streamed read)."""
     if not content.strip():
         return None
     try:
         return json.loads(content)
     except (ValueError, UnicodeDecodeError) as exc:
-        content_type = response.headers.get("Content-Type", "no content type")
         detail = str(exc)
         if isinstance(exc, json.JSONDecodeError) and exc.pos >= len(exc.doc.rstrip()):
             detail = f"the JSON ends early after {len(content)} bytes (truncated?)"
@@ -383,12 +394,106 @@ def decode_json(entry: Endpoint, url: str, response: requests.Response) -> Any:
         if entry.operation != "getToken":
             excerpt = f"; it begins {content[:120].decode('utf-8', 'replace')!r}"
         raise errors.ResponseFormatError(
-            f"the answer is not valid JSON ({content_type}): {detail}{excerpt}",
+            f"the answer is not valid JSON ({content_type or 'no content type'}): "
+            f"{detail}{excerpt}",
             operation=entry.operation,
             method=entry.method,
             url=url,
-            status=response.status_code,
+            status=status,
         ) from None
+
+
+class BodyStream:
+    """A successful answer whose body is still unread: read it whole or in chunks.
+
+    Use it as a context manager (it closes the response, which returns the
+    connection to the pool). Errors while reading become ``MddError`` subclasses
+    naming the operation, as for any call.
+
+    Attributes
+    ----------
+    entry : Endpoint
+    url : str
+    status : int
+    length : int or None
+        The body's size in bytes from ``Content-Length``; None when unknown (no such
+        header, or a ``Content-Encoding`` that makes the decoded size differ).
+    """
+
+    def __init__(self, entry: Endpoint, url: str, response: requests.Response) -> None:
+        self.entry = entry
+        self.url = url
+        self._response = response
+        self.status = response.status_code
+        self.content_type = response.headers.get("Content-Type")
+        declared = response.headers.get("Content-Length", "")
+        encoded = response.headers.get("Content-Encoding", "identity").lower() != "identity"
+        self.length = int(declared) if declared.isdigit() and not encoded else None
+
+    def __enter__(self) -> BodyStream:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the response (the rest of the body is not read)."""
+        self._response.close()
+
+    def __repr__(self) -> str:
+        return f"<BodyStream {self.entry.method} {self.url} ({self.length} bytes)>"
+
+    def json(self) -> Any:
+        """The whole body decoded as JSON (see :func:`decode_json`)."""
+        return decode_json_content(self.entry, self.url, self.content(),
+                                   status=self.status, content_type=self.content_type)  # fmt: skip
+
+    def content(self) -> bytes:
+        """The whole body."""
+        return b"".join(self.chunks())
+
+    def chunks(self, chunk_size: int = CHUNK_SIZE) -> Iterator[bytes]:
+        """The body in pieces of up to ``chunk_size`` bytes, as they arrive.
+
+        Raises
+        ------
+        ResponseFormatError
+            If the transfer is cut off (or shorter than ``Content-Length``).
+        TransportError
+            If the connection fails or times out while reading.
+        """
+        received = 0
+        try:
+            for chunk in self._response.iter_content(chunk_size=chunk_size):
+                received += len(chunk)
+                yield chunk
+        except (
+            requests.exceptions.ChunkedEncodingError,
+            requests.exceptions.ContentDecodingError,
+        ) as exc:
+            raise errors.ResponseFormatError(
+                f"the answer was cut off after {received} bytes ({type(exc).__name__})",
+                operation=self.entry.operation,
+                method=self.entry.method,
+                url=self.url,
+                status=self.status,
+            ) from exc
+        except requests.exceptions.RequestException as exc:
+            raise errors.TransportError(
+                f"the connection failed after {received} bytes of the answer: {type(exc).__name__}",
+                operation=self.entry.operation,
+                method=self.entry.method,
+                url=self.url,
+                status=self.status,
+            ) from exc
+        if self.length is not None and received != self.length:
+            raise errors.ResponseFormatError(
+                f"the answer is {received} bytes but the server announced {self.length}",
+                operation=self.entry.operation,
+                method=self.entry.method,
+                url=self.url,
+                status=self.status,
+            )
 
 
 def decode_text(entry: Endpoint, url: str, response: requests.Response) -> str:
