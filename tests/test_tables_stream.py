@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from test_http_session import API, make_client, script  # noqa: F401 (script: a fixture)
 
 from mddframes import ReadContext
-from mddframes.codec import from_payload
+from mddframes.codec import from_payload, stream
 from mddframes.codec.dtypes import column_array
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import payload_digest
@@ -200,18 +200,23 @@ ENCODINGS = st.sampled_from(
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     kind_and_payload=payloads(),
     encoding=ENCODINGS,
     sizes=st.lists(st.integers(1, 300), min_size=1, max_size=4),
+    batch=st.sampled_from([1, 2, 3, stream.BATCH_ROWS]),
 )
-def test_streamed_frame_is_the_frame_of_json_loads(kind_and_payload, encoding, sizes):
+def test_streamed_frame_is_the_frame_of_json_loads(
+    kind_and_payload, encoding, sizes, batch, monkeypatch
+):
     kind, payload = kind_and_payload
     text = json.dumps(payload, **encoding).encode("utf-8")
     expected = from_payload(json.loads(text), kind)
 
-    frame, kept = frame_from_chunks(split(text, sizes), kind)
+    with monkeypatch.context() as patch:
+        patch.setattr(stream, "BATCH_ROWS", batch)  # rows split into columns this many at a time
+        frame, kept = frame_from_chunks(split(text, sizes), kind)
 
     assert kept.content() == text and kept.size == len(text)
     assert kept.sha256 == hashlib.sha256(text).hexdigest()
@@ -265,6 +270,50 @@ def test_unpaired_surrogate_escapes_are_left_to_json_loads(escape):
     for sizes in ([len(text)], [1], [7, 3]):
         frame, kept = frame_from_chunks(split(text, sizes))
         assert frame is None and kept.content() == text
+
+
+SURROGATE_TEXT = st.text(
+    alphabet=st.sampled_from(
+        ["\\", "u", "d", "8", "c", "0", "x", "\ud800", "\udc00", "\U0001f600"]
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(SURROGATE_TEXT, min_size=2, max_size=4),
+    sizes=st.lists(st.integers(1, 20), min_size=1, max_size=3),
+)
+def test_surrogates_and_backslashes_never_give_a_wrong_frame(texts, sizes):
+    text = json.dumps({"data": [{"s": t} for t in texts]}, ensure_ascii=True).encode()
+    frame, _ = frame_from_chunks(split(text, sizes))
+    decoded = [row["s"] for row in json.loads(text)["data"]]
+    if any(0xD800 <= ord(c) <= 0xDFFF for t in decoded for c in t):
+        assert frame is None  # yajl would have read "?"
+    if frame is not None:
+        assert frame["s"].tolist() == decoded
+
+
+def test_packed_batches_give_back_every_value(monkeypatch):
+    values = [
+        [1, None, 2**62, -(2**63)],  # int64
+        [2**63, 1, None, 2],  # beyond int64 in one batch only
+        ["ab\x00", "x", None, "yy"],  # a trailing NUL numpy would drop
+        ["\u00e9t\u00e9", "a", "b", None],  # not ASCII
+        ["x" * 500, "a", "b", "c"],  # one long string among short ones
+        [1.5, -0.0, None, 1e308],
+        [True, None, False, True],
+        [None, None, None, None],
+        [{"a": 1}, [1], "s", 2],
+    ]
+    rows = [{"v": v} for batch in values for v in batch]
+    text = json.dumps({"data": rows}).encode()
+    monkeypatch.setattr(stream, "BATCH_ROWS", 4)
+    frame, _ = frame_from_chunks(split(text, [64]))
+    assert frame is not None
+    assert repr(frame["v"].tolist()) == repr([v for batch in values for v in batch])
+    assert_same_frame(frame, from_payload(json.loads(text)))
 
 
 def test_paired_surrogate_escapes_split_anywhere_still_stream():

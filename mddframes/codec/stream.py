@@ -37,6 +37,7 @@ from itertools import chain
 from typing import Any
 
 import ijson
+import numpy as np
 import pandas as pd
 
 from mddframes.codec.frame import ROWS_KEYS, Kind, declared_columns, frame_of_columns
@@ -49,13 +50,15 @@ CHUNK_SIZE = 256 * 1024
 #: size at ~150 MB/s; higher levels gain little on JSON and cost three times more.
 COMPRESS_LEVEL = 1
 
-# An escaped UTF-16 surrogate that is not part of a pair (yajl would give "?").
-_LONE_SURROGATE = re.compile(
-    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-)
-_LOOK_AHEAD = 12  # bytes a match needs after its start (escape + following escape)
-_LOOK_BEHIND = 6  # bytes before it
+# An escaped UTF-16 surrogate, high (D800-DBFF) or low (DC00-DFFF). A literal first
+# byte lets the regex engine skip to each backslash; most documents have none.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_ESCAPE = 6  # bytes of one \uXXXX escape
+_LOOK_AHEAD = 2 * _ESCAPE  # bytes a high escape needs to see its low partner
+
+
+def _is_high(escape: bytes) -> bool:
+    return escape[3:4] in (b"8", b"9", b"a", b"b", b"A", b"B")
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,65 +127,172 @@ class _Keeper:
 
 
 class _SurrogateWatch:
-    """Notices an unpaired surrogate escape anywhere in a stream of chunks."""
+    """Notices an unpaired surrogate escape anywhere in a stream of chunks.
+
+    An escape right after a backslash also counts (it may be an escaped backslash
+    followed by ``ud800`` text, or not): a false alarm only sends the document to
+    ``json.loads``.
+    """
 
     def __init__(self) -> None:
         self.found = False
-        self._buffer = b""
-        self._checked = 0  # position in _buffer from where matches are still unchecked
+        self._buffer = b""  # one byte of context, then the bytes not yet judged
+        self._start = 0  # where the unjudged bytes begin in _buffer
 
     def feed(self, chunk: bytes, *, last: bool = False) -> None:
         if self.found:
             return
-        buffer = self._buffer + chunk
-        # a match starting this close to the end may need bytes that have not come yet
+        buffer = self._buffer + chunk if self._buffer else chunk
+        # an escape starting this close to the end may have its partner in the next chunk
         limit = len(buffer) if last else len(buffer) - _LOOK_AHEAD
-        for match in _LONE_SURROGATE.finditer(buffer, self._checked):
-            if match.start() >= limit:
+        position = self._start
+        while True:
+            match = _SURROGATE_ESCAPE.search(buffer, position)
+            if match is None or match.start() >= limit:
                 break
-            self.found = True
-            return
-        keep_from = max(0, max(limit, self._checked) - _LOOK_BEHIND)
-        self._buffer = buffer[keep_from:]
-        self._checked = max(limit, self._checked) - keep_from
+            start = match.start()
+            partner = _SURROGATE_ESCAPE.match(buffer, start + _ESCAPE)
+            if (
+                (start > 0 and buffer[start - 1] == 0x5C)  # a backslash before it
+                or not _is_high(match.group())  # a low escape without its high one
+                or partner is None
+                or _is_high(partner.group())
+            ):
+                self.found = True
+                return
+            position = start + 2 * _ESCAPE
+        keep = max(position, limit)
+        if keep > 0:
+            self._buffer, self._start = buffer[keep - 1 :], 1
+        else:
+            self._buffer, self._start = buffer, position
+
+
+class _Packed:
+    """One batch of one column held compactly: numpy data and a mask of the Nones."""
+
+    __slots__ = ("data", "missing")
+
+    def __init__(self, data: np.ndarray, missing: np.ndarray | None) -> None:
+        self.data = data
+        self.missing = missing
+
+    def values(self) -> list[Any]:
+        data = self.data
+        values = (
+            data.astype(f"U{data.itemsize}").tolist() if data.dtype.kind == "S" else data.tolist()
+        )
+        if self.missing is None:
+            return values
+        return [
+            None if gap else value for value, gap in zip(values, self.missing.tolist(), strict=True)
+        ]
+
+
+_NONE = type(None)
+
+
+def _pack(values: list[Any]) -> list[Any] | _Packed | int:
+    """A batch of a column's values in the most compact form that gives them back exactly.
+
+    An int (that many Nones), numpy data for ints within int64, floats, booleans and
+    short ASCII strings (Python objects cost 24 to 60 bytes each, these 1 to ~10), or
+    the list itself for anything else.
+    """
+    types = set(map(type, values))
+    has_none = _NONE in types
+    types.discard(_NONE)
+    if not types:
+        return len(values)
+    if len(types) > 1:
+        return values
+    kind = types.pop()
+    present = [v for v in values if v is not None] if has_none else values
+    try:
+        if kind is int:
+            data = np.array([0 if v is None else v for v in values], dtype=np.int64)
+        elif kind is float:
+            data = np.array([0.0 if v is None else v for v in values], dtype=np.float64)
+        elif kind is bool:
+            data = np.array([v is True for v in values], dtype=bool)
+        elif kind is str:
+            total = sum(map(len, present))
+            if max(map(len, present)) * len(values) > total + 48 * len(present):
+                return values  # a few long strings would pad every short one
+            data = np.array(["" if v is None else v for v in values], dtype="S")
+            if int(np.char.str_len(data).sum()) != total:
+                return values  # numpy drops trailing NULs
+        else:
+            return values
+    except (OverflowError, UnicodeEncodeError):  # beyond int64; not ASCII
+        return values
+    missing = (
+        np.fromiter((v is None for v in values), dtype=bool, count=len(values))
+        if has_none
+        else None
+    )
+    return _Packed(data, missing)
+
+
+def _unpack(parts: list[Any]) -> list[Any]:
+    values: list[Any] = []
+    for part in parts:
+        if type(part) is int:
+            values.extend([None] * part)
+        elif type(part) is list:
+            values.extend(part)
+        else:
+            values.extend(part.values())
+    return values
+
+
+class _PackedColumns(dict):  # type: ignore[type-arg]
+    """Column name -> packed batches; :meth:`pop` gives back the plain value list."""
+
+    def pop(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        parts = super().pop(name, None)
+        return default if parts is None else _unpack(parts)
 
 
 class _Columns:
-    """The target ijson sends row objects to: splits them into per-column value lists.
+    """Row objects split into per-column batches as they arrive.
 
-    ``None`` stands for a null and for an absent key alike, as in ``from_payload``;
-    columns keep the order in which their keys are first seen.
+    ijson appends each row to :attr:`rows` (a plain list: no Python call per row);
+    :meth:`flush` moves them into :attr:`columns` batch by batch. ``None`` stands for
+    a null and for an absent key alike, as in ``from_payload``; columns keep the order
+    in which their keys are first seen.
     """
 
     def __init__(self, exact: bool) -> None:
-        self.columns: dict[str, list[Any]] = {}
-        self.rows = 0
+        self.rows = ijson.sendable_list()
+        self.columns = _PackedColumns()
+        self.count = 0
         self.bad_row = False
         self._exact = exact
-        self._batch: list[Any] = []
+        self._filled: dict[str, int] = {}
 
-    def send(self, row: Any) -> None:
-        if type(row) is not dict:
+    def flush(self, at_least: int = 1) -> None:
+        if len(self.rows) < at_least:
+            return
+        batch = self.rows[:]
+        del self.rows[:]
+        if set(map(type, batch)) != {dict}:
             self.bad_row = True  # from_payload names the row; leave it the error
             return
-        self._batch.append(row)
-        if len(self._batch) >= BATCH_ROWS:
-            self.flush()
-
-    def flush(self) -> None:
-        batch, self._batch = self._batch, []
-        if not batch:
-            return
+        size = len(batch)
         for name in dict.fromkeys(chain.from_iterable(batch)):
-            column = self.columns.get(name)
-            if column is None:
-                column = self.columns[name] = [None] * self.rows
+            parts = self.columns.get(name)
+            if parts is None:
+                parts = self.columns[name] = [self.count] if self.count else []
             values = [row.get(name) for row in batch]
-            column.extend(_as_floats(values) if self._exact else values)
-        self.rows += len(batch)
-        for column in self.columns.values():
-            if len(column) < self.rows:
-                column.extend([None] * (self.rows - len(column)))
+            parts.append(_pack(_as_floats(values) if self._exact else values))
+            self._filled[name] = self.count + size
+        del batch
+        self.count += size
+        for name, filled in self._filled.items():
+            if filled < self.count:
+                self.columns[name].append(self.count - filled)
+                self._filled[name] = self.count
 
 
 def _as_floats(values: list[Any]) -> list[Any]:
@@ -222,7 +332,7 @@ def _parse(chunks: Iterable[bytes], kind: Kind, *, exact: bool, on_chunk: Any = 
     prefix = ROWS_KEYS[kind][0] + ".item"
     columns = _Columns(exact)
     options = {} if exact else {"use_float": True}
-    rows_parser = ijson.items_coro(columns, prefix, **options)
+    rows_parser = ijson.items_coro(columns.rows, prefix, **options)
     metadata = ijson.sendable_list()
     # the metadata usually comes before the rows: once it is complete, stop parsing for it
     metadata_parser = ijson.items_coro(metadata, "metadata", **options) if kind == "table" else None
@@ -248,6 +358,7 @@ def _parse(chunks: Iterable[bytes], kind: Kind, *, exact: bool, on_chunk: Any = 
             raise _Unsure(str(exc)) from None
         except (ijson.JSONError, UnicodeDecodeError, ValueError) as exc:
             raise _Unsure(str(exc)) from None
+        columns.flush(at_least=BATCH_ROWS)
         if columns.bad_row:
             raise _Unsure("a row that is not an object")
     try:
@@ -310,12 +421,12 @@ def frame_from_chunks(
         kept = keeper.finish()
         if _lone_surrogate(watch):
             return None, kept
-    if columns.rows < 2:
+    if columns.count < 2:
         # no rows, or one "row" that may be the value of a key "item" of an object
         # under "data" rather than an element of a list: json.loads tells
         return None, kept
     declared = declared_columns({"metadata": metadata[-1]}, kind) if metadata else []
-    frame = frame_of_columns(columns.columns, columns.rows, declared)
+    frame = frame_of_columns(columns.columns, columns.count, declared)
     return frame, kept
 
 
