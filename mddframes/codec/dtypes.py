@@ -168,8 +168,12 @@ def _zone(text: str) -> str | None:
     return "+0000" if zone == "-0000" else zone
 
 
-def _parse_iso(values: list[Any], *, utc: bool) -> Any | None:
+def _parse_iso(values: list[Any], *, utc: bool, naive: bool = False) -> Any | None:
     try:
+        if naive:
+            # plain naive ISO strings: DatetimeIndex parses them as to_datetime(format=
+            # "ISO8601") does (same values and unit, on pandas 2.2 and 3), 3x faster
+            return pd.DatetimeIndex(values)
         # a list, not a Series: the same parse without building a Series first
         return pd.to_datetime(values, format="ISO8601", utc=utc)
     except (ValueError, TypeError, OverflowError):
@@ -190,7 +194,7 @@ def _datetime_array(values: list[Any]) -> Any | None:
     # Values in several zones (or naive and aware mixed) never share one dtype: pandas
     # refuses them (2.x with a FutureWarning and object dtype), so they skip that try.
     several = len(zones - {_UNSURE}) > 1
-    parsed = None if several else _parse_iso(values, utc=False)
+    parsed = None if several else _parse_iso(values, utc=False, naive=zones == {None})
     if parsed is None or parsed.dtype == object:
         if not all(v is None or _TZ_SUFFIX.search(v) for v in values):
             return None
