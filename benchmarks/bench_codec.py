@@ -4,9 +4,12 @@
    100,000 rows x 20 columns with 1% of the rows edited, against the naive way of
    writing a frame: ``json.dumps(df.to_dict("records"))``. Goal: at most 2x.
 2. Peak memory (tracemalloc) of ``read_table`` on a ~50 MB table payload served by the
-   emulator, against the size of the payload's JSON text. Goal: at most 4x. The floor,
-   ``client.get_table`` alone (the HTTP body plus ``json.loads``), is measured in the
-   same run and printed as its own line, because ``read_table`` cannot go below it.
+   emulator, against the size of the payload's JSON text. Goal: at most 4x.
+   ``read_table`` streams such a body (parsed as it arrives, kept compressed for the
+   write-back context); ``client.get_table`` alone (the HTTP body plus ``json.loads``),
+   what fetch-then-parse would cost, is measured in the same run and printed as an
+   info line, and so is the size of the context ``read_table`` keeps. (The emulator
+   runs in the same process, so its own copy of the answer counts too.)
 """
 
 from __future__ import annotations
@@ -79,16 +82,22 @@ def read_table_memory() -> list[Result]:
             del answer
             floor = peak_memory(lambda: client.get_table(table_id))
             peak = peak_memory(lambda: read_table(client, table_id))
+            context = client.read_contexts.get("table", table_id)
+            kept = len(context.kept.compressed) if context and context.kept else float("nan")
             client.read_contexts.forget("table", table_id)
         finally:
             client.close()
     mb = 1e6
     name = f"read_table peak memory, {size / mb:.0f} MB payload"
     floor_result = Result(
-        f"  floor: get_table alone (body + json.loads), {size / mb:.0f} MB",
-        size / mb, floor / mb, "MB", "(floor, info)", floor / size, True,
+        "  fetch-then-parse: get_table alone (body + json.loads)",
+        size / mb, floor / mb, "MB", "(info)", floor / size, True,
     )  # fmt: skip
-    return [at_most(name, size / mb, peak / mb, 4.0, unit="MB"), floor_result]
+    kept_result = Result(
+        "  write-back context kept by read_table (compressed JSON)",
+        size / mb, kept / mb, "MB", "(info)", kept / size, True,
+    )  # fmt: skip
+    return [at_most(name, size / mb, peak / mb, 4.0, unit="MB"), floor_result, kept_result]
 
 
 def run() -> list[Result]:
