@@ -307,3 +307,24 @@ def test_an_export_start_without_task_id_is_a_response_format_error(script):
     with make_client(url) as client, pytest.raises(ResponseFormatError, match="no taskId"):
         client.post_export(["e1"], "ddl")
     assert plan.hits[f"{API}/structure/export"] == 1
+
+
+def test_a_cookie_the_service_sets_is_sent_back_with_the_token_and_user_agent(script):
+    """Sticky load balancers pin a client by cookie: the session must keep sending it,
+    along with the bearer token and its own headers."""
+    plan, base = script
+    seen: list[dict[str, str]] = []
+
+    def remember(handler):
+        seen.append({k.lower(): v for k, v in handler.headers.items()})
+        cookie = {"Set-Cookie": "lb=node-2; Path=/"} if len(seen) == 1 else {}
+        return 200, {"Content-Type": "application/json", **cookie}, b"[]"
+
+    plan.routes[f"{API}/object-type"] = remember
+    with make_client(base) as client:
+        client.get_object_types()
+        client.get_object_types()
+    assert "cookie" not in seen[0]
+    assert seen[1]["cookie"] == "lb=node-2"
+    assert seen[1]["authorization"] == "Bearer tok-abc"
+    assert seen[1]["user-agent"].startswith("mddframes/")

@@ -279,27 +279,43 @@ def nullable_dtype(dtype: Any) -> Any:
     return dtype
 
 
+def column_arrays(frame: pd.DataFrame) -> dict[Any, Any]:
+    """A frame's columns as arrays (``Series.array``), by name, in column order."""
+    return {name: column.array for name, column in frame.items()}
+
+
 def concat_union(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """Stack frames with the outer union of their columns, without degrading dtypes.
 
-    A column that every frame holding it stores with one dtype keeps that dtype (its
-    nullable twin for numpy ints/bools/floats); frames that lack it contribute NA of
+    The composition of :func:`column_arrays` and :func:`concat_column_sets` (see there);
+    bulk readers call the two apart so the first runs in their worker threads.
+    """
+    if not frames:
+        return pd.DataFrame()
+    return concat_column_sets([column_arrays(f) for f in frames], [f.index for f in frames])
+
+
+def concat_column_sets(parts: list[dict[Any, Any]], indexes: list[pd.Index]) -> pd.DataFrame:
+    """Stack column sets (``{name: array}``, one per frame) into one frame.
+
+    A column that every part holding it stores with one dtype keeps that dtype (its
+    nullable twin for numpy ints/bools/floats); parts that lack it contribute NA of
     that dtype, so an ``Int64`` column stays ``Int64`` rather than drifting to float
     or object. A column whose dtypes disagree becomes ``object`` with every value as
-    it was. Columns keep their order of first appearance; row indexes are kept as
-    they are (they may repeat across frames).
+    it was. Columns keep their order of first appearance; row indexes (``indexes``,
+    one per part) are kept as they are (they may repeat across parts).
 
     Built column by column (one array concatenation per column): ``pd.concat`` of
     hundreds of small frames with differing columns costs about a millisecond per
     frame in reindexing alone.
     """
-    if not frames:
+    if not parts:
         return pd.DataFrame()
-    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
-    by_name = [{name: column.array for name, column in frame.items()} for frame in frames]
+    lengths = [len(index) for index in indexes]
+    columns = list(dict.fromkeys(c for cols in parts for c in cols))
     data: dict[Any, Any] = {}
     for name in columns:
-        present = [cols[name] for cols in by_name if name in cols]
+        present = [cols[name] for cols in parts if name in cols]
         dtypes = {getattr(array.dtype, "numpy_dtype", array.dtype) for array in present}
         if len(dtypes) == 1:
             dtype = nullable_dtype(dtypes.pop())
@@ -307,9 +323,9 @@ def concat_union(frames: list[pd.DataFrame]) -> pd.DataFrame:
             if getattr(template.dtype, "numpy_dtype", template.dtype) != dtype:
                 template = pd.array(template.astype(dtype), dtype=dtype)
             pieces = []
-            for frame, cols in zip(frames, by_name, strict=True):
+            for length, cols in zip(lengths, parts, strict=True):
                 if name not in cols:  # NA of the column's own dtype
-                    pieces.append(template.take(np.full(len(frame), -1), allow_fill=True))
+                    pieces.append(template.take(np.full(length, -1), allow_fill=True))
                 elif cols[name].dtype != template.dtype:
                     pieces.append(cols[name].astype(dtype))
                 else:
@@ -321,11 +337,11 @@ def concat_union(frames: list[pd.DataFrame]) -> pd.DataFrame:
                 [
                     np.asarray(cols[name], dtype=object)
                     if name in cols
-                    else np.full(len(frame), None, dtype=object)
-                    for frame, cols in zip(frames, by_name, strict=True)
+                    else np.full(length, None, dtype=object)
+                    for length, cols in zip(lengths, parts, strict=True)
                 ]
             )
-    index = frames[0].index.append([frame.index for frame in frames[1:]])
+    index = indexes[0].append(list(indexes[1:]))
     return pd.DataFrame(data, index=index, columns=columns, copy=False)
 
 

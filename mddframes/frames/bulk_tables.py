@@ -33,7 +33,7 @@ import pandas as pd
 
 from mddframes.bulk import ErrorPolicy, run_bulk
 from mddframes.errors import DataShapeError, InvalidArgumentError
-from mddframes.frames._shape import concat_union
+from mddframes.frames._shape import column_arrays, concat_column_sets
 from mddframes.ids import id_list
 
 if TYPE_CHECKING:
@@ -176,14 +176,16 @@ def _read_many(
 ) -> pd.DataFrame:
     wanted = id_list(ids, what=f"{desc} ids", id_columns=(key,))
 
-    def read_one(object_id: str) -> pd.DataFrame:
+    def read_one(object_id: str) -> tuple[dict[Any, Any], pd.Index]:
         part = reader(client, object_id)
         if key in part.columns:
             raise DataShapeError(
                 f"{key.split('_')[0]} {object_id!r} has its own column {key!r}, which the long "
                 f"frame of {desc} uses for the id; read it alone"
             )
-        return part
+        # taken apart here, in the worker, where it overlaps other workers' waiting;
+        # the caller's thread only concatenates arrays
+        return column_arrays(part), part.index
 
     outcome = run_bulk(
         read_one,
@@ -193,14 +195,16 @@ def _read_many(
         errors=errors,
         desc=desc,
     )
-    parts = [(object_id, part) for object_id, part in outcome.succeeded()]
-    columns = {object_id: list(part.columns) for object_id, part in parts}
-    # concat_union builds the long frame array by array, so the parts need no copy,
-    # no id column and no attrs clearing of their own (their contexts stay in the client).
-    frame = concat_union([part for _, part in parts])
+    parts = list(outcome.succeeded())
+    columns = {object_id: list(arrays) for object_id, (arrays, _) in parts}
+    # built array by array, so the parts need no copy, no id column and no attrs
+    # clearing of their own (their contexts stay in the client)
+    frame = concat_column_sets(
+        [arrays for _, (arrays, _) in parts], [index for _, (_, index) in parts]
+    )
     key_values = np.repeat(
         np.array([object_id for object_id, _ in parts], dtype=object),
-        [len(part) for _, part in parts],
+        [len(index) for _, (_, index) in parts],
     )
     frame.insert(0, key, pd.array(key_values, dtype="string"))
     if frame.index.name is None:

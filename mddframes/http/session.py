@@ -312,15 +312,20 @@ class HttpSession:
         headers = {"Accept": "application/json, text/plain;q=0.9, */*;q=0.8"}
         if body is not None:
             headers["Content-Type"] = content_type
-        request = requests.Request(
-            entry.method,
-            url,
-            headers=headers,
-            data=body.reveal() if isinstance(body, Secret) else body,
+        # Prepared directly rather than through Session.prepare_request, which merges
+        # two fresh cookie jars per call (a third of a small call's client CPU); the
+        # session's headers, cookies (sticky load balancers) and hooks still apply.
+        prepared = requests.PreparedRequest()
+        prepared.prepare(
+            method=entry.method,
+            url=url,
+            headers={**self._session.headers, **headers},
             files=dict(files) if files else None,
+            data=body.reveal() if isinstance(body, Secret) else body,
+            cookies=self._session.cookies,
             auth=_BearerAuth(token),
+            hooks=self._session.hooks,
         )
-        prepared = self._session.prepare_request(request)
         # requests (via urllib3's parse_url) removes dot segments, which would send an
         # id of ".." to the parent resource; the URL is already fully encoded, so it is
         # sent exactly as built.
