@@ -73,3 +73,16 @@ def id_list(ids: Any, *, what: str, id_columns: Sequence[str] = ELEMENT_ID_COLUM
             )
         raise InvalidArgumentError(f"{what}: entry {position} is {problem}")
     return list(dict.fromkeys(values))
+
+
+def require_id(value: Any, *, what: str) -> str:
+    """``value`` if it is a usable single id (a non-empty string), else a clear error.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Naming ``what`` and the value given.
+    """
+    if not isinstance(value, str) or not value:
+        raise InvalidArgumentError(f"{what} must be a non-empty string, got {value!r}")
+    return value

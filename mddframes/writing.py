@@ -50,6 +50,7 @@ from mddframes.errors import (
 )
 from mddframes.frames._shape import snake_case
 from mddframes.frames.bulk_tables import iter_groups
+from mddframes.ids import require_id
 
 if TYPE_CHECKING:
     from mddframes.client import Client
@@ -145,12 +146,6 @@ class _Prepared:
     report: CheckReport
     keeps_positions: bool
     frame: pd.DataFrame | None = None
-
-
-def _require_id(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidArgumentError(f"{what} must be a non-empty string, got {value!r}")
-    return value
 
 
 def _columns_payload(columns: Any, base: dict[str, Any]) -> list[dict[str, Any]]:
@@ -298,7 +293,7 @@ def _write(
     force: bool = False,
     backup_dir: str | os.PathLike[str] | None = None,
 ) -> WriteResult:
-    object_id = _require_id(object_id, f"{kind}_id")
+    object_id = require_id(object_id, what=f"{kind}_id")
     prepared = _prepare(client, kind, object_id, frame, columns=columns,
                         allow_deletes=allow_deletes, force=force)  # fmt: skip
     if prepared.diff.empty:

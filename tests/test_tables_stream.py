@@ -221,7 +221,9 @@ def test_streamed_frame_is_the_frame_of_json_loads(
     assert kept.content() == text and kept.size == len(text)
     assert kept.sha256 == hashlib.sha256(text).hexdigest()
     if frame is None:  # left to json.loads: only when the stream cannot vouch for it
-        assert len(expected) < 2, "a payload of 2+ object rows must stream"
+        watch = stream._SurrogateWatch()  # the documented false alarm: \\ before a \uD8xx
+        watch.feed(text, last=True)
+        assert len(expected) < 2 or watch.found, "a payload of 2+ object rows must stream"
         return
     assert_same_frame(frame, expected)
 

@@ -18,9 +18,10 @@ from mddframes.codec.dtypes import infer_array
 from mddframes.codec.frame import declared_columns, frame_of_arrays
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import ReadContext, record_read
-from mddframes.errors import InvalidArgumentError, ResponseFormatError
+from mddframes.errors import ResponseFormatError
 from mddframes.frames._shape import snake_case
 from mddframes.http.session import BodyStream, decode_json_content
+from mddframes.ids import require_id
 
 if TYPE_CHECKING:
     from mddframes.client import Client
@@ -35,12 +36,6 @@ _FIELD_DTYPES = {
     "primary_key": "boolean",
     "description": "string",
 }
-
-
-def _require_id(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidArgumentError(f"{what} must be a non-empty string, got {value!r}")
-    return value
 
 
 #: Table answers larger than this (or of unknown size) are parsed as a stream
@@ -89,7 +84,7 @@ def read_table(client: Client, table_id: str) -> pd.DataFrame:
         As :meth:`Client.get_table` raises it; ``DataShapeError`` if the answer has no
         list of row objects under ``data``.
     """
-    table_id = _require_id(table_id, "table_id")
+    table_id = require_id(table_id, what="table_id")
     with client.get_table_stream(table_id) as body:
         if body.length is not None and body.length <= STREAM_THRESHOLD:
             payload = _json_object(body, body.json())
@@ -139,7 +134,7 @@ def read_mapping(client: Client, mapping_id: str) -> pd.DataFrame:
         entry's original position; dtypes inferred as for undeclared table columns.
         The write-back context is recorded as for :func:`read_table`.
     """
-    mapping_id = _require_id(mapping_id, "mapping_id")
+    mapping_id = require_id(mapping_id, what="mapping_id")
     payload = client.get_mapping(mapping_id)
     frame = from_payload(payload, "mapping")
     record_read(client, frame, ReadContext("mapping", mapping_id, payload))
@@ -185,5 +180,5 @@ def read_table_columns(client: Client, table_id: str) -> pd.DataFrame:
 
     This read does not record a write-back context: only reads of the rows do.
     """
-    table_id = _require_id(table_id, "table_id")
+    table_id = require_id(table_id, what="table_id")
     return columns_frame(client.get_table(table_id))
