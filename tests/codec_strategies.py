@@ -145,3 +145,20 @@ def payloads() -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
         table_payloads().map(lambda p: ("table", p)),
         mapping_payloads().map(lambda p: ("mapping", p)),
     )
+
+
+def assert_same_json(a: Any, b: Any, path: str = "$") -> None:
+    """Deep equality with the same Python types and the same key order everywhere."""
+    assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, dict):
+        assert list(a) == list(b), f"{path}: key order {list(a)} != {list(b)}"
+        for key in a:
+            assert_same_json(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), f"{path}: length {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same_json(x, y, f"{path}[{i}]")
+    elif isinstance(a, float):
+        assert a == b and str(a) == str(b), f"{path}: {a!r} != {b!r}"  # -0.0 stays -0.0
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from codec_strategies import DATETIMES, FLOATS, INT64, JSON, TEXT, payloads
+from codec_strategies import DATETIMES, FLOATS, INT64, JSON, TEXT, assert_same_json, payloads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,23 +21,6 @@ from mddframes.codec.frame import payload_rows
 from mddframes.codec.values import is_missing_cell, is_missing_json, json_equal
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def assert_same_json(a: Any, b: Any, path: str = "$") -> None:
-    """Deep equality with the same Python types and the same key order everywhere."""
-    assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
-    if isinstance(a, dict):
-        assert list(a) == list(b), f"{path}: key order {list(a)} != {list(b)}"
-        for key in a:
-            assert_same_json(a[key], b[key], f"{path}.{key}")
-    elif isinstance(a, list):
-        assert len(a) == len(b), f"{path}: length {len(a)} != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            assert_same_json(x, y, f"{path}[{i}]")
-    elif isinstance(a, float):
-        assert a == b and str(a) == str(b), f"{path}: {a!r} != {b!r}"  # -0.0 stays -0.0
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
 
 
 @SETTINGS

@@ -19,7 +19,7 @@ import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
-from codec_strategies import TEXT, payloads
+from codec_strategies import TEXT, assert_same_json, payloads
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -45,23 +45,6 @@ PROPERTY = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 STRING = pd.StringDtype("python")
-
-
-def assert_same_json(a: Any, b: Any, path: str = "$") -> None:
-    """Deep equality with the same Python types and the same key order everywhere."""
-    assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
-    if isinstance(a, dict):
-        assert list(a) == list(b), f"{path}: key order {list(a)} != {list(b)}"
-        for key in a:
-            assert_same_json(a[key], b[key], f"{path}.{key}")
-    elif isinstance(a, list):
-        assert len(a) == len(b), f"{path}: length {len(a)} != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            assert_same_json(x, y, f"{path}[{i}]")
-    elif isinstance(a, float):
-        assert a == b and str(a) == str(b), f"{path}: {a!r} != {b!r}"  # -0.0 stays -0.0
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
 
 
 def with_context(payload: dict, kind: str = "table") -> pd.DataFrame:
