@@ -10,23 +10,15 @@
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import secrets
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 import warnings
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.common import Result, at_most, best_time, speedup_at_least
+from benchmarks.common import Result, at_most, best_time, remote_emulator, speedup_at_least
 from mddframes import Client
 from mddframes.archive import archive_entry_name
 from mddframes.emulator import serve
@@ -119,68 +111,13 @@ def _sequential_zip(client: Client, ids: list[str], object_type: str, dest: Path
             zf.writestr(archive_entry_name(structure_id, file_name), text)
 
 
-_CHILD = """
-import json, os, sys
-from mddframes.emulator import serve
-
-with serve(
-    elements=int(sys.argv[1]), legacy=True, client_secret=os.environ["MDD_BENCH_SECRET"]
-) as emu:
-    emu.inject_faults(latency=float(sys.argv[2]), operations=["externalExportStructure"])
-    print(json.dumps({k: getattr(emu, k) for k in
-                      ("base_url", "tenant", "realm", "client_id", "api_prefix")}), flush=True)
-    sys.stdin.read()  # serve until the parent closes our stdin
-"""
-
-
-@dataclass
-class _RemoteEmulator:
-    """What Client.from_emulator needs, for an emulator in another process."""
-
-    base_url: str
-    tenant: str
-    realm: str
-    client_id: str
-    api_prefix: str
-    client_secret: str = field(repr=False)
-
-
-@contextmanager
-def _emulator_process(elements: int, latency: float) -> Iterator[_RemoteEmulator]:
-    """A legacy emulator with injected latency in a child process.
-
-    The service is remote in real use; an emulator in this process would spend its own
-    CPU under the client's GIL (2 shared cores) and cap any client concurrency.
-    """
-    secret = secrets.token_urlsafe(24)
-    child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(elements), str(latency)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env={**os.environ, "MDD_BENCH_SECRET": secret},
-        text=True,
-    )
-    try:
-        line = child.stdout.readline() if child.stdout else ""
-        if not line:
-            raise RuntimeError(f"the emulator process exited early (code {child.poll()})")
-        yield _RemoteEmulator(**json.loads(line), client_secret=secret)
-    finally:
-        if child.stdin:
-            child.stdin.close()
-        try:
-            child.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            child.kill()  # only the process started above, by its handle
-            child.wait()
-
-
 def bench_legacy_fallback() -> Result:
     with (
-        _emulator_process(LEGACY_ELEMENTS, LATENCY) as emu,
+        remote_emulator(LEGACY_ELEMENTS, legacy=True) as emu,
         tempfile.TemporaryDirectory() as tmp,
         Client.from_emulator(emu) as client,
     ):
+        emu.inject_faults(latency=LATENCY, operations=["externalExportStructure"])
         object_type, ids = _object_type_and_ids(
             client, scale_dataset(LEGACY_ELEMENTS).elements, LEGACY_ELEMENTS
         )

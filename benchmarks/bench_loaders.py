@@ -9,7 +9,7 @@
    and the long frame, so the ratio understates the gain of concurrency alone (an
    info line shows that ceiling: the same concurrent fetch without frames).
 
-The emulator runs in a child process (:func:`remote_emulator`), as a real service is
+The emulator runs in a child process (:func:`benchmarks.common.remote_emulator`), as a real service is
 remote: in the benchmark's own process its request handling would compete with the
 client for the GIL and measure the emulator rather than the client.
 """
@@ -18,21 +18,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import secrets
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pandas as pd
 import requests
 
-from benchmarks.common import Result, at_most, best_time, speedup_at_least
+from benchmarks.common import Result, at_most, best_time, remote_emulator, speedup_at_least
 from mddframes import Client
 from mddframes.bulk import run_bulk
-from mddframes.emulator.server import EmulatorHandle
-from mddframes.emulator.state import EmulatorConfig
 
 log = logging.getLogger(__name__)
 
@@ -42,52 +34,6 @@ N_TABLES = 200
 LATENCY = 0.020
 WORKERS = 8
 SYSTEM = "SCALE"
-
-_CHILD = """
-import json, os, sys
-from mddframes.emulator import serve
-with serve(elements=int(sys.argv[1]), client_secret=os.environ["BENCH_EMULATOR_SECRET"],
-           startup_timeout=60) as emu:
-    print(json.dumps({"base_url": emu.base_url}), flush=True)
-    sys.stdin.read()  # serve until the parent closes our stdin
-"""
-
-
-@contextmanager
-def remote_emulator(elements: int) -> Iterator[EmulatorHandle]:
-    """An emulator of scale data in a child process, with a handle for admin calls.
-
-    The secret is made here and handed over in the environment (never printed);
-    the child is ended by closing its stdin, then by its pid if it does not exit.
-    """
-    secret = secrets.token_urlsafe(24)
-    env = {**os.environ, "BENCH_EMULATOR_SECRET": secret}
-    child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(elements)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
-    try:
-        line = child.stdout.readline() if child.stdout else ""
-        if not line:
-            raise RuntimeError(f"the emulator child exited early (code {child.poll()})")
-        config = EmulatorConfig(elements=elements)
-        config.client_secret = secret
-        handle = EmulatorHandle(json.loads(line)["base_url"], config)
-        try:
-            yield handle
-        finally:
-            handle.close()
-    finally:
-        if child.stdin:
-            child.stdin.close()
-        try:
-            child.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
 
 
 def bench_tree() -> Result:

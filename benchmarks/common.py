@@ -8,10 +8,19 @@ for context.
 from __future__ import annotations
 
 import gc
+import json
+import os
+import secrets
+import subprocess
+import sys
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+from mddframes.emulator.server import EmulatorHandle
+from mddframes.emulator.state import EmulatorConfig
 
 
 @dataclass
@@ -72,3 +81,53 @@ def print_table(results: list[Result]) -> None:
             f"{r.name:<58} {r.baseline:>9.3f}{r.unit[0]} {r.candidate:>9.3f}{r.unit[0]} "
             f"{r.ratio:>6.2f}x  {r.goal:<15} {'yes' if r.ok else 'NO'}"
         )
+
+
+_CHILD = """
+import json, os, sys
+from mddframes.emulator import serve
+with serve(elements=int(sys.argv[1]), legacy=sys.argv[2] == "legacy",
+           client_secret=os.environ["BENCH_EMULATOR_SECRET"], startup_timeout=60) as emu:
+    print(json.dumps({"base_url": emu.base_url}), flush=True)
+    sys.stdin.read()  # serve until the parent closes our stdin
+"""
+
+
+@contextmanager
+def remote_emulator(elements: int, *, legacy: bool = False) -> Iterator[EmulatorHandle]:
+    """An emulator of scale data in a child process, with a handle for admin calls.
+
+    The service is remote in real use; an emulator in the measuring process would
+    spend its own CPU under the client's GIL (2 shared cores) and cap any concurrency.
+
+    The secret is made here and handed over in the environment (never printed);
+    the child is ended by closing its stdin, then by its pid if it does not exit.
+    """
+    secret = secrets.token_urlsafe(24)
+    env = {**os.environ, "BENCH_EMULATOR_SECRET": secret}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(elements), "legacy" if legacy else "current"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        line = child.stdout.readline() if child.stdout else ""
+        if not line:
+            raise RuntimeError(f"the emulator child exited early (code {child.poll()})")
+        config = EmulatorConfig(elements=elements, legacy=legacy)
+        config.client_secret = secret
+        handle = EmulatorHandle(json.loads(line)["base_url"], config)
+        try:
+            yield handle
+        finally:
+            handle.close()
+    finally:
+        if child.stdin:
+            child.stdin.close()
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
