@@ -12,6 +12,7 @@ openpyxl only (no pandas ExcelWriter), so every cell's type is under control; se
 uses the codec, never HTTP (DESIGN.md section 2).
 """
 
-from mddframes.spreadsheet.workbook import read_excel, sheet_titles, to_excel
+from mddframes.spreadsheet.reading import read_excel
+from mddframes.spreadsheet.workbook import sheet_titles, to_excel
 
 __all__ = ["read_excel", "sheet_titles", "to_excel"]

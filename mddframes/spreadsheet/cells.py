@@ -25,6 +25,18 @@ json        ``object``              JSON text per cell (nested values, lists, bi
 All text goes through :func:`escape_text` / :func:`unescape_text`, the ``_xHHHH_``
 escaping of OOXML (what Excel itself writes), so control characters, ``\\r`` and the
 characters XML cannot hold survive, and a literal ``_x0041_`` is not read as ``A``.
+
+Workbooks come back from real spreadsheet programs, which write an unchanged value
+their own way; :func:`raw_value` reads each of them as the value it stands for:
+
+- LibreOffice Calc has no boolean cells: it saves ``TRUE`` as the formula
+  ``=TRUE()`` (with its cached value). The formulas ``=TRUE()``, ``=FALSE()``,
+  ``=TRUE`` and ``=FALSE`` are read as booleans, and ``=""`` as the empty string;
+  any other formula is refused.
+- Text in the shared-string table, inline or in rich-text runs is read as its plain
+  text (:mod:`mddframes.spreadsheet.opening`), un-escaped once.
+- Numbers keep their value whatever their number format; a serial number with a
+  date style is read as the date it shows (openpyxl converts it).
 """
 
 from __future__ import annotations
@@ -60,10 +72,13 @@ _TO_ESCAPE = re.compile(
     "[\x00-\x08\x0b-\x1f\ud800-\udfff\ufffe\uffff]"  # XML cannot hold them; \r would become \n
     "|_(?=x[0-9A-Fa-f]{4}_)"  # a literal _xHHHH_ is escaped by escaping its underscore
 )
-# Only the escapes a writer produces (control characters, surrogates, U+FFFE/F, the
-# underscore): a literal "_x0041_" that openpyxl un-escaped from Excel's
-# "_x005F_x0041_" is left alone.
-_ESCAPED = re.compile(r"_x(00[01][0-9A-Fa-f]|005[Ff]|[Dd][89A-Fa-f][0-9A-Fa-f]{2}|[Ff]{3}[EeFf])_")
+# Every _xHHHH_ is an escape (ECMA-376 ST_Xstring; Excel and LibreOffice read them so):
+# text is read still escaped, shared strings included (see opening.py), so one pass
+# un-escapes it exactly, "_x005F_x0041_" giving the literal "_x0041_".
+_ESCAPED = re.compile(r"_x([0-9A-Fa-f]{4})_")
+# The formulas a spreadsheet program saves for a boolean it was given: LibreOffice
+# writes TRUE() / FALSE(), and TRUE / FALSE are the same value.
+_BOOLEAN_FORMULA = re.compile(r"=\s*(TRUE|FALSE)\s*(?:\(\s*\))?\s*", re.IGNORECASE)
 _INTEGER = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(
     r"[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE
@@ -121,7 +136,7 @@ def escape_text(text: str) -> str:
 
 
 def unescape_text(text: str) -> str:
-    """Undo :func:`escape_text` (and Excel's own escaping of the same characters)."""
+    """Undo :func:`escape_text`, and any ``_xHHHH_`` escape Excel or LibreOffice wrote."""
     if "_x" not in text:
         return text
     return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)
@@ -290,16 +305,24 @@ def _json_default(value: Any) -> Any:
 def raw_value(value: Any, data_type: str) -> Any:
     """A cell as openpyxl read it -> None, str (un-escaped), int, float, bool or datetime.
 
+    A formula is read as the value it stands for when it is one a spreadsheet program
+    writes for a plain value: ``=""`` (the empty string, what :func:`text_cell`
+    writes) and ``=TRUE()``, ``=FALSE()``, ``=TRUE``, ``=FALSE`` (booleans, as
+    LibreOffice Calc saves them).
+
     Raises
     ------
     CellError
-        For a formula (other than ``=""``) or an error value (``#N/A``...).
+        For any other formula, or an error value (``#N/A``...).
     """
     if value is None:
         return None
     if data_type == "f":
         if value == EMPTY_STRING_FORMULA:
             return ""
+        boolean = _BOOLEAN_FORMULA.fullmatch(value) if isinstance(value, str) else None
+        if boolean is not None:
+            return boolean.group(1).upper() == "TRUE"
         raise CellError(
             f"holds the formula {value!r}; workbooks are read by value, not by formula: "
             "type the value itself (in a text cell a leading '=' stays text)"
