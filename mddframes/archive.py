@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from mddframes.errors import DataShapeError, UnsafeArchiveError
+from mddframes.errors import DataShapeError, InvalidArgumentError, UnsafeArchiveError
 
 __all__ = [
     "DEFAULT_MAX_FILES",
@@ -216,6 +216,34 @@ class ExportArchive:
             }
         )
         return frame
+
+    def read_text(self, name: str, *, max_chars: int = 1_000_000) -> str:
+        """The text of one file of the archive (UTF-8), for a look without extracting.
+
+        Parameters
+        ----------
+        name : str
+            The entry's name, as ``files()`` lists it.
+        max_chars : int, default 1,000,000
+            Read at most this many characters (a preview need not hold a huge script).
+
+        Returns
+        -------
+        str
+
+        Raises
+        ------
+        InvalidArgumentError
+            The archive has no entry of that name.
+        """
+        try:
+            with zipfile.ZipFile(self.path) as zf, zf.open(name) as raw:
+                data = raw.read(max_chars * 4)
+        except KeyError:
+            raise InvalidArgumentError(f"{self.path} has no file named {name!r}") from None
+        except zipfile.BadZipFile as exc:
+            raise DataShapeError(f"{self.path} is not a readable zip archive ({exc})") from None
+        return data.decode("utf-8", errors="replace")[:max_chars]
 
     def check(
         self,

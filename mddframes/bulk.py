@@ -33,6 +33,10 @@ R = TypeVar("R")
 
 ErrorPolicy = Literal["raise", "skip"]
 
+#: A progress hook: called with ``(done, total)`` after each step (``total`` may be None
+#: while unknown). Notebook panels pass one to drive their own progress widget.
+ProgressCallback = Callable[[int, int | None], None]
+
 #: The default number of concurrent calls when neither the caller nor the client says.
 DEFAULT_MAX_WORKERS = 8
 
@@ -98,6 +102,7 @@ def run_bulk(
     errors: ErrorPolicy = "raise",
     desc: str | None = None,
     label: Callable[[T], Hashable] | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> BulkResult[T, R]:
     """Call ``fn(item)`` for every item on a thread pool and collect the outcomes.
 
@@ -126,6 +131,9 @@ def run_bulk(
     label : callable, optional
         Turns an item into its ``id`` in the failures frame and the messages
         (default: the item itself when it is a str/int, else its ``repr``).
+    on_progress : callable, optional
+        Called as ``on_progress(done, total)`` from the calling thread after each item
+        finishes (failed or not). An exception it raises stops the call like a failure.
 
     Returns
     -------
@@ -171,6 +179,8 @@ def run_bulk(
                 position = pending.pop(future)
                 error = future.exception()
                 bar.update(1)
+                if on_progress is not None:
+                    on_progress(len(item_list) - len(pending), len(item_list))
                 if error is None:
                     results[position] = future.result()
                     continue
@@ -249,6 +259,7 @@ def bulk_status_frame(
     progress: bool,
     desc: str,
     label: Callable[[T], Hashable] = str,
+    on_progress: ProgressCallback | None = None,
 ) -> pd.DataFrame:
     """:func:`run_bulk` with ``errors="skip"``, as the result frame bulk calls return.
 
@@ -260,7 +271,14 @@ def bulk_status_frame(
         returned; callers spread it into their own columns).
     """
     outcome = run_bulk(
-        fn, items, max_workers=max_workers, progress=progress, errors="skip", desc=desc, label=label
+        fn,
+        items,
+        max_workers=max_workers,
+        progress=progress,
+        errors="skip",
+        desc=desc,
+        label=label,
+        on_progress=on_progress,
     )
     positions = range(len(items))
     frame = pd.DataFrame(

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mddframes.archive import ExportArchive
     from mddframes.context import ContextRegistry  # tables and mappings section
     from mddframes.exports import ExportTask, Script
+    from mddframes.widgets import DeployPanel, ExportPanel, PackagePanel, WriteReview
     from mddframes.writing import WriteResult  # tables and mappings section
 
 DEPLOYMENT_INFO_FILENAME = "deployment-info.json"
@@ -711,6 +712,60 @@ class Client:
         from mddframes.writing import write_mappings
 
         return write_mappings(self, frame, **kw)
+
+    # --- notebook panels (widgets/) ---
+
+    def export_panel(
+        self,
+        system: str,
+        *,
+        dest: str | os.PathLike[str] = ".",
+        timeout: float | None = None,
+    ) -> ExportPanel:
+        """A notebook panel that exports scripts of picked elements.
+
+        See :class:`mddframes.widgets.ExportPanel`.
+        """
+        from mddframes.widgets import ExportPanel
+
+        return ExportPanel(self, system, dest=dest, timeout=timeout)
+
+    def package_panel(self, system: str) -> PackagePanel:
+        """A notebook panel that adds picked elements to an open deployment package.
+
+        See :class:`mddframes.widgets.PackagePanel`.
+        """
+        from mddframes.widgets import PackagePanel
+
+        return PackagePanel(self, system)
+
+    def deploy_panel(self, system: str) -> DeployPanel:
+        """A notebook panel that deploys picked elements or confirms a deployment info file.
+
+        See :class:`mddframes.widgets.DeployPanel`.
+        """
+        from mddframes.widgets import DeployPanel
+
+        return DeployPanel(self, system)
+
+    def review_write(
+        self,
+        object_id: str,
+        frame: pd.DataFrame,
+        *,
+        kind: str | None = None,
+        allow_deletes: bool = False,
+        backup_dir: str | os.PathLike[str] | None = None,
+    ) -> WriteReview:
+        """A notebook panel showing an edit's dry-run diff and check report, then writing it.
+
+        See :class:`mddframes.widgets.WriteReview`.
+        """
+        from mddframes.widgets import WriteReview
+
+        return WriteReview(
+            self, object_id, frame, kind=kind, allow_deletes=allow_deletes, backup_dir=backup_dir
+        )
 
 
 def attachment_filename_fallback(structure_id: str) -> str:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mddframes.bulk import PartialFailureWarning, bulk_status_frame
+from mddframes.bulk import PartialFailureWarning, ProgressCallback, bulk_status_frame
 from mddframes.errors import (
     ConflictError,
     DataShapeError,
@@ -536,6 +536,7 @@ def deploy_many(
     *,
     max_workers: int | None = None,
     progress: bool = True,
+    on_progress: ProgressCallback | None = None,
 ) -> pd.DataFrame:
     """Mark many elements as deployed, concurrently.
 
@@ -549,6 +550,8 @@ def deploy_many(
         The deployment of every id (overrides no frame column: give one or the other).
     max_workers : int, optional
     progress : bool
+    on_progress : callable, optional
+        Called as ``on_progress(done, total)`` after each element (see :func:`run_bulk`).
 
     Returns
     -------
@@ -596,6 +599,7 @@ def deploy_many(
         progress=progress,
         desc="deploy",
         label=lambda pair: f"{pair[0]} (deployment {pair[1]})",
+        on_progress=on_progress,
     )
     return pd.DataFrame(
         {

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.archive import ExportArchive, archive_entry_name, safe_file_name
-from mddframes.bulk import bulk_status_frame, run_bulk
+from mddframes.bulk import ProgressCallback, bulk_status_frame, run_bulk
 from mddframes.errors import (
     DataShapeError,
     ExportFailed,
@@ -182,6 +182,7 @@ def export_scripts(
     *,
     max_workers: int | None = None,
     progress: bool = True,
+    on_progress: ProgressCallback | None = None,
 ) -> pd.DataFrame:
     """Generate the scripts of many elements concurrently.
 
@@ -199,6 +200,8 @@ def export_scripts(
         Concurrency; the client's ``max_workers`` by default.
     progress : bool
         Show a progress bar.
+    on_progress : callable, optional
+        Called as ``on_progress(done, total)`` after each export (see :func:`run_bulk`).
 
     Returns
     -------
@@ -227,6 +230,7 @@ def export_scripts(
         max_workers=client.max_workers if max_workers is None else max_workers,
         progress=progress,
         desc="export",
+        on_progress=on_progress,
     )
     columns = ["file_name", "size", "path"] if folder is not None else ["file_name", "size", "text"]
     result = _expand(result, columns)
@@ -393,6 +397,7 @@ class ExportTask:
         max_poll_interval: float = 5.0,
         backoff: float = 1.5,
         progress: bool = True,
+        on_progress: ProgressCallback | None = None,
     ) -> ExportStatus:
         """Poll until the task finishes.
 
@@ -408,6 +413,9 @@ class ExportTask:
             The polling back-off.
         progress : bool
             Show a done/total progress bar.
+        on_progress : callable, optional
+            Called as ``on_progress(done, total)`` after every poll that reports them
+            (``total`` None while the service has not said).
 
         Returns
         -------
@@ -438,6 +446,8 @@ class ExportTask:
                 if current.done is not None and current.done != bar.n:
                     bar.n = current.done
                     bar.refresh()
+                if on_progress is not None and current.done is not None:
+                    on_progress(current.done, current.total)
                 if current.finished:
                     return current
                 if current.failed:
@@ -542,6 +552,7 @@ def export_batch(
     max_poll_interval: float = 5.0,
     max_workers: int | None = None,
     progress: bool = True,
+    on_progress: ProgressCallback | None = None,
 ) -> ExportArchive:
     """Export many elements into one zip: start a task, wait for it, download it.
 
@@ -561,6 +572,9 @@ def export_batch(
     max_workers : int, optional
         Concurrency of the legacy fallback.
     progress : bool
+    on_progress : callable, optional
+        Called as ``on_progress(done, total)`` while the task runs (or after each
+        single export of the fallback).
 
     Returns
     -------
@@ -591,12 +605,14 @@ def export_batch(
             dest,
             max_workers=client.max_workers if max_workers is None else max_workers,
             progress=progress,
+            on_progress=on_progress,
         )
     task.wait(
         timeout,
         poll_interval=poll_interval,
         max_poll_interval=max_poll_interval,
         progress=progress,
+        on_progress=on_progress,
     )
     return task.download(dest)
 
@@ -609,6 +625,7 @@ def _legacy_export(
     *,
     max_workers: int,
     progress: bool,
+    on_progress: ProgressCallback | None,
 ) -> ExportArchive:
     """Single exports, concurrently, into a zip laid out as a batch result is."""
     target = Path(dest)
@@ -649,6 +666,7 @@ def _legacy_export(
             progress=progress,
             errors="raise",
             desc="export (single)",
+            on_progress=on_progress,
         )
         partial = target.with_name(target.name + ".part")
         with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
