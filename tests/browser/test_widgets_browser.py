@@ -1,0 +1,175 @@
+"""The widgets notebook in a real browser: run all, then export and package by clicking.
+
+JupyterLab serves a copy of ``notebooks/exports-and-packages.ipynb`` and Debian's
+Chromium, driven by Playwright, runs it. Everything after "Run all" is done by clicking
+in the rendered page; what the clicks achieved is checked on disk (the zip) and by asking
+the notebook's own kernel (hub count, package contents) through jupyter_client, so the
+notebook holds no test code.
+
+Without Chromium, Playwright or JupyterLab the test is skipped, except under ``CI=true``,
+where it fails: CI installs them (``.ci/run``) and must not go green by skipping.
+``MDD_UPDATE_SCREENSHOTS=1`` also saves the export panel's screenshot as
+``docs/images/export-panel.png`` (the README shows it).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOK = REPO / "notebooks" / "exports-and-packages.ipynb"
+SCREENSHOT = REPO / "docs" / "images" / "export-panel.png"
+CHROMIUM = Path("/usr/lib/chromium/chromium")  # labpage.CHROMIUM, without importing it yet
+COPY = "widgets.ipynb"  # the notebook's name in the temporary Jupyter root
+PACKAGE = "hotfix-2024.07.1"  # the sample's empty open package of DWH
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
+
+
+def _require_tools() -> None:
+    missing = [f"Chromium ({CHROMIUM})"] if not CHROMIUM.exists() else []
+    missing += [
+        f"the Python package {name!r}"
+        for name in ("playwright", "jupyterlab", "PIL", "psutil")
+        if importlib.util.find_spec(name) is None
+    ]
+    if not missing:
+        return
+    message = (
+        f"browser test needs {', '.join(missing)}: apt-get install chromium; "
+        "pip install -e '.[browser]' (never `playwright install`)"
+    )
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"CI must run the browser test, but it lacks {message}")
+    pytest.skip(message)
+
+
+def _notebook_without_teardown(root: Path) -> None:
+    """Copy the notebook into ``root``, minus its teardown cell.
+
+    The teardown cell stops the emulator, which the panels still need when the test
+    clicks them after "Run all"; ending the kernel at the end of the test stops it.
+    """
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    kept = [c for c in notebook.cells if "teardown" not in c.metadata.get("tags", [])]
+    assert len(kept) == len(notebook.cells) - 1, "the notebook has exactly one teardown cell"
+    notebook.cells = kept
+    nbformat.write(notebook, root / COPY)
+
+
+def _wait_until_done(panel, button_class: str, timeout: float) -> None:
+    """Wait until the panel's button, disabled while its work runs, is enabled again."""
+    panel.locator(f"button.{button_class}:enabled").wait_for(timeout=timeout * 1000)
+
+
+def _screenshot(panel, path: Path) -> Path:
+    from labpage import assert_not_blank
+
+    panel.screenshot(path=str(path))
+    assert_not_blank(path)
+    return path
+
+
+def test_panels_export_and_package_by_clicking(tmp_path):
+    _require_tools()
+    from labpage import chromium, open_notebook, run_all
+    from labserver import LabServer
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=30_000)
+    root = tmp_path / "root"
+    root.mkdir()
+    _notebook_without_teardown(root)
+
+    with LabServer(root, tmp_path / "lab") as lab, chromium(tmp_path / "chrome") as browser:
+        # tall enough for the export panel with its results, so its screenshot is whole
+        page = browser.new_page(viewport={"width": 1280, "height": 2000})
+        page.set_default_timeout(30_000)
+        open_notebook(page, lab, COPY)
+        run_all(page, lab, COPY)
+
+        # -- every panel rendered, and is not blank
+        panels = {
+            "export-panel": page.locator(".mdd-export-panel"),
+            "package-panel": page.locator(".mdd-package-panel"),
+            "deploy-panel": page.locator(".mdd-deploy-panel"),
+            "write-review": page.locator(".mdd-write-review"),
+        }
+        for name, panel in panels.items():
+            expect(panel, f"{name} is rendered").to_have_count(1)
+            expect(panel).to_be_visible()
+            _screenshot(panel, tmp_path / f"{name}-rendered.png")
+
+        with lab.kernel(COPY) as kernel:
+            hubs = kernel.eval('sorted(client.read_tree("DWH").query("type == \'HUB\'")["id"])')
+        assert len(hubs) >= 3, "the sample has hubs to export"
+
+        # -- export: the hubs' DDL as one zip from a batch task
+        export = panels["export-panel"]
+        export.locator(".mdd-picker-type select").select_option(label="HUB")
+        export.locator("button.mdd-picker-select-shown").click()
+        expect(export.locator(".mdd-picker-count")).to_contain_text(f"{len(hubs)} of ")
+        export.locator(".mdd-export-object-type select").select_option(label="SQL DDL")
+        export.locator(".mdd-export-mode button", has_text="one zip").click()
+        export.locator("button.mdd-export-button").click()
+        expect(export.locator(".mdd-progress .progress-bar")).to_have_attribute(
+            "style", _width_100(), timeout=60_000
+        )
+        _wait_until_done(export, "mdd-export-button", timeout=30)
+        zips = sorted((root / "exports").glob("export-*.zip"))
+        assert len(zips) == 1, f"one zip in exports/, found {[z.name for z in zips]}"
+        with zipfile.ZipFile(zips[0]) as archive:
+            names = [n for n in archive.namelist() if not n.endswith("/")]
+            assert archive.testzip() is None
+        # the emulator names each entry "<element id>__<file name>"
+        assert sorted(name.split("__", 1)[0] for name in names) == hubs, names
+        assert all(name.endswith(".sql") for name in names), names
+        with lab.kernel(COPY) as kernel:
+            picked = kernel.eval("sorted(export_panel.picker.selected)")
+            object_type = kernel.eval("export_panel.object_type.value")
+        assert picked == hubs and object_type == "sql-ddl"
+        page.mouse.move(0, 0)  # no hover highlight in the picture
+        export_png = _screenshot(export, tmp_path / "export-panel.png")
+
+        # -- package: three elements added to an open package
+        package = panels["package-panel"]
+        options = package.locator(".mdd-package select option")
+        label = next(t for t in options.all_inner_texts() if PACKAGE in t)
+        package.locator(".mdd-package select").select_option(label=label)
+        package.locator(".mdd-picker-type select").select_option(label="LINK")
+        listing = package.locator(".mdd-picker-list select option")
+        expect(listing.first).to_contain_text("LINK")
+        listing.nth(0).click()
+        listing.nth(1).click(modifiers=["Control"])
+        listing.nth(2).click(modifiers=["Control"])
+        expect(package.locator(".mdd-picker-count")).to_contain_text("3 of ")
+        package.locator("button.mdd-package-add").click()
+        _wait_until_done(package, "mdd-package-add", timeout=30)
+        with lab.kernel(COPY) as kernel:
+            chosen = kernel.eval("sorted(package_panel.picker.selected)")
+            listed = kernel.eval(
+                'sorted(client.read_packages("DWH").set_index("name")'
+                f'.at["{PACKAGE}", "structure_ids"])'
+            )
+        assert len(chosen) == 3
+        assert listed == chosen, f"{PACKAGE} lists {listed}, the page picked {chosen}"
+        _screenshot(package, tmp_path / "package-panel.png")
+
+        lab.delete_sessions()
+
+    if os.environ.get("MDD_UPDATE_SCREENSHOTS") == "1":
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(export_png, SCREENSHOT)
+
+
+def _width_100():
+    import re
+
+    return re.compile(r"width:\s*100%")
