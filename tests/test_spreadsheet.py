@@ -8,10 +8,12 @@ read_table -> to_excel -> a reviewer edits with openpyxl -> read_excel -> write_
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 import math
 import re
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -549,6 +551,142 @@ def test_edited_hidden_sheet_and_foreign_workbooks_are_refused(typed_workbook, t
     pd.DataFrame({"a": [1]}).to_excel(foreign)
     with pytest.raises(DataShapeError, match="not written by mddframes.to_excel"):
         read_excel(foreign)
+
+
+# -- what real spreadsheet programs save for an unchanged value ----------------------------
+# (tests/test_spreadsheet_program.py re-saves with LibreOffice itself; these hand-made
+# workbooks pin each form down, Excel's included, without the program)
+
+_MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+
+
+def _rewrite_sheet(path: Path, cells: dict[str, str], shared: list[str] | None = None) -> None:
+    """Replace cells of the first sheet by raw XML and add a shared-string table."""
+    with zipfile.ZipFile(path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    sheet = files["xl/worksheets/sheet1.xml"].decode()
+    for coordinate, xml in cells.items():
+        sheet, count = re.subn(rf'<c r="{coordinate}"[^>]*?(?:/>|>.*?</c>)', xml, sheet, count=1)
+        assert count == 1, coordinate
+    files["xl/worksheets/sheet1.xml"] = sheet.encode()
+    if shared is not None:
+        files["xl/sharedStrings.xml"] = (
+            f'<sst xmlns="{_MAIN_NS}" count="{len(shared)}" uniqueCount="{len(shared)}">'
+            + "".join(shared) + "</sst>"
+        ).encode()  # fmt: skip
+        types = files["[Content_Types].xml"].decode()
+        files["[Content_Types].xml"] = types.replace(
+            "</Types>",
+            '<Override PartName="/xl/sharedStrings.xml" ContentType="application/'
+            'vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>',
+        ).encode()
+        rels = files["xl/_rels/workbook.xml.rels"].decode()
+        files["xl/_rels/workbook.xml.rels"] = rels.replace(
+            "</Relationships>",
+            '<Relationship Id="rIdStrings" Target="sharedStrings.xml" Type="http://schemas.'
+            'openxmlformats.org/officeDocument/2006/relationships/sharedStrings"/></Relationships>',
+        ).encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+
+
+@pytest.mark.parametrize(
+    ("formula", "value"),
+    [("TRUE()", True), ("FALSE()", False), ("TRUE", True), ("FALSE", False), ("true()", True)],
+)
+def test_boolean_formulas_of_spreadsheet_programs_read_as_booleans(typed_workbook, formula, value):
+    path, payload = typed_workbook
+    cached = int(value)
+    _rewrite_sheet(
+        path,
+        {
+            "E7": f'<c r="E7" t="b"><f aca="false">{formula}</f><v>{cached}</v></c>',
+            "D7": f'<c r="D7" t="b"><f>{formula}</f><v>{cached}</v></c>',  # a JSON column
+        },
+    )
+
+    back = read_excel(path)
+
+    assert back.loc[5, "b"] == value and back.loc[5, "j"] is value
+    want = copy.deepcopy(payload["data"])
+    want[5].update(b=value, j=value)
+    assert to_payload(back, payload)["data"] == want
+
+
+@pytest.mark.parametrize("formula", ["TRUE()+0", "1=1", "NOT(FALSE())", "SUM(C2:C3)", "TRUE()()"])
+def test_any_other_formula_is_refused_naming_the_cell(typed_workbook, formula):
+    path, _ = typed_workbook
+    _rewrite_sheet(path, {"E7": f'<c r="E7" t="b"><f>{formula}</f><v>1</v></c>'})
+
+    with pytest.raises(DataShapeError, match=re.escape(f"formula '={formula}'")) as caught:
+        read_excel(path)
+
+    assert "cell E7 (column 'b', row 5)" in str(caught.value)
+
+
+def test_shared_strings_rich_text_and_escapes_read_as_their_text(typed_workbook):
+    path, payload = typed_workbook
+    texts = {
+        "B2": ("<si><t>r0</t></si>", "r0"),  # the unchanged value, now a shared string
+        "B3": ('<si><r><rPr><b/></rPr><t>ri</t></r><r><t xml:space="preserve">ch </t></r>'
+               "<rPh sb=\"0\" eb=\"1\"><t>hint</t></rPh></si>", "rich "),
+        "B4": ("<si><t>ax005F_b</t></si>", "ax005F_b"),  # openpyxl alone reads "ab"
+        "B5": ("<si><t>_x005F_x0001_</t></si>", "_x0001_"),  # a literal, escaped by Excel
+        "B6": ("<si><t>_x0001__x000D_</t></si>", "\x01\r"),  # control characters
+        "B7": ("<si><t>_x005f_x0041_ _x00e9_</t></si>", "_x0041_ é"),  # lower-case hex
+    }  # fmt: skip
+    cells = {
+        coordinate: f'<c r="{coordinate}" s="1" t="s"><v>{index}</v></c>'
+        for index, coordinate in enumerate(texts)
+    }
+    cells["B8"] = '<c r="B8" t="inlineStr"><is><r><t>in</t></r><r><t>line</t></r></is></c>'
+    _rewrite_sheet(path, cells, shared=[xml for xml, _ in texts.values()])
+
+    back = read_excel(path)
+
+    assert back["name"].tolist() == [text for _, text in texts.values()] + ["inline", "r7"]
+    out = to_payload(back, payload)
+    assert out["data"][0] == payload["data"][0]  # the shared string of the unchanged value
+
+
+def test_number_formats_serial_dates_sheet_order_and_widths_change_nothing(tmp_path):
+    payload = _table(
+        [("d", "DATE"), ("f", "DOUBLE"), ("n", "INTEGER"), ("s", "VARCHAR")],
+        [{"d": f"2024-03-0{i + 1}", "f": 0.1 * (i + 1), "n": 1000 * i, "s": f"s{i}"}
+         for i in range(3)],
+    )  # fmt: skip
+    path = tmp_path / "t.xlsx"
+    to_excel(with_context(payload), path)
+    book = openpyxl.load_workbook(path)
+    sheet = book["T1"]
+    for row in (2, 3, 4):  # as Excel stores a date it recognised: a serial number, date style
+        sheet.cell(row, 2).value = datetime.datetime(2024, 3, row - 1)
+        sheet.cell(row, 2).number_format = "dd/mm/yyyy"
+        sheet.cell(row, 3).number_format = "#,##0.00"
+        sheet.cell(row, 4).number_format = "0.0%"
+    sheet.column_dimensions["B"].width = 42
+    book.move_sheet(META_SHEET, offset=-1)  # the hidden sheet now first
+    book.save(path)
+    with zipfile.ZipFile(path) as archive:
+        assert "<v>45352</v>" in archive.read("xl/worksheets/sheet2.xml").decode()
+
+    back = read_excel(path)
+
+    assert back["d"].dtype.kind == "M"
+    assert to_payload(back, payload) == payload
+
+
+def test_a_date_cell_in_a_column_with_time_zones_is_refused(tmp_path):
+    payload = _table([("ts", "TIMESTAMP")], [{"ts": "2024-03-04T08:00:00Z"}])
+    path = tmp_path / "t.xlsx"
+    to_excel(with_context(payload), path)
+    book = openpyxl.load_workbook(path)
+    book["T1"]["B2"].value = datetime.datetime(2024, 3, 4, 8, 0)
+    book.save(path)
+
+    with pytest.raises(DataShapeError, match="cell B2 .*the date 2024-03-04T08:00:00.*time zone"):
+        read_excel(path)
 
 
 # -- several objects ---------------------------------------------------------------------

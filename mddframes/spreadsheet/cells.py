@@ -429,6 +429,12 @@ def _decode_datetime(raw: Any, dtype: Any) -> Any:
         raise CellError(f"holds {_describe(raw)}, which is not a date (type ISO 8601 text)")
     zone = getattr(dtype, "tz", None)
     if zone is not None:
+        if stamp.tzinfo is None and not isinstance(raw, str):
+            raise CellError(
+                f"holds {_describe(raw)}, a date cell, which has no time zone, but the "
+                "column's times have one: type the date-time as text with its zone, e.g. "
+                "2024-03-01T08:00:00Z (format the cell as text first)"
+            )
         if stamp.tzinfo is None:
             raise CellError(
                 f"holds {raw!r} without a time zone, but the column's times have one: "
