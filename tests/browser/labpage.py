@@ -13,9 +13,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from labserver import LabServer
+if TYPE_CHECKING:  # imported lazily: this module must load without the browser extra
+    from labserver import LabServer
 
 #: Debian's Chromium binary (``/usr/bin/chromium`` is a wrapper script that adds flags).
 CHROMIUM = Path("/usr/lib/chromium/chromium")

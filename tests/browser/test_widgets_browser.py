@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import zipfile
 from pathlib import Path
 
 import nbformat
 import pytest
+from labpage import CHROMIUM
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "exports-and-packages.ipynb"
 SCREENSHOT = REPO / "docs" / "images" / "export-panel.png"
-CHROMIUM = Path("/usr/lib/chromium/chromium")  # labpage.CHROMIUM, without importing it yet
 COPY = "widgets.ipynb"  # the notebook's name in the temporary Jupyter root
 PACKAGE = "hotfix-2024.07.1"  # the sample's empty open package of DWH
 
@@ -42,13 +43,10 @@ def _require_tools() -> None:
     ]
     if not missing:
         return
-    message = (
-        f"browser test needs {', '.join(missing)}: apt-get install chromium; "
-        "pip install -e '.[browser]' (never `playwright install`)"
-    )
+    needs = f"{', '.join(missing)} (apt-get install chromium; pip install -e '.[browser]')"
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"CI must run the browser test, but it lacks {message}")
-    pytest.skip(message)
+        pytest.fail(f"CI must run the browser test, but this machine lacks {needs}")
+    pytest.skip(f"the browser test needs {needs}")
 
 
 def _notebook_without_teardown(root: Path) -> None:
@@ -65,7 +63,11 @@ def _notebook_without_teardown(root: Path) -> None:
 
 
 def _wait_until_done(panel, button_class: str, timeout: float) -> None:
-    """Wait until the panel's button, disabled while its work runs, is enabled again."""
+    """Wait until the panel's button, disabled while its work runs, is enabled again.
+
+    Only meaningful once the page shows that the work started (the button is disabled
+    in the kernel before the work begins, and the page learns both in that order).
+    """
     panel.locator(f"button.{button_class}:enabled").wait_for(timeout=timeout * 1000)
 
 
@@ -115,12 +117,12 @@ def test_panels_export_and_package_by_clicking(tmp_path):
         export = panels["export-panel"]
         export.locator(".mdd-picker-type select").select_option(label="HUB")
         export.locator("button.mdd-picker-select-shown").click()
-        expect(export.locator(".mdd-picker-count")).to_contain_text(f"{len(hubs)} of ")
+        expect(export.locator(".mdd-picker-count")).to_have_text(re.compile(rf"^{len(hubs)} of "))
         export.locator(".mdd-export-object-type select").select_option(label="SQL DDL")
         export.locator(".mdd-export-mode button", has_text="one zip").click()
         export.locator("button.mdd-export-button").click()
         expect(export.locator(".mdd-progress .progress-bar")).to_have_attribute(
-            "style", _width_100(), timeout=60_000
+            "style", re.compile(r"width:\s*100%"), timeout=60_000
         )
         _wait_until_done(export, "mdd-export-button", timeout=30)
         zips = sorted((root / "exports").glob("export-*.zip"))
@@ -149,8 +151,10 @@ def test_panels_export_and_package_by_clicking(tmp_path):
         listing.nth(0).click()
         listing.nth(1).click(modifiers=["Control"])
         listing.nth(2).click(modifiers=["Control"])
-        expect(package.locator(".mdd-picker-count")).to_contain_text("3 of ")
+        expect(package.locator(".mdd-picker-count")).to_have_text(re.compile(r"^3 of "))
         package.locator("button.mdd-package-add").click()
+        # the button may not be disabled yet right after the click: wait for the outcome
+        expect(package.locator(".mdd-package-count")).to_contain_text(re.compile(r"\b3 element"))
         _wait_until_done(package, "mdd-package-add", timeout=30)
         with lab.kernel(COPY) as kernel:
             chosen = kernel.eval("sorted(package_panel.picker.selected)")
@@ -167,9 +171,3 @@ def test_panels_export_and_package_by_clicking(tmp_path):
     if os.environ.get("MDD_UPDATE_SCREENSHOTS") == "1":
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(export_png, SCREENSHOT)
-
-
-def _width_100():
-    import re
-
-    return re.compile(r"width:\s*100%")
