@@ -25,11 +25,15 @@ from urllib.parse import quote, unquote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from mddframes.emulator import generation, openapi
+from mddframes.emulator import schemas as wire
+from mddframes.emulator.errors import BodyTooLarge
 from mddframes.emulator.faults import drop_connection
+from mddframes.emulator.limits import MAX_BODY_BYTES
 from mddframes.emulator.state import EmulatorState
 from mddframes.emulator.store import (
     EmulatorError,
@@ -48,6 +52,7 @@ _REASONS = {
     404: "Not Found",
     405: "Method Not Allowed",
     409: "Conflict",
+    413: "Payload Too Large",
     415: "Unsupported Media Type",
     429: "Too Many Requests",
     500: "Internal Server Error",
@@ -83,8 +88,15 @@ def _json(text: str, status: int = 200) -> Response:
 
 
 def _segment(value: str) -> str:
-    """A path parameter as the client meant it (the router sees the raw, encoded path)."""
-    return unquote(value, encoding="utf-8", errors="strict")
+    """A path parameter as the client meant it (the router sees the raw, encoded path).
+
+    A segment whose percent-escapes are not UTF-8 (``%FF``) is refused with 400, as a
+    servlet container refuses a URI it cannot decode.
+    """
+    try:
+        return unquote(value, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"the path segment {value!r} is not percent-encoded UTF-8") from None
 
 
 def _media_type(request: Request) -> str:
@@ -101,9 +113,31 @@ def _require_json(request: Request) -> None:
         )
 
 
-async def _json_body(request: Request, what: str) -> Any:
+async def _body(request: Request) -> bytes:
+    """The raw body, refused with 413 past :data:`MAX_BODY_BYTES` (read no further)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise BodyTooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise BodyTooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _checked(model: Any, value: Any, what: str) -> Any:
+    """``value`` when it fits ``model`` (:mod:`.schemas`), else 400 naming the problems."""
+    problems = wire.validate_body(model, value, what)
+    if problems:
+        raise InvalidInput("; ".join(problems))
+    return value
+
+
+async def _json_body(request: Request, what: str, model: Any) -> Any:
     _require_json(request)
-    return parse_json_body(await request.body(), what)
+    return _checked(model, parse_json_body(await _body(request), what), what)
 
 
 def _content_disposition(file_name: str) -> str:
@@ -198,13 +232,17 @@ def create_app(state: EmulatorState) -> FastAPI:
         OpenAPI document, a Swagger UI page and the ``/_emulator/`` admin routes.
     """
     prefix = state.config.api_prefix.rstrip("/")
+    title = "Metadata Service Integration API (mddframes emulator)"
     app = FastAPI(
-        title="Metadata Service Integration API (mddframes emulator)",
+        title=title,
         version="emulator",
-        openapi_url=f"{prefix}/v3/api-docs",
+        openapi_url=None,  # the document is built by openapi.Contract, served below
         docs_url=None,
         redoc_url=None,
+        redirect_slashes=False,  # a trailing slash is a 404, as in Spring Boot 3
     )
+    contract = openapi.Contract(title, prefix)
+    op = contract.operation
     store = state.store
 
     @app.exception_handler(EmulatorError)
@@ -226,12 +264,30 @@ def create_app(state: EmulatorState) -> FastAPI:
 
     # ------------------------------------------------------------------ token
 
-    @app.post(TOKEN_PATH, operation_id="getToken", tags=["token"], summary="Issue an access token")
+    @app.post(
+        TOKEN_PATH,
+        **op(
+            "getToken",
+            "token",
+            "Issue an access token",
+            answer=wire.TokenResponse,
+            errors=(400, 401, 404, 413, 415),
+            body=wire.TokenForm,
+            body_media="application/x-www-form-urlencoded",
+            body_description="client_credentials grant; the client may also authenticate "
+            "with HTTP Basic (both parts form-url-encoded), which wins over form fields",
+            authenticated=False,
+        ),
+    )
     async def get_token(realm: str, request: Request) -> Response:
+        try:
+            realm_name = _segment(realm)
+        except InvalidInput:  # no realm has a name that is not text
+            return JSONResponse({"error": "Realm does not exist"}, status_code=404)
         answer = state.issuer.token_request(
-            _segment(realm),
+            realm_name,
             request.headers.get("content-type"),
-            await request.body(),
+            await _body(request),
             request.headers.get("authorization"),
         )
         return JSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
@@ -240,61 +296,116 @@ def create_app(state: EmulatorState) -> FastAPI:
 
     api = f"{prefix}/api"
 
-    @app.get(f"{api}/system/{{name}}/tree", operation_id="getTree", tags=["system"])
+    @app.get(
+        f"{api}/system/{{name}}/tree",
+        **op(
+            "getTree",
+            "system",
+            "The elements of a system, parents before children",
+            answer=list[wire.TreeEntry],
+            errors=(400, 404),
+        ),
+    )
     async def get_tree(name: str) -> Response:
         return _json(store.tree_json(_segment(name)))
 
-    @app.get(f"{api}/object-type", operation_id="getObjectTypes", tags=["object-type"])
+    @app.get(
+        f"{api}/object-type",
+        **op("getObjectTypes", "object-type", "All object types", answer=list[wire.ObjectType]),
+    )
     async def get_object_types() -> Response:
         return _json(store.object_types_json())
 
-    @app.get(f"{api}/table/{{tableId}}", operation_id="getTable", tags=["table"])
+    @app.get(
+        f"{api}/table/{{tableId}}",
+        **op(
+            "getTable",
+            "table",
+            "A table's metadata and rows",
+            answer=wire.TableDocument,
+            errors=(400, 404),
+        ),
+    )
     async def get_table(tableId: str) -> Response:
         return _json(store.table_json(_segment(tableId)))
 
     @app.put(
         f"{api}/table/{{tableId}}",
-        operation_id="tableUpdate",
-        tags=["table"],
-        openapi_extra=openapi.json_body("The whole table: metadata and data"),
+        **op(
+            "tableUpdate",
+            "table",
+            "Replace a table's metadata and rows",
+            answer=wire.TableDocument,
+            errors=(400, 404, 413, 415),
+            body=wire.TableDocument,
+            body_description="The whole table: what is left out is lost. Stored as sent "
+            "(key order, integers of any size); the owning element's version rises by 1",
+        ),
     )
     async def table_update(tableId: str, request: Request) -> Response:
         table_id = _segment(tableId)
-        payload = await _json_body(request, f"table {table_id!r}")
+        payload = await _json_body(request, f"table {table_id!r}", wire.TableDocument)
         return _json(store.replace_table(table_id, payload))
 
-    @app.get(f"{api}/mapping/{{mappingId}}", operation_id="getMapping", tags=["mapping"])
+    @app.get(
+        f"{api}/mapping/{{mappingId}}",
+        **op(
+            "getMapping",
+            "mapping",
+            "A mapping and its column mappings",
+            answer=wire.MappingDocument,
+            errors=(400, 404),
+        ),
+    )
     async def get_mapping(mappingId: str) -> Response:
         return _json(store.mapping_json(_segment(mappingId)))
 
     @app.put(
         f"{api}/mapping/{{mappingId}}",
-        operation_id="mappingUpdate",
-        tags=["mapping"],
-        openapi_extra=openapi.json_body("The whole mapping"),
+        **op(
+            "mappingUpdate",
+            "mapping",
+            "Replace a mapping",
+            answer=wire.MappingDocument,
+            errors=(400, 404, 413, 415),
+            body=wire.MappingDocument,
+            body_description="The whole mapping: what is left out is lost",
+        ),
     )
     async def mapping_update(mappingId: str, request: Request) -> Response:
         mapping_id = _segment(mappingId)
-        payload = await _json_body(request, f"mapping {mapping_id!r}")
+        payload = await _json_body(request, f"mapping {mapping_id!r}", wire.MappingDocument)
         return _json(store.replace_mapping(mapping_id, payload))
 
     @app.get(
         f"{api}/system/{{systemName}}/deployment-package",
-        operation_id="listDeploymentPackages",
-        tags=["deployment-package"],
+        **op(
+            "listDeploymentPackages",
+            "deployment-package",
+            "The open deployment packages of a system",
+            answer=list[wire.Package],
+            errors=(400, 404),
+        ),
     )
     async def list_packages(systemName: str) -> Response:
         return _json(store.open_packages_json(_segment(systemName)))
 
     @app.post(
         f"{api}/system/{{systemName}}/deployment-package/{{dpName}}/structure",
-        operation_id="addToDeploymentPackage",
-        tags=["deployment-package"],
-        openapi_extra=openapi.json_body("A JSON list of element ids"),
+        **op(
+            "addToDeploymentPackage",
+            "deployment-package",
+            "Add elements to an open deployment package",
+            answer=wire.Package,
+            errors=(400, 404, 409, 413, 415),
+            body=wire.PackageAdd,
+            body_description="Element ids of the package's system; duplicates are "
+            "ignored; all or nothing",
+        ),
     )
     async def add_to_package(systemName: str, dpName: str, request: Request) -> Response:
         system, name = _segment(systemName), _segment(dpName)
-        body = await _json_body(request, f"deployment package {name!r}")
+        body = await _json_body(request, f"deployment package {name!r}", wire.PackageAdd)
         return _json(dumps(store.add_to_package(system, name, body)))
 
     # ------------------------------------------------------------------ export tasks
@@ -302,24 +413,27 @@ def create_app(state: EmulatorState) -> FastAPI:
 
     @app.post(
         f"{api}/structure/export",
-        operation_id="structureMassExportAsync",
-        tags=["structure"],
-        status_code=202,
-        openapi_extra=openapi.json_body('{"structureIds": [...], "objectTypeId": "..."}'),
+        **op(
+            "structureMassExportAsync",
+            "structure",
+            "Start a batch export",
+            ok=202,
+            answer=wire.TaskStarted,
+            errors=(400, 404, 413, 415),
+            body=wire.ExportRequest,
+            body_description="Elements and the object type; a repeated id is exported "
+            "once. Everything is checked before a task exists",
+            description="404 when the service predates batch export (emulator --legacy).",
+        ),
     )
     async def start_export(request: Request) -> Response:
         if state.config.legacy:
             raise UnknownObject(f"No endpoint POST {request.scope['path']}")
-        body = await _json_body(request, "batch export")
-        if not isinstance(body, dict):
-            raise InvalidInput(
-                "batch export: the body must be a JSON object with structureIds and objectTypeId"
-            )
-        ids, object_type_id = body.get("structureIds"), body.get("objectTypeId")
-        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
-            raise InvalidInput("batch export: structureIds must be a non-empty list of strings")
-        if not isinstance(object_type_id, str) or not object_type_id:
-            raise InvalidInput("batch export: objectTypeId must be a non-empty string")
+        body = await _json_body(request, "batch export", wire.ExportRequest)
+        # a repeated id would give the archive two entries of one name: export it once,
+        # as addToDeploymentPackage ignores repeated ids
+        ids = list(dict.fromkeys(body["structureIds"]))
+        object_type_id = body["objectTypeId"]
         object_type = store.object_type(object_type_id)
         missing = store.missing_elements(ids)
         if missing:
@@ -346,16 +460,28 @@ def create_app(state: EmulatorState) -> FastAPI:
 
     @app.get(
         f"{api}/structure/export/{{taskId}}",
-        operation_id="structureMassExportAsyncStatus",
-        tags=["structure"],
+        **op(
+            "structureMassExportAsyncStatus",
+            "structure",
+            "The status of a batch export",
+            answer=wire.TaskStatus,
+            errors=(400, 404),
+        ),
     )
     async def export_status(taskId: str, request: Request) -> Response:
         return _json(dumps(_task(_segment(taskId), request.scope["path"]).poll()))
 
     @app.get(
         f"{api}/structure/export/{{taskId}}/result",
-        operation_id="structureMassExportAsyncResult",
-        tags=["structure"],
+        **op(
+            "structureMassExportAsyncResult",
+            "structure",
+            "The archive of a finished batch export",
+            answer_media="application/zip",
+            errors=(400, 404, 409),
+            description="One file per element, named `<safe id>__<file name>`; "
+            "409 while the task runs or when it failed.",
+        ),
         response_class=Response,
     )
     async def export_result(taskId: str, request: Request) -> Response:
@@ -375,9 +501,18 @@ def create_app(state: EmulatorState) -> FastAPI:
 
     @app.post(
         f"{api}/structure/deployed",
-        operation_id="confirmStructureDeployment",
-        tags=["structure"],
-        openapi_extra=openapi.multipart_body(),
+        **op(
+            "confirmStructureDeployment",
+            "structure",
+            "Mark the elements of a deployment info file deployed",
+            answer=list[wire.Element],
+            errors=(400, 404, 413, 415),
+            body=wire.DeploymentUpload,
+            body_media="multipart/form-data",
+            body_part=("file", wire.DeploymentInfo),
+            body_description="The deployment info file written by the 'push to git' "
+            "action, in the field `file`: a JSON document (schema DeploymentInfo)",
+        ),
     )
     async def confirm_deployment(request: Request) -> Response:
         if _media_type(request) != "multipart/form-data":
@@ -385,6 +520,9 @@ def create_app(state: EmulatorState) -> FastAPI:
                 f"Content-Type '{_media_type(request) or 'none'}' is not supported; "
                 "send multipart/form-data with the deployment info file in the field 'file'"
             )
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise BodyTooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
         try:
             form = await request.form()
         except Exception as exc:  # a broken multipart body is the client's fault
@@ -396,37 +534,67 @@ def create_app(state: EmulatorState) -> FastAPI:
             content = await part.read() if hasattr(part, "read") else str(part).encode("utf-8")
         finally:
             await form.close()
-        info = parse_json_body(content, "deployment info file")
+        what = "deployment info file"
+        info = _checked(wire.DeploymentInfo, parse_json_body(content, what), what)
         return _json(dumps(store.confirm_deployment(info)))
 
     # ------------------------------------------------------------------ structures
 
-    @app.get(f"{api}/structure/{{id}}", operation_id="getStructure", tags=["structure"])
+    @app.get(
+        f"{api}/structure/{{id}}",
+        **op(
+            "getStructure",
+            "structure",
+            "The latest version of one element",
+            answer=wire.Element,
+            errors=(400, 404),
+        ),
+    )
     async def get_structure(id: str) -> Response:  # noqa: A002 - the service's name
         return _json(store.element_json(_segment(id)))
 
     @app.get(
-        f"{api}/structure/{{structureId}}/raw-data", operation_id="getRawData", tags=["structure"]
+        f"{api}/structure/{{structureId}}/raw-data",
+        **op(
+            "getRawData",
+            "structure",
+            "The data a template receives for one element",
+            answer=wire.RawData,
+            errors=(400, 404),
+        ),
     )
     async def get_raw_data(structureId: str) -> Response:
         return _json(dumps(generation.raw_data(store, _segment(structureId))))
 
     @app.post(
         f"{api}/structure/{{parentId}}/children/{{type}}",
-        operation_id="createChildStructure",
-        tags=["structure"],
-        status_code=201,
-        openapi_extra=openapi.json_body('{"name": ..., other attributes}'),
+        **op(
+            "createChildStructure",
+            "structure",
+            "Create a child element",
+            ok=201,
+            answer=wire.Element,
+            errors=(400, 404, 413, 415),
+            body=wire.NewChild,
+            body_description="`name` and attributes: every key but `name` becomes an "
+            "attribute (an `attributes` object is merged in)",
+        ),
     )
     async def create_child(parentId: str, type: str, request: Request) -> Response:  # noqa: A002
         parent_id = _segment(parentId)
-        body = await _json_body(request, f"new child of {parent_id!r}")
+        body = await _json_body(request, f"new child of {parent_id!r}", wire.NewChild)
         return _json(dumps(store.create_child(parent_id, _segment(type), body)), status=201)
 
     @app.post(
         f"{api}/structure/{{id}}/export/{{objectTypeId}}",
-        operation_id="externalExportStructure",
-        tags=["structure"],
+        **op(
+            "externalExportStructure",
+            "structure",
+            "Generate the output script of one element",
+            answer_media="text/plain",
+            errors=(400, 404),
+            description="400 when the object type does not apply to the element's type.",
+        ),
         response_class=Response,
     )
     async def export_structure(id: str, objectTypeId: str) -> Response:  # noqa: A002
@@ -439,17 +607,37 @@ def create_app(state: EmulatorState) -> FastAPI:
 
     @app.post(
         f"{api}/structure/{{id}}/deploy/{{deploymentId}}",
-        operation_id="deployStructure",
-        tags=["structure"],
+        **op(
+            "deployStructure",
+            "structure",
+            "Mark one element deployed",
+            answer=wire.Element,
+            errors=(400, 404),
+        ),
     )
     async def deploy_structure(id: str, deploymentId: str) -> Response:  # noqa: A002
         return _json(dumps(store.deploy(_segment(id), _segment(deploymentId))))
 
     # ------------------------------------------------------------------ docs and admin
 
+    def document() -> dict[str, Any]:
+        return contract.document(app.router.routes)
+
+    app.openapi = document  # type: ignore[method-assign]
+
+    @app.get(f"{prefix}/v3/api-docs", include_in_schema=False)
+    async def api_docs() -> Response:
+        return _json(dumps(document()))
+
     @app.get(f"{prefix}/swagger-ui/index.html", include_in_schema=False)
     async def swagger_ui() -> HTMLResponse:
-        return HTMLResponse(openapi.swagger_page(app.openapi(), f"{prefix}/v3/api-docs"))
+        return openapi.swagger_page(prefix, title)
+
+    app.mount(
+        f"{prefix}/swagger-ui",
+        StaticFiles(directory=str(openapi.SWAGGER_ASSETS)),
+        name="swagger-ui-assets",
+    )
 
     from mddframes.emulator.admin import admin_router
 

@@ -125,7 +125,12 @@ class TokenIssuer:
             return _oauth_error(
                 401, "invalid_client", "Invalid client or Invalid client credentials"
             )
-        if secret is None or not secrets.compare_digest(secret, self._clients[client_id]):
+        # compare_digest takes str only when ASCII: compare the UTF-8 bytes, so a
+        # non-ASCII secret (sent or configured) is a plain mismatch or match, not a crash
+        if secret is None or not secrets.compare_digest(
+            secret.encode("utf-8", "surrogatepass"),
+            self._clients[client_id].encode("utf-8", "surrogatepass"),
+        ):
             return _oauth_error(401, "unauthorized_client", "Invalid client secret")
         return TokenAnswer(
             200,

@@ -22,6 +22,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mddframes.emulator.dataset import Dataset
+from mddframes.emulator.errors import (  # noqa: F401 - re-exported: the routes import them here
+    EmulatorError,
+    InvalidInput,
+    StateConflict,
+    UnknownObject,
+    UnsupportedMedia,
+)
+from mddframes.emulator.limits import parse_json
 
 JSON = dict[str, Any]
 
@@ -51,63 +59,18 @@ TREE_FIELDS = ("id", "name", "type", "parentId", "systemName", "version", "deplo
 OWNED_FIELDS = ("tableId", "mappingId")
 
 
-class EmulatorError(Exception):
-    """A request the emulator refuses; ``status`` is the HTTP status to answer with."""
-
-    status = 500
-
-    def __init__(self, message: str) -> None:
-        self.message = message
-        super().__init__(message)
-
-
-class InvalidInput(EmulatorError):
-    """Malformed request body or parameter (400)."""
-
-    status = 400
-
-
-class UnknownObject(EmulatorError):
-    """No such system, element, table, mapping, object type, package or task (404)."""
-
-    status = 404
-
-
-class StateConflict(EmulatorError):
-    """The object's state forbids the request, e.g. a closed package (409)."""
-
-    status = 409
-
-
-class UnsupportedMedia(EmulatorError):
-    """The body's content type is not the one the operation takes (415)."""
-
-    status = 415
-
-
 def dumps(value: Any) -> str:
     """Serialise JSON compactly, keeping non-ASCII text and refusing NaN/Infinity."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_json_body(body: bytes, what: str) -> Any:
-    """Parse a request body as strict JSON (no NaN/Infinity), or raise :class:`InvalidInput`.
+    """Parse a request body as strict JSON within the emulator's limits (:mod:`.limits`).
 
     ``json.loads`` keeps integers of any size exactly, which is why bodies are parsed
     here rather than by the web framework.
     """
-    if not body.strip():
-        raise InvalidInput(f"{what}: the request body is empty; a JSON document is required")
-    try:
-        return json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{what}: the request body is not UTF-8 ({exc})") from None
-    except ValueError as exc:
-        raise InvalidInput(f"{what}: the request body is not valid JSON ({exc})") from None
+    return parse_json(body, what)
 
 
 def utc_now() -> str:
