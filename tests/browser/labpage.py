@@ -26,8 +26,8 @@ _PROMPT_DONE = re.compile(r"^\[\d+\]:$")
 
 @contextmanager
 def chromium(config_home: Path) -> Iterator[Any]:
-    """A headless Chromium (Playwright ``Browser``) whose crash-report helpers write under
-    ``config_home`` instead of the user's ``~/.config``."""
+    """A headless Chromium (Playwright ``Browser``) whose crash-report helpers and caches
+    write under ``config_home`` instead of the user's ``~/.config`` and ``~/.cache``."""
     from playwright.sync_api import sync_playwright
 
     config_home.mkdir(parents=True, exist_ok=True)
@@ -35,7 +35,12 @@ def chromium(config_home: Path) -> Iterator[Any]:
         browser = pw.chromium.launch(
             executable_path=str(CHROMIUM),
             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-            env={**os.environ, "CHROME_CONFIG_HOME": str(config_home)},
+            # XDG_CACHE_HOME: dconf's cache, else written to ~/.cache
+            env={
+                **os.environ,
+                "CHROME_CONFIG_HOME": str(config_home),
+                "XDG_CACHE_HOME": str(config_home / "cache"),
+            },
         )
         try:
             yield browser

@@ -70,13 +70,16 @@ class LabServer:
         return f"http://127.0.0.1:{self.port}"
 
     def environment(self) -> dict[str, str]:
-        """The environment of the server: every Jupyter folder inside ``home``."""
+        """The environment of the server and its kernels: every Jupyter folder in ``home``."""
         env = dict(os.environ)
         env.update(
             JUPYTER_CONFIG_DIR=str(self.home / "config"),
             JUPYTER_RUNTIME_DIR=str(self.runtime_dir),
             JUPYTERLAB_SETTINGS_DIR=str(self.home / "settings"),
             JUPYTERLAB_WORKSPACES_DIR=str(self.home / "workspaces"),
+            # the server's notebook secret and signatures, and the kernel's IPython history
+            JUPYTER_DATA_DIR=str(self.home / "data"),
+            IPYTHONDIR=str(self.home / "ipython"),
         )
         return env
 
