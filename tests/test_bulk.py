@@ -379,3 +379,25 @@ def test_iter_groups_needs_the_id_column():
 def test_read_tables_hints_at_dropna_for_missing_ids(client):
     with pytest.raises(InvalidArgumentError, match="dropna"):
         client.read_tables(pd.Series(["tbl-0001", None], dtype="string"))
+
+
+def test_on_progress_reports_each_finished_item_also_failed_ones():
+    calls: list[tuple[int, int | None]] = []
+    outcome = run_bulk(
+        _double_unless_three,
+        range(6),
+        max_workers=3,
+        progress=False,
+        errors="skip",
+        on_progress=lambda done, total: calls.append((done, total)),
+    )
+    assert len(outcome.failures) == 1
+    assert calls == [(n, 6) for n in range(1, 7)]
+
+
+def test_an_on_progress_that_raises_stops_the_call_like_a_failure():
+    def refuse(done: int, total: int | None) -> None:
+        raise RuntimeError("progress sink gone")
+
+    with pytest.raises(RuntimeError, match="progress sink gone"):
+        run_bulk(lambda x: x, range(5), progress=False, on_progress=refuse)

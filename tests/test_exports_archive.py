@@ -217,3 +217,14 @@ def test_a_file_that_is_not_a_zip_is_named(tmp_path):
     path.write_text("<html>proxy error</html>")
     with pytest.raises(DataShapeError, match="not a readable zip archive"):
         ExportArchive(path).files()
+
+
+def test_read_text_reads_one_entry_and_names_a_missing_one(tmp_path):
+    path = tmp_path / "a.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("e1/one.sql", "SELECT 'ü';\n")
+    archive = ExportArchive(path)
+    assert archive.read_text("e1/one.sql") == "SELECT 'ü';\n"
+    assert archive.read_text("e1/one.sql", max_chars=6) == "SELECT"
+    with pytest.raises(InvalidArgumentError, match="no file named 'e2/two.sql'"):
+        archive.read_text("e2/two.sql")

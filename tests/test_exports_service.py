@@ -208,3 +208,26 @@ def test_awkward_ids_get_the_same_entry_names_from_batch_and_legacy(
     assert sorted(batch.files()["structure_id"]) == sorted(awkward)
     written = batch.extract(tmp_path / "out")
     assert len(written) == len(awkward)
+
+
+def test_export_batch_reports_progress_up_to_the_total(client, emu, targets, tmp_path):
+    object_type, ids = targets
+    seen: list[tuple[int, int | None]] = []
+    emu.hold_next_task(polls=3)
+    client.export_batch(ids, object_type, tmp_path / "a.zip",
+                        on_progress=lambda d, t: seen.append((d, t)), **FAST)  # fmt: skip
+    assert seen and seen[-1] == (len(ids), len(ids))
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_legacy_fallback_reports_progress_per_element(client, emu, targets, tmp_path):
+    object_type, ids = targets
+    seen: list[tuple[int, int | None]] = []
+    emu.set_legacy(True)
+    try:
+        with pytest.warns(LegacyExportWarning):
+            client.export_batch(ids, object_type, tmp_path / "b.zip",
+                                on_progress=lambda d, t: seen.append((d, t)), **FAST)  # fmt: skip
+    finally:
+        emu.set_legacy(False)
+    assert seen == [(n, len(ids)) for n in range(1, len(ids) + 1)]

@@ -60,6 +60,8 @@ class ExportPanel(Panel):
     timeout : float, optional
         Seconds to wait for a batch task before offering to re-attach; None waits as
         long as it takes.
+    poll_interval : float, default 0.5
+        The first wait between status polls of a batch task (it grows up to 5 s).
     picker : ElementPicker, optional
         A picker to reuse (default: a new one over ``system``).
 
@@ -83,12 +85,14 @@ class ExportPanel(Panel):
         *,
         dest: str | os.PathLike[str] = ".",
         timeout: float | None = None,
+        poll_interval: float = 0.5,
         picker: ElementPicker | None = None,
     ) -> None:
         self.client = client
         self.system = system
         self.dest = Path(dest)
         self.timeout = timeout
+        self.poll_interval = poll_interval
         self.picker = picker if picker is not None else ElementPicker(client, system)
         self.object_types = client.read_object_types()
         self.pending_task_id: str | None = None
@@ -205,6 +209,7 @@ class ExportPanel(Panel):
                 object_type,
                 self.dest,
                 timeout=self.timeout,
+                poll_interval=self.poll_interval,
                 progress=False,
                 on_progress=self._on_progress,
             )
@@ -214,7 +219,12 @@ class ExportPanel(Panel):
 
     def _finish(self, task: ExportTask) -> ExportArchive:
         try:
-            task.wait(self.timeout, progress=False, on_progress=self._on_progress)
+            task.wait(
+                self.timeout,
+                poll_interval=self.poll_interval,
+                progress=False,
+                on_progress=self._on_progress,
+            )
         except ExportTimeout:
             self._offer_reattach(task.task_id, self._pending_ids)
             raise

@@ -185,17 +185,17 @@ class ElementPicker(widgets.VBox):
         if not add:
             self._selected.clear()
         self._selected.update(dict.fromkeys(wanted))
-        self._selection_changed()
+        self._publish_selection()
 
     def select_shown(self) -> None:
         """Add every element the filter matches to the selection."""
         self._selected.update(dict.fromkeys(self._ids[self._matching].tolist()))
-        self._selection_changed()
+        self._publish_selection()
 
     def clear(self) -> None:
         """Select nothing."""
         self._selected.clear()
-        self._selection_changed()
+        self._publish_selection()
 
     # -- filtering and syncing with the list --
 
@@ -239,9 +239,9 @@ class ElementPicker(widgets.VBox):
                 self._selected.setdefault(structure_id, None)
             else:
                 self._selected.pop(structure_id, None)
-        self._selection_changed(sync_list=False)
+        self._publish_selection(sync_list=False)
 
-    def _selection_changed(self, *, sync_list: bool = True) -> None:
+    def _publish_selection(self, *, sync_list: bool = True) -> None:
         if sync_list:
             self._syncing = True
             try:
