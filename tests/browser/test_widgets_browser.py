@@ -94,6 +94,8 @@ def test_panels_export_and_package_by_clicking(tmp_path):
         # tall enough for the export panel with its results, so its screenshot is whole
         page = browser.new_page(viewport={"width": 1280, "height": 2000})
         page.set_default_timeout(30_000)
+        page_errors: list[str] = []  # uncaught JavaScript errors, e.g. a widget view failing
+        page.on("pageerror", lambda error: page_errors.append(str(error)))
         open_notebook(page, lab, COPY)
         run_all(page, lab, COPY)
 
@@ -167,6 +169,7 @@ def test_panels_export_and_package_by_clicking(tmp_path):
         _screenshot(package, tmp_path / "package-panel.png")
 
         lab.delete_sessions()
+        assert page_errors == [], f"JavaScript errors in the page: {page_errors}"
 
     if os.environ.get("MDD_UPDATE_SCREENSHOTS") == "1":
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
