@@ -29,11 +29,10 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
-from mddframes.emulator import generation, openapi
+from mddframes.emulator import generation, limits, openapi
 from mddframes.emulator import schemas as wire
 from mddframes.emulator.errors import BodyTooLarge
 from mddframes.emulator.faults import drop_connection
-from mddframes.emulator.limits import MAX_BODY_BYTES
 from mddframes.emulator.state import EmulatorState
 from mddframes.emulator.store import (
     EmulatorError,
@@ -114,15 +113,15 @@ def _require_json(request: Request) -> None:
 
 
 async def _body(request: Request) -> bytes:
-    """The raw body, refused with 413 past :data:`MAX_BODY_BYTES` (read no further)."""
+    """The raw body, refused with 413 past ``limits.MAX_BODY_BYTES`` (read no further)."""
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise BodyTooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+    if declared.isdigit() and int(declared) > limits.MAX_BODY_BYTES:
+        raise BodyTooLarge(f"the request body is larger than {limits.MAX_BODY_BYTES} bytes")
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise BodyTooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+        if size > limits.MAX_BODY_BYTES:
+            raise BodyTooLarge(f"the request body is larger than {limits.MAX_BODY_BYTES} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -521,8 +520,8 @@ def create_app(state: EmulatorState) -> FastAPI:
                 "send multipart/form-data with the deployment info file in the field 'file'"
             )
         declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            raise BodyTooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+        if declared.isdigit() and int(declared) > limits.MAX_BODY_BYTES:
+            raise BodyTooLarge(f"the request body is larger than {limits.MAX_BODY_BYTES} bytes")
         try:
             form = await request.form()
         except Exception as exc:  # a broken multipart body is the client's fault
