@@ -23,12 +23,42 @@ ALL_TYPES = ""
 _INDENT = "\u00a0\u00a0\u00a0"  # non-breaking: a <select> option collapses plain spaces
 
 
-def _display_order(tree: pd.DataFrame) -> np.ndarray:
-    """Row positions in depth-first order, siblings by name (a tree read top-down)."""
-    # "\x00" sorts before every character, so a parent's children follow it directly
-    # (with "/" a sibling like "CRM-old" would sort between "CRM" and "CRM/...")
-    key = tree["path"].astype("string").fillna("").str.replace("/", "\x00", regex=False)
-    return np.argsort(key.to_numpy(dtype=object), kind="stable")
+def _display_order(parent_pos: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Row positions depth first, siblings in the order the service lists them.
+
+    Vectorised level by level, as the tree frame's depths are: subtree sizes bottom-up,
+    then each element's pre-order number = its parent's + 1 + the sizes of the
+    siblings listed before it. Elements without a depth (parent cycles) come last.
+
+    Parameters
+    ----------
+    parent_pos : numpy.ndarray
+        Each row's parent row (-1 for a root).
+    depth : numpy.ndarray
+        Each row's depth (-1 where unknown).
+    """
+    n = len(parent_pos)
+    known = depth >= 0
+    levels = [np.flatnonzero(depth == d) for d in range(int(depth.max(initial=-1)) + 1)]
+    size = np.where(known, 1, 0).astype(np.int64)
+    for rows in reversed(levels[1:]):
+        np.add.at(size, parent_pos[rows], size[rows])
+    # sizes of the earlier siblings: exclusive cumulative sums within each parent's group
+    group = np.where((depth == 0) | ~known, n, parent_pos)
+    by_group = np.argsort(group, kind="stable")
+    sorted_sizes = size[by_group]
+    before = np.cumsum(sorted_sizes) - sorted_sizes
+    sorted_group = group[by_group]
+    starts = np.r_[True, sorted_group[1:] != sorted_group[:-1]]
+    first = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    offset = np.empty(n, dtype=np.int64)
+    offset[by_group] = before - before[first]
+    number = np.full(n, n, dtype=np.int64)  # unknown depth: after everything
+    if levels:
+        number[levels[0]] = offset[levels[0]]
+    for rows in levels[1:]:
+        number[rows] = number[parent_pos[rows]] + 1 + offset[rows]
+    return np.argsort(number, kind="stable")
 
 
 class ElementPicker(widgets.VBox):
@@ -76,23 +106,20 @@ class ElementPicker(widgets.VBox):
         self.system = system
         self.max_shown = max_shown
         self.tree = client.read_tree(system) if tree is None else tree
-        order = _display_order(self.tree)
-        ordered = self.tree.iloc[order]
-        self._ids = ordered["id"].astype(str).to_numpy(dtype=object)
-        self._types = ordered["type"].astype("string").fillna("").to_numpy(dtype=object)
-        path = ordered["path"].astype("string").fillna("")
-        self._haystack = path.str.lower().reset_index(drop=True)
-        indent = pd.Series([_INDENT] * len(ordered), dtype=object).str.repeat(
-            ordered["depth"].fillna(0).astype(int).to_numpy()
-        )
-        self._labels = (
-            indent.to_numpy(dtype=object)
-            + ordered["name"].astype("string").fillna("").to_numpy(dtype=object)
-            + "  ·  "
-            + self._types
-            + "  ·  "
-            + path.to_numpy(dtype=object)
-        )
+
+        def column(name: str) -> np.ndarray:
+            return self.tree[name].astype(object).where(self.tree[name].notna(), "").to_numpy()
+
+        ids = self.tree["id"].astype(str).to_numpy(dtype=object)
+        parent_pos = pd.Index(ids).get_indexer(self.tree["parent_id"].astype(object))
+        depth = self.tree["depth"].fillna(-1).to_numpy(dtype=np.int64)
+        order = _display_order(parent_pos, depth)
+        self._ids = ids[order]
+        self._types = column("type")[order]
+        self._names = column("name")[order]
+        self._paths = column("path")[order]
+        self._depths = np.maximum(depth, 0)[order]
+        self._haystack = pd.Series(self._paths, dtype="string").str.lower()
         self._known = set(self._ids)
         self._selected: dict[str, None] = {}  # insertion-ordered set
         self._shown = np.empty(0, dtype=object)
@@ -216,7 +243,7 @@ class ElementPicker(widgets.VBox):
         self._shown = self._ids[shown]
         self._syncing = True
         try:
-            self.list.options = list(zip(self._labels[shown], self._shown, strict=True))
+            self.list.options = [(self._label(pos), self._ids[pos]) for pos in shown]
             self.list.value = tuple(i for i in self._shown if i in self._selected)
         finally:
             self._syncing = False
@@ -229,6 +256,13 @@ class ElementPicker(widgets.VBox):
         else:
             self.hint.value = f"{matches:,} matching element(s)."
         self._update_count()
+
+    def _label(self, pos: int) -> str:
+        # built for the shown rows only: labels of 100,000 rows would cost more than the tree
+        return (
+            f"{_INDENT * int(self._depths[pos])}{self._names[pos]}  ·  {self._types[pos]}"
+            f"  ·  {self._paths[pos]}"
+        )
 
     def _on_list(self, change: dict[str, Any]) -> None:
         if self._syncing:
