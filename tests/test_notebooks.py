@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -36,3 +37,40 @@ def test_notebook_runs_and_shows_no_secret(path, tmp_path):
 
 def test_there_is_a_notebook():
     assert NOTEBOOKS, "notebooks/ holds the examples that CI runs"
+
+
+# A secret typed into a notebook: client_secret="...", MDD_CLIENT_SECRET = '...' (a call
+# or an assignment with a literal), other than a placeholder such as "..." or "<secret>".
+_TYPED_SECRET = re.compile(
+    r"""client_secret\W{0,4}\s*[=:]\s*(?P<q>["'])(?!\.\.\.|<)[^"']+(?P=q)""", re.IGNORECASE
+)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_committed_notebook_holds_no_outputs_and_no_secret(path, emulator):
+    text = path.read_text(encoding="utf-8")
+    notebook = nbformat.reads(text, as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+
+    assert [i for i, cell in enumerate(notebook.cells) if cell.get("outputs")] == [], (
+        "store notebooks without outputs (Kernel > Restart and Clear Outputs, or "
+        "jupyter nbconvert --clear-output --inplace)"
+    )
+    assert [cell.execution_count for cell in code if cell.execution_count is not None] == []
+    assert emulator.client_secret not in text
+    assert [m.group() for cell in notebook.cells for m in _TYPED_SECRET.finditer(cell.source)] == []
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ('mddframes.connect("acme", client_secret="s3cr3t-value")', True),
+        ("os.environ['MDD_CLIENT_SECRET'] = 'abc123'", True),
+        ('{"client_secret": "abc123"}', True),
+        ('mddframes.connect("acme", client_secret="...")', False),
+        ("client_secret=os.environ['MDD_CLIENT_SECRET']", False),
+        ("emu.client_secret", False),
+    ],
+)
+def test_a_typed_secret_is_recognised(source, found):
+    assert bool(_TYPED_SECRET.search(source)) is found
