@@ -103,6 +103,7 @@ class ExportPanel(Panel):
         self.mode = widgets.ToggleButtons(
             options=[("one zip (batch task)", BATCH), ("single files", SINGLE)], value=BATCH
         )
+        self.mode.style.button_width = "auto"  # the labels are longer than the default width
         self.mode.add_class("mdd-export-mode")
         self.button = widgets.Button(description="Export", button_style="primary", icon="download")
         self.button.add_class("mdd-export-button")
