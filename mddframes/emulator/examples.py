@@ -190,7 +190,7 @@ def sample_examples(prefix: str) -> dict[str, dict[str, Any]]:
                 "status": "FINISHED",
                 "total": 2,
                 "done": 2,
-                "message": None,
+                "message": "exported 2 element(s)",
             },
             "url": f"{api}/structure/export/{FIRST_TASK}",
         },
