@@ -677,6 +677,22 @@ def test_number_formats_serial_dates_sheet_order_and_widths_change_nothing(tmp_p
     assert to_payload(back, payload) == payload
 
 
+def test_line_breaks_saved_as_lf_read_as_the_exported_text(tmp_path):
+    texts = ["a\r\nb", "c\r\nd", "e\nf"]
+    payload = _table([("s", "VARCHAR")], [{"s": t} for t in texts])
+    path = tmp_path / "t.xlsx"
+    to_excel(with_context(payload), path)
+    book = openpyxl.load_workbook(path)
+    sheet = book["T1"]
+    sheet["B2"].value = "a\nb"  # as LibreOffice saves the untouched cell
+    sheet["B3"].value = "C\nd"  # an edit
+    book.save(path)
+
+    back = read_excel(path)
+
+    assert back["s"].tolist() == ["a\r\nb", "C\nd", "e\nf"]
+
+
 def test_a_date_cell_in_a_column_with_time_zones_is_refused(tmp_path):
     payload = _table([("ts", "TIMESTAMP")], [{"ts": "2024-03-04T08:00:00Z"}])
     path = tmp_path / "t.xlsx"
@@ -754,7 +770,7 @@ def _reviewer_edits(path: Path, sheet_title: str, edits: dict[tuple[int, str], A
 
 def test_review_loop_writes_exactly_the_edited_cell(client, emu, tmp_path):
     table_id = owned_id(client, "crm_customer")
-    before = client.get_table(table_id)
+    before = client.api.get_table(table_id)
     path = tmp_path / "review.xlsx"
     to_excel(client.read_table(table_id), path)
     _reviewer_edits(path, table_id, {(2, "notes"): "=SUM(B1:B9)"})
@@ -769,7 +785,7 @@ def test_review_loop_writes_exactly_the_edited_cell(client, emu, tmp_path):
 
     assert result.status == "written" and result.verified
     assert len(result.diff.changed) == 1
-    assert_only_cells_changed(before, client.get_table(table_id), {(2, "notes"): "=SUM(B1:B9)"})
+    assert_only_cells_changed(before, client.api.get_table(table_id), {(2, "notes"): "=SUM(B1:B9)"})
 
 
 def test_untouched_workbook_writes_nothing(client, emu, tmp_path):
@@ -793,13 +809,13 @@ def test_every_hard_case_of_the_sample_survives_the_workbook(client, tmp_path):
         back = read_excel(tmp_path / "t.xlsx")
 
         assert_cells_equal(back, frame)
-        payload = client.get_table(table_id)
+        payload = client.api.get_table(table_id)
         assert_same_json(to_payload(back, payload), payload)
 
 
 def test_leading_zeros_and_formula_like_strings_written_back(client, emu, tmp_path):
     table_id = owned_id(client, "crm_customer")
-    before = client.get_table(table_id)
+    before = client.api.get_table(table_id)
     path = tmp_path / "review.xlsx"
     to_excel(client.read_table(table_id), path)
     edits = {(0, "legacy_id"): "000778", (1, "notes"): "@y", (3, "email"): "+49 0301"}
@@ -808,7 +824,7 @@ def test_leading_zeros_and_formula_like_strings_written_back(client, emu, tmp_pa
     result = client.write_table(table_id, read_excel(path), backup_dir=tmp_path / "b")
 
     assert len(result.diff.changed) == 3
-    assert_only_cells_changed(before, client.get_table(table_id), edits)
+    assert_only_cells_changed(before, client.api.get_table(table_id), edits)
 
 
 def test_change_on_the_service_after_export_is_a_conflict(client, emu, tmp_path):
@@ -828,7 +844,7 @@ def test_change_on_the_service_after_export_is_a_conflict(client, emu, tmp_path)
 
 def test_new_and_deleted_rows_from_the_sheet(client, emu, tmp_path):
     table_id = owned_id(client, "erp_sales_order")
-    before = client.get_table(table_id)
+    before = client.api.get_table(table_id)
     path = tmp_path / "review.xlsx"
     to_excel(client.read_table(table_id), path)
     book = openpyxl.load_workbook(path)
@@ -850,7 +866,7 @@ def test_new_and_deleted_rows_from_the_sheet(client, emu, tmp_path):
 
     result = client.write_table(table_id, read_excel(path), backup_dir=tmp_path / "b")
 
-    after = client.get_table(table_id)
+    after = client.api.get_table(table_id)
     assert result.status == "written" and len(after["data"]) == len(before["data"]) + 1
     assert after["data"][:-1] == before["data"]
     added = after["data"][-1]
@@ -869,7 +885,7 @@ def test_new_and_deleted_rows_from_the_sheet(client, emu, tmp_path):
 def test_mapping_and_table_in_one_workbook(client, emu, tmp_path):
     table_id = owned_id(client, "crm_customer")
     mapping_id = owned_id(client, "stg_crm_customer", "mapping")
-    table_before, mapping_before = client.get_table(table_id), client.get_mapping(mapping_id)
+    table_before, mapping_before = client.api.get_table(table_id), client.api.get_mapping(mapping_id)
     path = tmp_path / "review.xlsx"
     to_excel({table_id: client.read_table(table_id), mapping_id: client.read_mapping(mapping_id)},
              path)  # fmt: skip
@@ -887,7 +903,7 @@ def test_mapping_and_table_in_one_workbook(client, emu, tmp_path):
     client.write_table(table_id, bare, backup_dir=tmp_path / "b")
 
     assert_only_cells_changed(
-        mapping_before, client.get_mapping(mapping_id),
+        mapping_before, client.api.get_mapping(mapping_id),
         {(0, "transformation"): "UPPER(src.customer_no)"}, rows="columnMappings",
     )  # fmt: skip
-    assert_only_cells_changed(table_before, client.get_table(table_id), {(4, "is_active"): True})
+    assert_only_cells_changed(table_before, client.api.get_table(table_id), {(4, "is_active"): True})
