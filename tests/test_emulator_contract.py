@@ -14,7 +14,7 @@ import json
 import time
 from collections import Counter
 from html.parser import HTMLParser
-from urllib.parse import urljoin
+from urllib.parse import quote, urljoin
 
 import hypothesis
 import pytest
@@ -22,6 +22,7 @@ import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
@@ -210,6 +211,76 @@ def test_every_example_works_against_a_fresh_sample_emulator(document):
                 assert response.json() == example, op_id
             elif op_id == "externalExportStructure":
                 assert response.text == example
+
+
+# ---------------------------------------------------------------------- the data
+
+
+def _validator(document: dict, op_id: str):
+    """A JSON Schema validator of ``op_id``'s success answer, as the document declares it."""
+    _, _, op = operations(document)[op_id]
+    ok = next(code for code in op["responses"] if code.startswith("2"))
+    schema = op["responses"][ok]["content"]["application/json"]["schema"]
+    # "#/components/..." references resolve inside this root
+    return Draft202012Validator({**schema, "components": document["components"]})
+
+
+def segment(value: str) -> str:
+    """One path segment; "." and ".." as %2E, since HTTP libraries collapse them."""
+    return value.replace(".", "%2E") if value in (".", "..") else quote(value, safe="")
+
+
+def test_every_record_of_the_sample_is_served_in_its_declared_shape(served, document, session):
+    served.reset()
+    headers = {"Authorization": f"Bearer {served.token()}"}
+    api = served.api_url + "/api/"
+    checked: Counter[str] = Counter()
+    validators = {op_id: _validator(document, op_id) for op_id in operations(document)
+                  if op_id.startswith("get") or op_id == "listDeploymentPackages"}  # fmt: skip
+
+    def check(op_id: str, path: str) -> dict | list:
+        response = session.get(api + path, headers=headers, timeout=30)
+        assert response.status_code == 200, (path, response.text[:200])
+        answer = response.json()
+        errors = list(validators[op_id].iter_errors(answer))
+        assert not errors, (path, [e.message[:200] for e in errors[:3]])
+        checked[op_id] += 1
+        return answer
+
+    check("getObjectTypes", "object-type")
+    for system in ("DWH", "LAB"):
+        check("listDeploymentPackages", f"system/{system}/deployment-package")
+        for entry in check("getTree", f"system/{system}/tree"):
+            check("getStructure", f"structure/{segment(entry['id'])}")
+            check("getRawData", f"structure/{segment(entry['id'])}/raw-data")
+            if "tableId" in entry:
+                check("getTable", f"table/{segment(entry['tableId'])}")
+            if "mappingId" in entry:
+                check("getMapping", f"mapping/{segment(entry['mappingId'])}")
+    assert checked["getStructure"] == 175 and checked["getTable"] >= 100, checked
+
+
+@pytest.mark.parametrize("dataset", ["scale", "tiny"])
+def test_the_other_datasets_fit_the_models_the_document_is_built_from(dataset):
+    from mddframes.emulator import schemas
+    from mddframes.emulator._fallback import tiny_dataset
+    from mddframes.emulator.state import scale_dataset
+
+    data = scale_dataset(400) if dataset == "scale" else tiny_dataset()
+    shapes = [
+        (schemas.Element, data.elements),
+        (schemas.TableDocument, data.tables),
+        (schemas.MappingDocument, data.mappings),
+        (
+            schemas.ObjectType,
+            [{k: v for k, v in o.items() if k != "template"} for o in data.object_types],
+        ),
+        (schemas.Package, data.packages),
+    ]
+    for model, records in shapes:
+        assert records, model.__name__
+        for record in records:
+            assert schemas.validate_body(model, record, model.__name__) == []
 
 
 # ---------------------------------------------------------------------- schemathesis
