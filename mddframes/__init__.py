@@ -6,7 +6,7 @@ losslessly, and export/package/deploy methods move work to production.
 """
 
 from mddframes.archive import ExportArchive
-from mddframes.bulk import BulkResult, PartialFailureWarning, run_bulk
+from mddframes.bulk import BulkResult, run_bulk
 from mddframes.client import Client, connect
 from mddframes.codec import (
     CheckReport,
@@ -19,28 +19,39 @@ from mddframes.codec import (
 from mddframes.context import ReadContext
 from mddframes.errors import (
     AuthError,
+    BackupError,
     BadRequestError,
+    ClientClosedError,
     ConcurrentModificationError,
     ConfigurationError,
     ConflictError,
     DataShapeError,
+    ExportError,
     ExportFailed,
+    ExportFailedError,
     ExportTimeout,
+    ExportTimeoutError,
     IncompletePayloadError,
     InvalidArgumentError,
+    LegacyExportWarning,
     MddError,
+    MddWarning,
     NotFoundError,
     PackageClosedError,
+    PartialFailureWarning,
     RateLimitError,
     ResponseFormatError,
     ServerError,
+    ServiceError,
     TransportError,
+    TreeIntegrityWarning,
     UnsafeArchiveError,
     UnsupportedMediaTypeError,
+    WriteRefusedError,
     WriteVerificationError,
 )
-from mddframes.exports import ExportTask, LegacyExportWarning, Script
-from mddframes.frames import TreeIntegrityWarning, iter_groups, tree_frame
+from mddframes.exports import ExportTask, Script
+from mddframes.frames import iter_groups, tree_frame
 from mddframes.spreadsheet import read_excel, to_excel
 from mddframes.writing import WriteResult
 
@@ -48,23 +59,29 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AuthError",
+    "BackupError",
     "BadRequestError",
     "BulkResult",
     "CheckReport",
     "Client",
+    "ClientClosedError",
     "ConcurrentModificationError",
     "ConfigurationError",
     "ConflictError",
     "DataShapeError",
     "Diff",
     "ExportArchive",
+    "ExportError",
     "ExportFailed",
+    "ExportFailedError",
     "ExportTask",
     "ExportTimeout",
+    "ExportTimeoutError",
     "IncompletePayloadError",
     "InvalidArgumentError",
     "LegacyExportWarning",
     "MddError",
+    "MddWarning",
     "NotFoundError",
     "PackageClosedError",
     "PartialFailureWarning",
@@ -73,10 +90,12 @@ __all__ = [
     "ResponseFormatError",
     "Script",
     "ServerError",
+    "ServiceError",
     "TransportError",
     "TreeIntegrityWarning",
     "UnsafeArchiveError",
     "UnsupportedMediaTypeError",
+    "WriteRefusedError",
     "WriteResult",
     "WriteVerificationError",
     "__version__",

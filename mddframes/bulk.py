@@ -24,7 +24,7 @@ from typing import Any, Generic, Literal, TypeVar
 import pandas as pd
 from tqdm.auto import tqdm
 
-from mddframes.errors import InvalidArgumentError
+from mddframes.errors import InvalidArgumentError, PartialFailureWarning
 
 logger = logging.getLogger(__name__)
 
@@ -44,10 +44,6 @@ DEFAULT_MAX_WORKERS = 8
 FAILURE_COLUMNS: tuple[str, ...] = ("position", "id", "error_type", "status", "message")
 
 _NAMED_LIMIT = 20  # how many failed ids a warning lists before it just counts
-
-
-class PartialFailureWarning(UserWarning):
-    """A bulk call with ``errors="skip"`` finished, but some ids failed."""
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,95 @@
-"""The exception hierarchy of mddframes, rooted at :class:`MddError`.
+"""The exceptions and warnings of mddframes, rooted at :class:`MddError` and :class:`MddWarning`.
 
-Every error raised by the library is an ``MddError``. Errors that come from a
-service call carry the operation name, the HTTP method, the URL, the status
-code and the server's message, and never a token or a secret.
+Every error raised by the library is an ``MddError``. Errors that come from a service
+call carry the operation name, the HTTP method, the URL, the status code and the
+server's message, and never a token or a secret. Every error pickles round-trip with
+all its attributes (process pools, joblib).
+
+The tree::
+
+    MddError                           everything mddframes raises
+    ├── ConfigurationError             a setting is missing or invalid
+    ├── InvalidArgumentError           an argument is unusable; nothing was sent (also a ValueError)
+    ├── ClientClosedError              the client (its HTTP session) was closed
+    ├── ServiceError                   the service answered with a non-success status
+    │   │                              (this class itself: a redirect or an unmapped status)
+    │   ├── BadRequestError            400
+    │   │   └── UnsupportedMediaTypeError   415
+    │   ├── AuthError                  401/403, or the token endpoint's 4xx
+    │   ├── NotFoundError              404
+    │   ├── ConflictError              409
+    │   │   └── PackageClosedError     409 when adding to a package that is not open
+    │   ├── RateLimitError             429, still after all retries
+    │   └── ServerError                5xx, still after all retries
+    ├── TransportError                 no answer: connection refused or dropped, time-out, TLS
+    ├── ResponseFormatError            an answer that cannot be read: not JSON, cut off, wrong shape
+    ├── DataShapeError                 a service answer or a user frame mddframes cannot read
+    ├── WriteRefusedError              a write was stopped before anything was sent
+    │   ├── ConcurrentModificationError    the object changed since it was read
+    │   └── IncompletePayloadError     the completeness check found errors
+    ├── WriteVerificationError         a write was sent but reads back differently
+    ├── BackupError                    a backup could not be written
+    ├── ExportError                    an export task did not deliver (``task_id``)
+    │   ├── ExportTimeoutError         still running at the time-out (alias ExportTimeout)
+    │   └── ExportFailedError          ended as FAILED (alias ExportFailed)
+    └── UnsafeArchiveError             an archive entry escapes its folder or expands too far
+
+    MddWarning (UserWarning)           everything mddframes warns about
+    ├── PartialFailureWarning          a bulk call skipped failed ids
+    ├── LegacyExportWarning            no batch export on the service: single exports used
+    └── TreeIntegrityWarning           a tree has orphans or parent cycles
+
+``AuthError`` sits under ``ServiceError``: mddframes raises it only when the service (its
+API or its token endpoint) answered 401, 403 or another 4xx of the token request, so it
+always has a status. Missing credentials, which never reach the service, are a
+``ConfigurationError``.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+__all__ = [
+    "AuthError",
+    "BackupError",
+    "BadRequestError",
+    "ClientClosedError",
+    "ConcurrentModificationError",
+    "ConfigurationError",
+    "ConflictError",
+    "DataShapeError",
+    "ExportError",
+    "ExportFailed",
+    "ExportFailedError",
+    "ExportTimeout",
+    "ExportTimeoutError",
+    "IncompletePayloadError",
+    "InvalidArgumentError",
+    "LegacyExportWarning",
+    "MddError",
+    "MddWarning",
+    "NotFoundError",
+    "PackageClosedError",
+    "PartialFailureWarning",
+    "RateLimitError",
+    "ResponseFormatError",
+    "ServerError",
+    "ServiceError",
+    "TransportError",
+    "TreeIntegrityWarning",
+    "UnsafeArchiveError",
+    "UnsupportedMediaTypeError",
+    "WriteRefusedError",
+    "WriteVerificationError",
+]
+
+
+def _rebuild(cls: type[MddError], args: tuple[Any, ...], state: dict[str, Any]) -> MddError:
+    """Unpickle an ``MddError`` without calling ``__init__`` (see :meth:`MddError.__reduce__`)."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class MddError(Exception):
@@ -45,6 +127,12 @@ class MddError(Exception):
         self.server_message = server_message
         super().__init__(self._render())
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exception's own reduce calls cls(*args), which fails for a subclass with a
+        # required keyword (task_id, report) and drops the keywords anyway; the state
+        # (every attribute, including a subclass's) is restored without __init__.
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
     def _render(self) -> str:
         parts = [self.message]
         where = " ".join(p for p in (self.method, self.url) if p)
@@ -62,17 +150,55 @@ class MddError(Exception):
         return " ".join(parts)
 
 
+# -- before or without a call -----------------------------------------------------------
+
+
 class ConfigurationError(MddError):
     """A setting is missing or invalid (names the argument and the environment variable)."""
 
 
-class AuthError(MddError):
-    """The token endpoint refused the credentials, or the API refused the token.
+class InvalidArgumentError(MddError, ValueError):
+    """An argument given to mddframes is unusable (e.g. an empty id); nothing was sent."""
+
+
+class ClientClosedError(MddError):
+    """The client was closed (``close()`` or the end of its ``with`` block); nothing was sent."""
+
+
+# -- the service answered with a status ----------------------------------------------------
+
+
+class ServiceError(MddError):
+    """The service answered with a status that is not a success.
+
+    The base of every "the service answered N" error; raised as itself for a redirect
+    (mddframes never follows one) and for a status with no class of its own.
+
+    Attributes
+    ----------
+    status : int
+        The HTTP status of the answer (always set when mddframes raises it).
+    server_message : str or None
+        What the service said, from the body or the ``WWW-Authenticate`` header.
+    """
+
+
+class BadRequestError(ServiceError):
+    """The service rejected the request as malformed (HTTP 400)."""
+
+
+class UnsupportedMediaTypeError(BadRequestError):
+    """The service did not accept the body's content type (HTTP 415)."""
+
+
+class AuthError(ServiceError):
+    """The token endpoint refused the credentials, or the API refused the token (401/403).
 
     Attributes
     ----------
     error, error_description : str or None
-        The OAuth2 ``error`` and ``error_description`` fields of the token answer.
+        The OAuth2 ``error`` and ``error_description`` fields of the answer (body or
+        ``WWW-Authenticate`` header).
     """
 
     def __init__(
@@ -88,32 +214,27 @@ class AuthError(MddError):
         super().__init__(message, **kwargs)
 
 
-class InvalidArgumentError(MddError, ValueError):
-    """An argument given to mddframes is unusable (e.g. an empty id); nothing was sent."""
-
-
-class BadRequestError(MddError):
-    """The service rejected the request as malformed (HTTP 400)."""
-
-
-class NotFoundError(MddError):
+class NotFoundError(ServiceError):
     """The resource does not exist (HTTP 404)."""
 
 
-class ConflictError(MddError):
+class ConflictError(ServiceError):
     """The request conflicts with the resource's state (HTTP 409), e.g. a closed package."""
 
 
-class UnsupportedMediaTypeError(BadRequestError):
-    """The service did not accept the body's content type (HTTP 415)."""
+class PackageClosedError(ConflictError):
+    """The deployment package is not open, so elements cannot be added to it."""
 
 
-class RateLimitError(MddError):
+class RateLimitError(ServiceError):
     """The service kept answering 429 Too Many Requests after all retries."""
 
 
-class ServerError(MddError):
+class ServerError(ServiceError):
     """The service failed (HTTP 5xx) after all retries."""
+
+
+# -- no answer, or one that cannot be read ------------------------------------------------
 
 
 class TransportError(MddError):
@@ -125,25 +246,22 @@ class ResponseFormatError(MddError):
     (not JSON, truncated JSON, an unexpected shape)."""
 
 
-class PackageClosedError(ConflictError):
-    """The deployment package is not open, so elements cannot be added to it."""
+class DataShapeError(MddError):
+    """A service answer or a user frame does not have a shape mddframes can read."""
 
 
-class IncompletePayloadError(MddError):
-    """A write was refused because its completeness check found errors.
+# -- writing ----------------------------------------------------------------------------------
 
-    Attributes
-    ----------
-    report : CheckReport
-        The full report; ``report.errors`` lists what is wrong and where.
+
+class WriteRefusedError(MddError):
+    """A write was stopped by one of its safety checks before anything was sent.
+
+    Raised as itself when the frame has no original to overlay on (it was not read
+    through this client and ``force=True`` was not given).
     """
 
-    def __init__(self, message: str, *, report: Any, **kwargs: Any) -> None:
-        self.report = report
-        super().__init__(message, **kwargs)
 
-
-class ConcurrentModificationError(MddError):
+class ConcurrentModificationError(WriteRefusedError):
     """The object changed on the service since the frame was read.
 
     Attributes
@@ -157,29 +275,76 @@ class ConcurrentModificationError(MddError):
         super().__init__(message, **kwargs)
 
 
+class IncompletePayloadError(WriteRefusedError):
+    """A write was refused because its completeness check found errors.
+
+    Attributes
+    ----------
+    report : CheckReport
+        The full report; ``report.errors`` lists what is wrong and where.
+    """
+
+    def __init__(self, message: str, *, report: Any, **kwargs: Any) -> None:
+        self.report = report
+        super().__init__(message, **kwargs)
+
+
 class WriteVerificationError(MddError):
     """The object read back after a write differs from what was sent."""
 
 
-class ExportTimeout(MddError):
+class BackupError(MddError):
+    """A backup file could not be written (no free name, a disk error, content not JSON)."""
+
+
+# -- exports ----------------------------------------------------------------------------------
+
+
+class ExportError(MddError):
+    """An export task did not deliver its result.
+
+    Attributes
+    ----------
+    task_id : str
+        The task's id (``"legacy"`` for the single-export fallback).
+    """
+
+    def __init__(self, message: str, *, task_id: str, **kwargs: Any) -> None:
+        self.task_id = task_id
+        super().__init__(message, **kwargs)
+
+
+class ExportTimeoutError(ExportError):
     """An export task did not finish in time. ``task_id`` lets you attach to it later."""
 
-    def __init__(self, message: str, *, task_id: str, **kwargs: Any) -> None:
-        self.task_id = task_id
-        super().__init__(message, **kwargs)
 
-
-class ExportFailed(MddError):
+class ExportFailedError(ExportError):
     """An export task ended as FAILED; ``task_id`` and the service's message are kept."""
 
-    def __init__(self, message: str, *, task_id: str, **kwargs: Any) -> None:
-        self.task_id = task_id
-        super().__init__(message, **kwargs)
+
+#: The old names, kept as aliases: the same class objects.
+ExportTimeout = ExportTimeoutError
+ExportFailed = ExportFailedError
 
 
 class UnsafeArchiveError(MddError):
     """An export archive has an entry that escapes its folder, or expands beyond the limit."""
 
 
-class DataShapeError(MddError):
-    """A service answer or a user frame does not have a shape mddframes can read."""
+# -- warnings -------------------------------------------------------------------------------
+
+
+class MddWarning(UserWarning):
+    """Base class of every warning mddframes issues (filter them all with it)."""
+
+
+class PartialFailureWarning(MddWarning):
+    """A bulk call with ``errors="skip"`` finished, but some ids failed."""
+
+
+class LegacyExportWarning(MddWarning):
+    """The service has no batch export; single exports were used instead."""
+
+
+class TreeIntegrityWarning(MddWarning):
+    """The tree has orphans (a parent id that is not in the tree) or parent cycles."""

@@ -39,6 +39,7 @@ from mddframes.errors import (
     ExportFailed,
     ExportTimeout,
     InvalidArgumentError,
+    LegacyExportWarning,
     MddError,
     NotFoundError,
 )
@@ -63,10 +64,6 @@ log = logging.getLogger(__name__)
 
 _FINISHED = frozenset({"FINISHED", "DONE", "COMPLETED", "SUCCESS", "SUCCEEDED"})
 _FAILED = frozenset({"FAILED", "ERROR", "CANCELLED", "CANCELED", "ABORTED"})
-
-
-class LegacyExportWarning(UserWarning):
-    """The service has no batch export; single exports were used instead."""
 
 
 # --------------------------------------------------------------------------- scripts

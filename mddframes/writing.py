@@ -41,11 +41,13 @@ from mddframes.codec import CheckReport, Diff, check_payload, diff_payloads, ove
 from mddframes.codec.values import canonical_json
 from mddframes.context import ATTRS_KEY, ReadContext, context_of, registry_for
 from mddframes.errors import (
+    BackupError,
     ConcurrentModificationError,
     DataShapeError,
     IncompletePayloadError,
     InvalidArgumentError,
     MddError,
+    WriteRefusedError,
     WriteVerificationError,
 )
 from mddframes.frames._shape import snake_case
@@ -198,7 +200,7 @@ def _prepare(
         )
     context = context_of(client, frame, kind, object_id)
     if context is None and not force:
-        raise MddError(
+        raise WriteRefusedError(
             f"{kind} {object_id!r} was not read through this client, so there is no original "
             f"to overlay the frame on: read it with read_{kind}({object_id!r}) and edit that "
             "frame (keep its index), or pass force=True to take what the service holds now "
@@ -354,9 +356,10 @@ def write_table(
         The completeness check found errors (``report`` names table, row, column).
     WriteVerificationError
         The table read back after the write differs from what was sent.
+    WriteRefusedError
+        The table was never read through this client and ``force`` is False.
     MddError
-        The table was never read through this client and ``force`` is False, or the
-        service refused a call.
+        The service refused a call.
     """
     return _write(client, "table", table_id, frame, columns=columns, dry_run=dry_run,
                   allow_deletes=allow_deletes, force=force, backup_dir=backup_dir)  # fmt: skip
@@ -424,7 +427,7 @@ def save_backup(
     try:
         text = json.dumps(document, ensure_ascii=False, allow_nan=False)
     except ValueError as exc:
-        raise MddError(
+        raise BackupError(
             f"cannot back up {kind} {object_id!r}: what the service holds is not strict JSON "
             f"({exc}); nothing was sent"
         ) from None
@@ -437,7 +440,7 @@ def save_backup(
         except FileExistsError:
             continue
         return path
-    raise MddError(f"could not find a free backup file name in {folder}")
+    raise BackupError(f"could not find a free backup file name in {folder}")
 
 
 def load_backup(path: str | os.PathLike[str]) -> dict[str, Any]:

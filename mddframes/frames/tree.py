@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.errors import DataShapeError, InvalidArgumentError, TreeIntegrityWarning
 from mddframes.frames._shape import frame_from_objects, snake_case, unwrap_list
 
 if TYPE_CHECKING:
@@ -53,10 +53,6 @@ _ID_ALIASES = ("id", "structure_id", "element_id")
 _PARENT_ALIASES = ("parent_id", "parent_structure_id", "parent")
 _PATH_SEP = "/"
 _NAMED_LIMIT = 20  # how many ids a warning lists before it just counts
-
-
-class TreeIntegrityWarning(UserWarning):
-    """The tree has orphans (a parent id that is not in the tree) or parent cycles."""
 
 
 def read_tree(

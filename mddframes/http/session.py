@@ -222,7 +222,7 @@ class HttpSession:
             The translated failure (see :func:`error_for_response`).
         """
         if self._closed:
-            raise errors.MddError("this client is closed", operation=operation)
+            raise errors.ClientClosedError("this client is closed", operation=operation)
         entry = endpoint(operation)
         url = self.url_for(entry, build_path(operation, **dict(path_params or {})))
         body = None if json_body is _NO_BODY else _encode_json(json_body, entry, url)
@@ -248,7 +248,7 @@ class HttpSession:
         return response
 
     def close(self) -> None:
-        """Close the pooled connections. Further calls raise ``MddError``."""
+        """Close the pooled connections. Further calls raise ``ClientClosedError``."""
         self._closed = True
         self._session.close()
 
@@ -619,7 +619,7 @@ def stream_to_file(
 
 # -- translating failures ------------------------------------------------------------
 
-_STATUS_ERRORS: dict[int, tuple[type[errors.MddError], str]] = {
+_STATUS_ERRORS: dict[int, tuple[type[errors.ServiceError], str]] = {
     400: (errors.BadRequestError, "the service rejected the request as malformed"),
     401: (errors.AuthError, "the service refused the access token"),
     403: (errors.AuthError, "the API user is not allowed to do this"),
@@ -630,15 +630,17 @@ _STATUS_ERRORS: dict[int, tuple[type[errors.MddError], str]] = {
 }
 
 
-def error_for_response(entry: Endpoint, url: str, response: requests.Response) -> errors.MddError:
+def error_for_response(
+    entry: Endpoint, url: str, response: requests.Response
+) -> errors.ServiceError:
     """The ``MddError`` for a response that is not a success: the one translation table.
 
     400 ``BadRequestError``, 401/403 ``AuthError`` (with the OAuth ``error`` and
     ``error_description`` of the body or the ``WWW-Authenticate`` header), 404
     ``NotFoundError``, 409 ``ConflictError`` (``PackageClosedError`` when adding to a
     package), 415 ``UnsupportedMediaTypeError``, 429 ``RateLimitError``, 5xx
-    ``ServerError``, a redirect or any other status ``MddError``. Any 4xx of the token
-    endpoint is an ``AuthError``.
+    ``ServerError``, a redirect or any other status the generic ``ServiceError``. Any 4xx
+    of the token endpoint is an ``AuthError``. Every one is a ``ServiceError``.
     """
     status = response.status_code
     body = _error_body(response)
@@ -680,10 +682,10 @@ def error_for_response(entry: Endpoint, url: str, response: requests.Response) -
         return errors.ServerError(f"the service failed ({response.reason or status})", **context)
     if 300 <= status < 400:
         location = response.headers.get("Location", "nowhere")
-        return errors.MddError(
+        return errors.ServiceError(
             f"unexpected redirect to {location!r}; check base_url and api_prefix", **context
         )
-    return errors.MddError(f"unexpected answer {status} {response.reason}", **context)
+    return errors.ServiceError(f"unexpected answer {status} {response.reason}", **context)
 
 
 def _error_body(response: requests.Response) -> Any:
