@@ -6,7 +6,7 @@
 2. Peak memory (tracemalloc) of ``read_table`` on a ~50 MB table payload served by the
    emulator, against the size of the payload's JSON text. Goal: at most 4x.
    ``read_table`` streams such a body (parsed as it arrives, kept compressed for the
-   write-back context); ``client.get_table`` alone (the HTTP body plus ``json.loads``),
+   write-back context); ``client.api.get_table`` alone (the HTTP body plus ``json.loads``),
    what fetch-then-parse would cost, is measured in the same run and printed as an
    info line, and so is the size of the context ``read_table`` keeps. (The emulator
    runs in the same process, so its own copy of the answer counts too.)
@@ -71,7 +71,7 @@ def read_table_memory() -> list[Result]:
         client = Client.from_emulator(emu)
         try:
             table_id = "tbl-0001"
-            client.put_table(table_id, big_table(table_id, MEMORY_ROWS, MEMORY_COLUMNS))
+            client.api.put_table(table_id, big_table(table_id, MEMORY_ROWS, MEMORY_COLUMNS))
             gc.collect()
             answer = requests.get(
                 f"{emu.api_url}/api/table/{table_id}",
@@ -80,8 +80,8 @@ def read_table_memory() -> list[Result]:
             )
             size = float(len(answer.content))
             del answer
-            floor = peak_memory(lambda: client.get_table(table_id))
-            peak = peak_memory(lambda: read_table(client, table_id))
+            floor = peak_memory(lambda: client.api.get_table(table_id))
+            peak = peak_memory(lambda: read_table(client.api, table_id))
             context = client.read_contexts.get("table", table_id)
             kept = len(context.kept.compressed) if context and context.kept else float("nan")
             client.read_contexts.forget("table", table_id)

@@ -42,7 +42,7 @@ def _object_type_and_ids(
     client: Client, system_elements: list[dict], n: int
 ) -> tuple[str, list[str]]:
     """The object type that applies to the most element types, and ``n`` elements it applies to."""
-    types = [t for t in client.get_object_types() if isinstance(t, dict)]
+    types = [t for t in client.api.get_object_types() if isinstance(t, dict)]
     best = max(types, key=lambda t: len(t.get("elementTypes") or []))
     allowed = set(best.get("elementTypes") or [])
     ids = [e["id"] for e in system_elements if not allowed or e.get("type") in allowed][:n]
@@ -68,13 +68,13 @@ def bench_wait_lag() -> Result:
             object_type, ids = _object_type_and_ids(
                 client, scale_dataset(BATCH_ELEMENTS).elements, BATCH_ELEMENTS
             )
-            task = start_export(client, ids, object_type)
+            task = start_export(client.api, ids, object_type)
             finished_at: list[float] = []
             stop = threading.Event()
 
             def watch() -> None:
                 while not stop.is_set():
-                    state = str(watcher_client.get_export_status(task.task_id).get("status"))
+                    state = str(watcher_client.api.structure_mass_export_async_status(task.task_id).get("status"))
                     if state.upper() != "RUNNING":
                         finished_at.append(time.perf_counter())
                         return
@@ -107,7 +107,7 @@ def _sequential_zip(client: Client, ids: list[str], object_type: str, dest: Path
     """The baseline: one single export after the other, written into the same layout."""
     with zipfile.ZipFile(dest, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for structure_id in ids:
-            file_name, text = client.export_structure(structure_id, object_type)
+            file_name, text = client.api.external_export_structure(structure_id, object_type)
             zf.writestr(archive_entry_name(structure_id, file_name), text)
 
 

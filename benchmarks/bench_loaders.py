@@ -4,7 +4,7 @@
    ``json.loads`` + ``pd.DataFrame(list)`` with the same kind of token, no depth, path
    or dtypes (goal: at most 1.5x the floor).
 2. ``read_tables`` of 200 tables with 20 ms injected latency (8 workers, no progress
-   bar) against a sequential loop of ``client.get_table`` (goal: at least 6x faster).
+   bar) against a sequential loop of ``client.api.get_table`` (goal: at least 6x faster).
    The baseline only fetches and decodes; the candidate also builds the typed frames
    and the long frame, so the ratio understates the gain of concurrency alone (an
    info line shows that ceiling: the same concurrent fetch without frames).
@@ -82,13 +82,13 @@ def bench_tables() -> list[Result]:
 
             def sequential() -> None:
                 for table_id in ids:
-                    client.get_table(table_id)
+                    client.api.get_table(table_id)
 
             def concurrent() -> pd.DataFrame:
                 return client.read_tables(ids, max_workers=WORKERS, progress=False)
 
             def fetch_only() -> None:  # the same concurrency, no frames: the ceiling
-                run_bulk(client.get_table, ids, max_workers=WORKERS, progress=False)
+                run_bulk(client.api.get_table, ids, max_workers=WORKERS, progress=False)
 
             long = concurrent()
             if long["table_id"].nunique() != len(ids):

@@ -6,7 +6,7 @@ writers and the exports all use it, so that every bulk call has the same knobs
 
 Example
 -------
->>> outcome = run_bulk(client.get_table, ["t1", "t2"], errors="skip", progress=False)
+>>> outcome = run_bulk(client.api.get_table, ["t1", "t2"], errors="skip", progress=False)
 >>> tables = [payload for _id, payload in outcome.succeeded()]
 >>> outcome.failures            # one row per failed id: position, id, error_type, status, message
 >>> results, failures = outcome  # also unpacks as a pair

@@ -1,40 +1,35 @@
-"""The Client: one raw method per service operation, plus :func:`connect`.
+"""The Client: the frame-level facade users call, over the raw :class:`~mddframes.api.Api`.
 
-Raw methods return the decoded JSON the service sent (text or a file for exports) and
-raise :class:`~mddframes.errors.MddError` subclasses. Higher layers (DataFrame loaders,
-the safe writer, exports, element helpers) add their methods to :class:`Client` as thin
-delegations to module functions that take the client as their first argument.
+Every public method has an explicit signature and hands its arguments to one function
+of a layer below (loaders in :mod:`mddframes.frames`, :mod:`mddframes.writing`,
+:mod:`mddframes.exports`, :mod:`mddframes.elements`), passing ``client.api``; those
+functions never see the Client, so the arrows point one way. The raw operations live on
+``client.api``; their old names on the Client still work for one release and warn.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
+import warnings
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
+from mddframes import elements, exports, writing
+from mddframes.api import Api
+from mddframes.archive import ExportArchive
+from mddframes.bulk import ErrorPolicy, ProgressCallback
 from mddframes.config import Secret, Settings, resolve_settings
-from mddframes.errors import InvalidArgumentError, ResponseFormatError
-from mddframes.http.endpoints import endpoint
-from mddframes.http.session import (
-    BodyStream,
-    HttpSession,
-    attachment_filename,
-    decode_json,
-    decode_text,
-    stream_to_file,
-)
+from mddframes.context import ContextRegistry, registry_for
+from mddframes.errors import InvalidArgumentError
+from mddframes.exports import ExportTask, Script
+from mddframes.frames import bulk_tables, listing, structures, table, tree
+from mddframes.http.session import HttpSession
+from mddframes.writing import WriteResult
 
 if TYPE_CHECKING:
-    import pandas as pd
-
-    from mddframes.archive import ExportArchive
-    from mddframes.context import ContextRegistry  # tables and mappings section
-    from mddframes.exports import ExportTask, Script
     from mddframes.widgets import DeployPanel, ExportPanel, PackagePanel, WriteReview
-    from mddframes.writing import WriteResult  # tables and mappings section
-
-DEPLOYMENT_INFO_FILENAME = "deployment-info.json"
 
 
 def connect(
@@ -115,13 +110,61 @@ def connect(
     return Client(settings)
 
 
+def _facade_of(function: Callable[..., Any]) -> Callable[[Callable[..., Any]], Any]:
+    """Give a facade method the docstring of the layer function it calls.
+
+    The layer function documents its first parameter, the ``api``; the method's caller
+    never passes it, so that entry is left out. One docstring, two places to read it.
+    """
+
+    def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
+        lines = (function.__doc__ or "").splitlines()
+        kept, skipping = [], False
+        for line in lines:
+            if line.strip().startswith("api : "):
+                skipping = True
+                continue
+            if skipping and line.startswith(" " * 8) and line.strip():
+                continue  # the api entry's description
+            skipping = False
+            kept.append(line)
+        method.__doc__ = "\n".join(kept)
+        method.__wrapped_function__ = function  # type: ignore[attr-defined]
+        return method
+
+    return decorate
+
+
+def _deprecated_raw(old: str, new: str) -> Callable[..., Any]:
+    """A Client method ``old`` that warns and calls ``client.api.<new>``."""
+
+    def alias(self: Client, *args: Any, **kwargs: Any) -> Any:
+        warnings.warn(
+            f"Client.{old}() is deprecated and will be removed in the next release; "
+            f"use client.api.{new}()",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self.api, new)(*args, **kwargs)
+
+    alias.__name__ = old
+    alias.__qualname__ = f"Client.{old}"
+    alias.__doc__ = f"Deprecated: use ``client.api.{new}()`` (:meth:`mddframes.api.Api.{new}`)."
+    return alias
+
+
 class Client:
-    """A connection to one tenant of the service.
+    """A connection to one tenant of the service: DataFrames in, DataFrames out.
 
     Parameters
     ----------
     settings : Settings
         Resolved settings; :func:`connect` and :meth:`from_emulator` build them.
+
+    Attributes
+    ----------
+    api : Api
+        The raw layer: one method per service operation, returning decoded JSON.
 
     Notes
     -----
@@ -136,7 +179,7 @@ class Client:
                 "Client.from_emulator(emu)"
             )
         self.settings = settings
-        self._http = HttpSession(settings)
+        self.api = Api(settings)
 
     @classmethod
     def from_emulator(cls, emulator: Any, **overrides: Any) -> Client:
@@ -150,6 +193,10 @@ class Client:
         **overrides
             Other settings of :class:`~mddframes.config.Settings` (``timeout``,
             ``max_retries``, ``max_workers``...).
+
+        Returns
+        -------
+        Client
         """
         values: dict[str, Any] = {
             "tenant": emulator.tenant,
@@ -182,11 +229,11 @@ class Client:
     @property
     def http(self) -> HttpSession:
         """The HTTP layer (token provider, counters); for diagnostics and tests."""
-        return self._http
+        return self.api.http
 
     def close(self) -> None:
         """Release the pooled connections; later calls raise ``MddError``."""
-        self._http.close()
+        self.api.close()
 
     def __enter__(self) -> Client:
         return self
@@ -197,523 +244,267 @@ class Client:
     def __repr__(self) -> str:
         return f"Client(tenant={self.settings.tenant!r}, base_url={self.settings.base_url!r})"
 
-    # -- raw operations: one per service operation --------------------------------
+    # -- loaders: tree, elements, listings (frames/) ------------------------------
 
-    def _json(
-        self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
-    ) -> Any:
-        return self._json_with_url(operation, path_params, **kwargs)[0]
+    @_facade_of(tree.read_tree)
+    def read_tree(self, system: str, *, types: str | Iterable[str] | None = None) -> pd.DataFrame:
+        return tree.read_tree(self.api, system, types=types)
 
-    def _json_with_url(
-        self, operation: str, path_params: dict[str, Any] | None, **kwargs: Any
-    ) -> tuple[Any, str]:
-        entry = endpoint(operation)
-        response = self._http.call(operation, path_params, **kwargs)
-        try:
-            return decode_json(entry, response.url, response), response.url
-        finally:
-            response.close()
-
-    def _json_object(
-        self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        value, url = self._json_with_url(operation, path_params, **kwargs)
-        if not isinstance(value, dict):
-            raise ResponseFormatError(
-                f"expected a JSON object, got {type(value).__name__}",
-                operation=operation,
-                method=endpoint(operation).method,
-                url=url,
-            )
-        return value
-
-    def get_tree(self, system: str) -> Any:
-        """The element tree of ``system`` as the service sent it (``getTree``).
-
-        Parameters
-        ----------
-        system : str
-            The system name.
-
-        Returns
-        -------
-        Any
-            Decoded JSON: a flat list of elements with their ids and parent ids.
-        """
-        return self._json("getTree", {"name": system})
-
-    def get_structure(self, structure_id: str) -> dict[str, Any]:
-        """The latest version of one element (``getStructure``).
-
-        Parameters
-        ----------
-        structure_id : str
-            The element id.
-        """
-        return self._json_object("getStructure", {"id": structure_id})
-
-    def get_raw_data(self, structure_id: str) -> Any:
-        """The data the service sends to a template for one element (``getRawData``).
-
-        Parameters
-        ----------
-        structure_id : str
-            The element id.
-        """
-        return self._json("getRawData", {"structureId": structure_id})
-
-    def get_object_types(self) -> Any:
-        """All object types defined in the settings (``getObjectTypes``)."""
-        return self._json("getObjectTypes")
-
-    def get_table(self, table_id: str) -> dict[str, Any]:
-        """The full content of a table: data and metadata (``getTable``).
-
-        Parameters
-        ----------
-        table_id : str
-            The table id.
-        """
-        return self._json_object("getTable", {"tableId": table_id})
-
-    def get_table_stream(self, table_id: str) -> BodyStream:
-        """The answer of ``getTable`` with its body still unread, for large tables.
-
-        Use it as a context manager and read the body whole (``.json()``) or in
-        chunks (``.chunks()``); ``.length`` is its announced size, if any.
-
-        Parameters
-        ----------
-        table_id : str
-            The table id.
-        """
-        operation = "getTable"
-        response = self._http.call(operation, {"tableId": table_id}, stream=True)
-        return BodyStream(endpoint(operation), response.url, response)
-
-    def put_table(self, table_id: str, payload: dict[str, Any]) -> Any:
-        """Replace the whole content of a table (``tableUpdate``).
-
-        This is the raw call: omitted attributes are lost on the service. Prefer
-        ``write_table``, which rebuilds and checks the full payload.
-
-        Parameters
-        ----------
-        table_id : str
-            The table id.
-        payload : dict
-            The complete table document.
-
-        Returns
-        -------
-        Any
-            The decoded answer, or ``None`` if the service sent no body.
-        """
-        _require_dict("put_table", "payload", payload)
-        return self._json("tableUpdate", {"tableId": table_id}, json_body=payload)
-
-    def get_mapping(self, mapping_id: str) -> dict[str, Any]:
-        """The full content of a mapping (``getMapping``).
-
-        Parameters
-        ----------
-        mapping_id : str
-            The mapping id.
-        """
-        return self._json_object("getMapping", {"mappingId": mapping_id})
-
-    def put_mapping(self, mapping_id: str, payload: dict[str, Any]) -> Any:
-        """Replace the whole content of a mapping (``mappingUpdate``).
-
-        Parameters
-        ----------
-        mapping_id : str
-            The mapping id.
-        payload : dict
-            The complete mapping document.
-
-        Returns
-        -------
-        Any
-            The decoded answer, or ``None`` if the service sent no body.
-        """
-        _require_dict("put_mapping", "payload", payload)
-        return self._json("mappingUpdate", {"mappingId": mapping_id}, json_body=payload)
-
-    def list_packages(self, system: str) -> Any:
-        """The open deployment packages of ``system`` (``listDeploymentPackages``).
-
-        Parameters
-        ----------
-        system : str
-            The system name.
-        """
-        return self._json("listDeploymentPackages", {"systemName": system})
-
-    def post_package_structures(self, system: str, package: str, ids: list[str]) -> Any:
-        """Add elements to a deployment package (raw ``addToDeploymentPackage``).
-
-        Sent once, never retried.
-
-        Parameters
-        ----------
-        system : str
-            The system name.
-        package : str
-            The package name.
-        ids : list of str
-            The element ids to add.
-
-        Raises
-        ------
-        PackageClosedError
-            If the package is not open.
-        """
-        id_list = _require_id_list("post_package_structures", "ids", ids)
-        return self._json(
-            "addToDeploymentPackage",
-            {"systemName": system, "dpName": package},
-            json_body=id_list,
-        )
-
-    def post_child(self, parent_id: str, type: str, body: dict[str, Any]) -> dict[str, Any]:
-        """Create an element of ``type`` below ``parent_id`` (raw ``createChildStructure``).
-
-        Sent once, never retried.
-
-        Parameters
-        ----------
-        parent_id : str
-            The parent element's id.
-        type : str
-            The new element's type.
-        body : dict
-            ``{"name": ..., **attributes}``.
-
-        Returns
-        -------
-        dict
-            The new element as the service created it.
-        """
-        _require_dict("post_child", "body", body)
-        return self._json_object(
-            "createChildStructure", {"parentId": parent_id, "type": type}, json_body=body
-        )
-
-    def export_structure(self, structure_id: str, object_type_id: str) -> tuple[str, str]:
-        """Generate the output script of one element (``externalExportStructure``).
-
-        Parameters
-        ----------
-        structure_id : str
-            The element id.
-        object_type_id : str
-            The object type that selects the template.
-
-        Returns
-        -------
-        (str, str)
-            The file name (from ``Content-Disposition``, reduced to a base name; else
-            ``"<structure_id>.txt"``) and the script text.
-        """
-        operation = "externalExportStructure"
-        entry = endpoint(operation)
-        response = self._http.call(operation, {"id": structure_id, "objectTypeId": object_type_id})
-        try:
-            text = decode_text(entry, response.url, response)
-            name = attachment_filename(response)
-        finally:
-            response.close()
-        if name is None:
-            name = attachment_filename_fallback(structure_id)
-        return name, text
-
-    def post_export(self, ids: list[str], object_type_id: str) -> dict[str, Any]:
-        """Start a batch script generation (raw ``structureMassExportAsync``).
-
-        Sent once, never retried.
-
-        Parameters
-        ----------
-        ids : list of str
-            The element ids.
-        object_type_id : str
-            The object type that selects the template.
-
-        Returns
-        -------
-        dict
-            The decoded answer, ``{"taskId": ...}``.
-        """
-        id_list = _require_id_list("post_export", "ids", ids)
-        answer = self._json_object(
-            "structureMassExportAsync",
-            json_body={"structureIds": id_list, "objectTypeId": object_type_id},
-        )
-        if "taskId" not in answer:
-            raise ResponseFormatError(
-                f"the export start answer has no taskId (it has {sorted(answer)})",
-                operation="structureMassExportAsync",
-                method="POST",
-            )
-        return answer
-
-    def get_export_status(self, task_id: str) -> dict[str, Any]:
-        """The status of a batch export task (``structureMassExportAsyncStatus``).
-
-        Parameters
-        ----------
-        task_id : str
-            The task id returned by :meth:`post_export`.
-        """
-        return self._json_object("structureMassExportAsyncStatus", {"taskId": task_id})
-
-    def get_export_result(self, task_id: str, path: str | os.PathLike[str]) -> Path:
-        """Stream the result file of a finished task to ``path``
-        (``structureMassExportAsyncResult``).
-
-        The file is written to a temporary name in the same folder and renamed when
-        complete, so ``path`` never holds a partial file.
-
-        Parameters
-        ----------
-        task_id : str
-            The task id.
-        path : str or os.PathLike
-            Where to write the file (a zip).
-
-        Returns
-        -------
-        Path
-            ``path``.
-
-        Raises
-        ------
-        ConflictError
-            If the task is still running.
-        """
-        operation = "structureMassExportAsyncResult"
-        response = self._http.call(operation, {"taskId": task_id}, stream=True)
-        return stream_to_file(endpoint(operation), response.url, response, path)
-
-    def deploy_structure(self, structure_id: str, deployment_id: str) -> Any:
-        """Mark an element as deployed (``deployStructure``). Sent once, never retried.
-
-        Parameters
-        ----------
-        structure_id : str
-            The element id.
-        deployment_id : str
-            The deployment id.
-        """
-        return self._json("deployStructure", {"id": structure_id, "deploymentId": deployment_id})
-
-    def confirm_deployment(self, info: str | os.PathLike[str] | dict[str, Any] | bytes) -> Any:
-        """Upload a deployment info file (``confirmStructureDeployment``).
-
-        Sent once, never retried, as the multipart field ``file``
-        (``deployment-info.json``, ``application/json``).
-
-        Parameters
-        ----------
-        info : str, os.PathLike, dict or bytes
-            A path to the file, the document itself, or its bytes.
-        """
-        content = _deployment_info_bytes(info)
-        files = {"file": (DEPLOYMENT_INFO_FILENAME, content, "application/json")}
-        return self._json("confirmStructureDeployment", files=files)
-
-    # --- exports, elements, packages, deployment (exports.py, elements.py) ---
-
-    def export_script(self, structure_id: str, object_type_id: str) -> Script:
-        """The output script of one element; see :func:`mddframes.exports.export_script`."""
-        from mddframes.exports import export_script
-
-        return export_script(self, structure_id, object_type_id)
-
-    def export_scripts(
-        self, ids: Any, object_type_id: str, dest: str | os.PathLike[str] | None = None, **kw: Any
-    ) -> pd.DataFrame:
-        """Scripts of many elements, concurrently; see :func:`mddframes.exports.export_scripts`."""
-        from mddframes.exports import export_scripts
-
-        return export_scripts(self, ids, object_type_id, dest, **kw)
-
-    def start_export(self, ids: Any, object_type_id: str) -> ExportTask:
-        """Start a batch export task; see :func:`mddframes.exports.start_export`."""
-        from mddframes.exports import start_export
-
-        return start_export(self, ids, object_type_id)
-
-    def export_task(self, task_id: str) -> ExportTask:
-        """Attach to an export task started earlier (e.g. after ``ExportTimeout``)."""
-        from mddframes.exports import ExportTask
-
-        return ExportTask(self, task_id)
-
-    def export_batch(
-        self, ids: Any, object_type_id: str, dest: str | os.PathLike[str], **kw: Any
-    ) -> ExportArchive:
-        """Start, wait for and download a batch export (legacy fallback included); see
-        :func:`mddframes.exports.export_batch`."""
-        from mddframes.exports import export_batch
-
-        return export_batch(self, ids, object_type_id, dest, **kw)
-
-    def create_child(self, parent_id: str, type: str, name: str, **attributes: Any) -> pd.Series:
-        """Create one child element; see :func:`mddframes.elements.create_child`."""
-        from mddframes.elements import create_child
-
-        return create_child(self, parent_id, type, name, **attributes)
-
-    def create_children(self, frame: pd.DataFrame, **kw: Any) -> pd.DataFrame:
-        """Create many elements, parents first; see :func:`mddframes.elements.create_children`."""
-        from mddframes.elements import create_children
-
-        return create_children(self, frame, **kw)
-
-    def add_to_package(self, system: str, package: str, ids: Any) -> pd.DataFrame:
-        """Add elements to an open package; see :func:`mddframes.elements.add_to_package`."""
-        from mddframes.elements import add_to_package
-
-        return add_to_package(self, system, package, ids)
-
-    def deploy(self, structure_id: str, deployment_id: str) -> pd.Series:
-        """Mark one element as deployed; see :func:`mddframes.elements.deploy`."""
-        from mddframes.elements import deploy
-
-        return deploy(self, structure_id, deployment_id)
-
-    def deploy_many(self, items: Any, deployment_id: str | None = None, **kw: Any) -> pd.DataFrame:
-        """Mark many elements as deployed; see :func:`mddframes.elements.deploy_many`."""
-        from mddframes.elements import deploy_many
-
-        return deploy_many(self, items, deployment_id, **kw)
-
-    def confirm_deployed(self, info: Any) -> pd.DataFrame:
-        """Confirm a deployment info file; see :func:`mddframes.elements.confirm_deployed`."""
-        from mddframes.elements import confirm_deployed
-
-        return confirm_deployed(self, info)
-
-    # --- loaders: tree, structures, listings, bulk (frames/) ---
-
-    def read_tree(self, system: str, *, types: Any = None) -> pd.DataFrame:
-        """The element tree of a system, one row per element; see
-        :func:`mddframes.frames.tree.read_tree`."""
-        from mddframes.frames.tree import read_tree
-
-        return read_tree(self, system, types=types)
-
+    @_facade_of(structures.read_structure)
     def read_structure(self, structure_id: str) -> pd.Series:
-        """One element as a Series; see :func:`mddframes.frames.structures.read_structure`."""
-        from mddframes.frames.structures import read_structure
+        return structures.read_structure(self.api, structure_id)
 
-        return read_structure(self, structure_id)
+    @_facade_of(structures.read_structures)
+    def read_structures(
+        self,
+        ids: Iterable[str],
+        *,
+        max_workers: int | None = None,
+        progress: bool = True,
+        errors: ErrorPolicy = "raise",
+    ) -> pd.DataFrame:
+        return structures.read_structures(
+            self.api, ids, max_workers=max_workers, progress=progress, errors=errors
+        )
 
-    def read_structures(self, ids: Any, **kw: Any) -> pd.DataFrame:
-        """Many elements, concurrently; see :func:`mddframes.frames.structures.read_structures`."""
-        from mddframes.frames.structures import read_structures
-
-        return read_structures(self, ids, **kw)
-
+    @_facade_of(listing.read_raw_data)
     def read_raw_data(self, structure_id: str, *, flatten: bool = False) -> Any:
-        """The data a template receives; see :func:`mddframes.frames.listing.read_raw_data`."""
-        from mddframes.frames.listing import read_raw_data
+        return listing.read_raw_data(self.api, structure_id, flatten=flatten)
 
-        return read_raw_data(self, structure_id, flatten=flatten)
-
+    @_facade_of(listing.read_object_types)
     def read_object_types(self) -> pd.DataFrame:
-        """Every object type; see :func:`mddframes.frames.listing.read_object_types`."""
-        from mddframes.frames.listing import read_object_types
+        return listing.read_object_types(self.api)
 
-        return read_object_types(self)
-
+    @_facade_of(listing.read_packages)
     def read_packages(self, system: str) -> pd.DataFrame:
-        """The open deployment packages; see :func:`mddframes.frames.listing.read_packages`."""
-        from mddframes.frames.listing import read_packages
+        return listing.read_packages(self.api, system)
 
-        return read_packages(self, system)
-
-    def read_tables(self, ids: Any, **kw: Any) -> pd.DataFrame:
-        """Many tables as one long frame; see :func:`mddframes.frames.bulk_tables.read_tables`."""
-        from mddframes.frames.bulk_tables import read_tables
-
-        return read_tables(self, ids, **kw)
-
-    def read_mappings(self, ids: Any, **kw: Any) -> pd.DataFrame:
-        """Many mappings as one long frame; see
-        :func:`mddframes.frames.bulk_tables.read_mappings`."""
-        from mddframes.frames.bulk_tables import read_mappings
-
-        return read_mappings(self, ids, **kw)
-
-    # --- tables and mappings: frames and safe writes (frames/table.py, writing.py) ---
+    # -- tables and mappings: frames and safe writes (frames/, writing.py) -------
 
     @property
     def read_contexts(self) -> ContextRegistry:
-        """The write-back context of the latest read of each table and mapping
-        (created on first use); see :mod:`mddframes.context`."""
-        from mddframes.context import registry_for
+        """The write-back context of the latest read of each table and mapping.
 
-        return registry_for(self)
+        Returns
+        -------
+        ContextRegistry
+            Created on first use; see :mod:`mddframes.context`.
+        """
+        return registry_for(self.api)
 
+    @_facade_of(table.read_table)
     def read_table(self, table_id: str) -> pd.DataFrame:
-        """A table's rows as a frame, ready to edit and write back; see
-        :func:`mddframes.frames.table.read_table`."""
-        from mddframes.frames.table import read_table
+        return table.read_table(self.api, table_id)
 
-        return read_table(self, table_id)
-
+    @_facade_of(table.read_table_columns)
     def read_table_columns(self, table_id: str) -> pd.DataFrame:
-        """A table's column metadata as a frame; see
-        :func:`mddframes.frames.table.read_table_columns`."""
-        from mddframes.frames.table import read_table_columns
+        return table.read_table_columns(self.api, table_id)
 
-        return read_table_columns(self, table_id)
-
+    @_facade_of(table.read_mapping)
     def read_mapping(self, mapping_id: str) -> pd.DataFrame:
-        """A mapping's column mappings as a frame; see
-        :func:`mddframes.frames.table.read_mapping`."""
-        from mddframes.frames.table import read_mapping
+        return table.read_mapping(self.api, mapping_id)
 
-        return read_mapping(self, mapping_id)
+    @_facade_of(bulk_tables.read_tables)
+    def read_tables(
+        self,
+        ids: Iterable[str],
+        *,
+        max_workers: int | None = None,
+        progress: bool = True,
+        errors: ErrorPolicy = "raise",
+    ) -> pd.DataFrame:
+        return bulk_tables.read_tables(
+            self.api, ids, max_workers=max_workers, progress=progress, errors=errors
+        )
 
-    def write_table(self, table_id: str, frame: pd.DataFrame, **kw: Any) -> WriteResult:
-        """Write an edited table frame back safely (conflict check, completeness check,
-        backup, verification); see :func:`mddframes.writing.write_table`."""
-        from mddframes.writing import write_table
+    @_facade_of(bulk_tables.read_mappings)
+    def read_mappings(
+        self,
+        ids: Iterable[str],
+        *,
+        max_workers: int | None = None,
+        progress: bool = True,
+        errors: ErrorPolicy = "raise",
+    ) -> pd.DataFrame:
+        return bulk_tables.read_mappings(
+            self.api, ids, max_workers=max_workers, progress=progress, errors=errors
+        )
 
-        return write_table(self, table_id, frame, **kw)
+    @_facade_of(writing.write_table)
+    def write_table(
+        self,
+        table_id: str,
+        frame: pd.DataFrame,
+        *,
+        columns: Any = None,
+        dry_run: bool = False,
+        allow_deletes: bool = False,
+        force: bool = False,
+        backup_dir: str | os.PathLike[str] | None = None,
+    ) -> WriteResult:
+        return writing.write_table(
+            self.api, table_id, frame, columns=columns, dry_run=dry_run,
+            allow_deletes=allow_deletes, force=force, backup_dir=backup_dir,
+        )  # fmt: skip
 
-    def write_mapping(self, mapping_id: str, frame: pd.DataFrame, **kw: Any) -> WriteResult:
-        """Write an edited mapping frame back safely; see
-        :func:`mddframes.writing.write_mapping`."""
-        from mddframes.writing import write_mapping
+    @_facade_of(writing.write_mapping)
+    def write_mapping(
+        self,
+        mapping_id: str,
+        frame: pd.DataFrame,
+        *,
+        dry_run: bool = False,
+        allow_deletes: bool = False,
+        force: bool = False,
+        backup_dir: str | os.PathLike[str] | None = None,
+    ) -> WriteResult:
+        return writing.write_mapping(
+            self.api, mapping_id, frame, dry_run=dry_run, allow_deletes=allow_deletes,
+            force=force, backup_dir=backup_dir,
+        )  # fmt: skip
 
-        return write_mapping(self, mapping_id, frame, **kw)
+    @_facade_of(writing.restore)
+    def restore(
+        self,
+        backup: str | os.PathLike[str],
+        *,
+        dry_run: bool = False,
+        backup_dir: str | os.PathLike[str] | None = None,
+    ) -> WriteResult:
+        return writing.restore(self.api, backup, dry_run=dry_run, backup_dir=backup_dir)
 
-    def restore(self, backup: str | os.PathLike[str], **kw: Any) -> WriteResult:
-        """Put a backup back (backing up first); see :func:`mddframes.writing.restore`."""
-        from mddframes.writing import restore
+    @_facade_of(writing.write_tables)
+    def write_tables(
+        self,
+        frame: pd.DataFrame,
+        *,
+        dry_run: bool = False,
+        allow_deletes: bool = False,
+        force: bool = False,
+        backup_dir: str | os.PathLike[str] | None = None,
+        max_workers: int | None = None,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        return writing.write_tables(
+            self.api, frame, dry_run=dry_run, allow_deletes=allow_deletes, force=force,
+            backup_dir=backup_dir, max_workers=max_workers, progress=progress,
+        )  # fmt: skip
 
-        return restore(self, backup, **kw)
+    @_facade_of(writing.write_mappings)
+    def write_mappings(
+        self,
+        frame: pd.DataFrame,
+        *,
+        dry_run: bool = False,
+        allow_deletes: bool = False,
+        force: bool = False,
+        backup_dir: str | os.PathLike[str] | None = None,
+        max_workers: int | None = None,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        return writing.write_mappings(
+            self.api, frame, dry_run=dry_run, allow_deletes=allow_deletes, force=force,
+            backup_dir=backup_dir, max_workers=max_workers, progress=progress,
+        )  # fmt: skip
 
-    def write_tables(self, frame: pd.DataFrame, **kw: Any) -> pd.DataFrame:
-        """Write every table of a long frame, all checked before any is sent; see
-        :func:`mddframes.writing.write_tables`."""
-        from mddframes.writing import write_tables
+    # -- exports (exports.py) ----------------------------------------------------
 
-        return write_tables(self, frame, **kw)
+    @_facade_of(exports.export_script)
+    def export_script(self, structure_id: Any, object_type_id: Any) -> Script:
+        return exports.export_script(self.api, structure_id, object_type_id)
 
-    def write_mappings(self, frame: pd.DataFrame, **kw: Any) -> pd.DataFrame:
-        """Write every mapping of a long frame, all checked before any is sent; see
-        :func:`mddframes.writing.write_mappings`."""
-        from mddframes.writing import write_mappings
+    @_facade_of(exports.export_scripts)
+    def export_scripts(
+        self,
+        ids: Any,
+        object_type_id: Any,
+        dest: str | os.PathLike[str] | None = None,
+        *,
+        max_workers: int | None = None,
+        progress: bool = True,
+        on_progress: ProgressCallback | None = None,
+    ) -> pd.DataFrame:
+        return exports.export_scripts(
+            self.api, ids, object_type_id, dest, max_workers=max_workers, progress=progress,
+            on_progress=on_progress,
+        )  # fmt: skip
 
-        return write_mappings(self, frame, **kw)
+    @_facade_of(exports.start_export)
+    def start_export(self, ids: Any, object_type_id: Any) -> ExportTask:
+        return exports.start_export(self.api, ids, object_type_id)
 
-    # --- notebook panels (widgets/) ---
+    def export_task(self, task_id: str) -> ExportTask:
+        """Attach to an export task started earlier (e.g. after ``ExportTimeoutError``).
+
+        Parameters
+        ----------
+        task_id : str
+            The task id (``ExportTimeoutError.task_id``).
+
+        Returns
+        -------
+        ExportTask
+        """
+        return ExportTask(self.api, task_id)
+
+    @_facade_of(exports.export_batch)
+    def export_batch(
+        self,
+        ids: Any,
+        object_type_id: Any,
+        dest: str | os.PathLike[str],
+        *,
+        timeout: float | None = None,
+        poll_interval: float = 0.5,
+        max_poll_interval: float = 5.0,
+        max_workers: int | None = None,
+        progress: bool = True,
+        on_progress: ProgressCallback | None = None,
+    ) -> ExportArchive:
+        return exports.export_batch(
+            self.api, ids, object_type_id, dest, timeout=timeout, poll_interval=poll_interval,
+            max_poll_interval=max_poll_interval, max_workers=max_workers, progress=progress,
+            on_progress=on_progress,
+        )  # fmt: skip
+
+    # -- elements, packages, deployment (elements.py) ----------------------------
+
+    @_facade_of(elements.create_child)
+    def create_child(self, parent_id: Any, type: str, name: str, **attributes: Any) -> pd.Series:
+        return elements.create_child(self.api, parent_id, type, name, **attributes)
+
+    @_facade_of(elements.create_children)
+    def create_children(self, frame: pd.DataFrame, *, progress: bool = True) -> pd.DataFrame:
+        return elements.create_children(self.api, frame, progress=progress)
+
+    @_facade_of(elements.add_to_package)
+    def add_to_package(self, system: str, package: str, ids: Any) -> pd.DataFrame:
+        return elements.add_to_package(self.api, system, package, ids)
+
+    @_facade_of(elements.deploy)
+    def deploy(self, structure_id: Any, deployment_id: Any) -> pd.Series:
+        return elements.deploy(self.api, structure_id, deployment_id)
+
+    @_facade_of(elements.deploy_many)
+    def deploy_many(
+        self,
+        items: Any,
+        deployment_id: Any = None,
+        *,
+        max_workers: int | None = None,
+        progress: bool = True,
+        on_progress: ProgressCallback | None = None,
+    ) -> pd.DataFrame:
+        return elements.deploy_many(
+            self.api, items, deployment_id, max_workers=max_workers, progress=progress,
+            on_progress=on_progress,
+        )  # fmt: skip
+
+    @_facade_of(elements.confirm_deployed)
+    def confirm_deployed(self, info: Any) -> pd.DataFrame:
+        return elements.confirm_deployed(self.api, info)
+
+    # -- notebook panels (widgets/: imported on use, ipywidgets is heavy) -------
 
     def export_panel(
         self,
@@ -767,57 +558,25 @@ class Client:
             self, object_id, frame, kind=kind, allow_deletes=allow_deletes, backup_dir=backup_dir
         )
 
+    # -- the raw operations' old names: deprecated, moved to client.api ------------
 
-def attachment_filename_fallback(structure_id: str) -> str:
-    """The file name of a single export whose answer names none."""
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(structure_id))
-    return f"{safe.strip('.') or 'export'}.txt"
-
-
-def _require_dict(method: str, name: str, value: Any) -> None:
-    if not isinstance(value, dict):
-        raise InvalidArgumentError(
-            f"{method}(): {name} must be a dict (the whole JSON document), "
-            f"got {type(value).__name__}"
-        )
-
-
-def _require_id_list(method: str, name: str, ids: Any) -> list[Any]:
-    if isinstance(ids, str | bytes) or not hasattr(ids, "__iter__"):
-        raise InvalidArgumentError(
-            f"{method}(): {name} must be a list of element ids, got {type(ids).__name__}"
-        )
-    id_list = list(ids)
-    if not id_list:
-        raise InvalidArgumentError(f"{method}(): {name} is empty; give at least one element id")
-    for position, value in enumerate(id_list):
-        if value is None or (isinstance(value, str) and not value.strip()):
-            raise InvalidArgumentError(
-                f"{method}(): {name}[{position}] is {value!r}, not an element id"
-            )
-    return id_list
-
-
-def _deployment_info_bytes(info: Any) -> bytes:
-    if isinstance(info, bytes | bytearray):
-        content = bytes(info)
-    elif isinstance(info, dict):
-        content = json.dumps(info, allow_nan=False, ensure_ascii=False).encode("utf-8")
-    elif isinstance(info, str | os.PathLike):
-        path = Path(info)
-        if not path.is_file():
-            raise InvalidArgumentError(
-                f"confirm_deployment(): the deployment info file {str(path)!r} does not exist"
-            )
-        content = path.read_bytes()
-    else:
-        raise InvalidArgumentError(
-            f"confirm_deployment(): info must be a path, a dict or bytes, got {type(info).__name__}"
-        )
-    try:
-        json.loads(content)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidArgumentError(
-            f"confirm_deployment(): the deployment info is not valid JSON: {exc}"
-        ) from None
-    return content
+    get_tree = _deprecated_raw("get_tree", "get_tree")
+    get_structure = _deprecated_raw("get_structure", "get_structure")
+    get_raw_data = _deprecated_raw("get_raw_data", "get_raw_data")
+    get_object_types = _deprecated_raw("get_object_types", "get_object_types")
+    get_table = _deprecated_raw("get_table", "get_table")
+    get_table_stream = _deprecated_raw("get_table_stream", "get_table_stream")
+    put_table = _deprecated_raw("put_table", "put_table")
+    get_mapping = _deprecated_raw("get_mapping", "get_mapping")
+    put_mapping = _deprecated_raw("put_mapping", "put_mapping")
+    list_packages = _deprecated_raw("list_packages", "list_deployment_packages")
+    post_package_structures = _deprecated_raw(
+        "post_package_structures", "add_to_deployment_package"
+    )
+    post_child = _deprecated_raw("post_child", "create_child_structure")
+    export_structure = _deprecated_raw("export_structure", "external_export_structure")
+    post_export = _deprecated_raw("post_export", "structure_mass_export_async")
+    get_export_status = _deprecated_raw("get_export_status", "structure_mass_export_async_status")
+    get_export_result = _deprecated_raw("get_export_result", "structure_mass_export_async_result")
+    deploy_structure = _deprecated_raw("deploy_structure", "deploy_structure")
+    confirm_deployment = _deprecated_raw("confirm_deployment", "confirm_structure_deployment")

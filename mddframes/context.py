@@ -195,15 +195,20 @@ class ContextRegistry:
         return f"<ContextRegistry of {len(keys)} read(s): {', '.join(keys[:5])}>"
 
 
-def registry_for(client: Any) -> ContextRegistry:
-    """The context registry of a client, created on first use."""
-    registry = getattr(client, _REGISTRY_ATTRIBUTE, None)
+def registry_for(connection: Any) -> ContextRegistry:
+    """The context registry of a connection (an ``Api``), created on first use.
+
+    A ``Client`` is accepted too and means its ``api``: the loaders record reads on the
+    Api they are given, so a Client and its Api must share one registry.
+    """
+    owner = getattr(connection, "api", connection)
+    registry = getattr(owner, _REGISTRY_ATTRIBUTE, None)
     if registry is None:
         with _REGISTRY_LOCK:
-            registry = getattr(client, _REGISTRY_ATTRIBUTE, None)
+            registry = getattr(owner, _REGISTRY_ATTRIBUTE, None)
             if registry is None:
                 registry = ContextRegistry()
-                setattr(client, _REGISTRY_ATTRIBUTE, registry)
+                setattr(owner, _REGISTRY_ATTRIBUTE, registry)
     return registry
 
 

@@ -41,7 +41,7 @@ from mddframes.errors import (
 from mddframes.ids import id_list
 
 if TYPE_CHECKING:
-    from mddframes.client import Client
+    from mddframes.api import Api
 
 __all__ = [
     "PartialFailureWarning",
@@ -119,13 +119,13 @@ def _element_id(element: Any, where: str) -> str:
 
 
 def create_child(
-    client: Client, parent_id: Any, type: str, name: str, **attributes: Any
+    api: Api, parent_id: Any, type: str, name: str, **attributes: Any
 ) -> pd.Series:
     """Create one element as a child of another.
 
     Parameters
     ----------
-    client : Client
+    api : Api
     parent_id : str
         The existing parent element.
     type : str
@@ -150,7 +150,7 @@ def create_child(
             continue
         if not _is_missing(value):
             body[key] = _json_value(value, f"{where}, attribute {key!r}")
-    answer = client.post_child(str(parent_id), str(type), body)
+    answer = api.create_child_structure(str(parent_id), str(type), body)
     return element_series(answer)
 
 
@@ -277,12 +277,12 @@ def _keys(frame: pd.DataFrame) -> dict[Any, str | None]:
     return keys
 
 
-def create_children(client: Client, frame: pd.DataFrame, *, progress: bool = True) -> pd.DataFrame:
+def create_children(api: Api, frame: pd.DataFrame, *, progress: bool = True) -> pd.DataFrame:
     """Create many elements from a frame, parents before children.
 
     Parameters
     ----------
-    client : Client
+    api : Api
     frame : pandas.DataFrame
         One row per new element. ``parent``: an existing element id, or the ``key`` of
         another row (which is then created first and its new id used); ``parent_key``
@@ -356,7 +356,7 @@ def create_children(client: Client, frame: pd.DataFrame, *, progress: bool = Tru
                     for column in attribute_columns
                     if not _is_missing(frame[column].iloc[pos])
                 }
-                element = create_child(client, parent_id, row_type, row_name, **attributes)
+                element = create_child(api, parent_id, row_type, row_name, **attributes)
                 new_id = _element_id(element.to_dict(), where)
             except MddError as exc:
                 result.loc[label, "status"] = "failed"
@@ -401,8 +401,8 @@ def _package_name(entry: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _find_open_package(client: Client, system: str, package: str) -> Mapping[str, Any]:
-    listed = _as_list(client.list_packages(system), f"packages of system {system!r}")
+def _find_open_package(api: Api, system: str, package: str) -> Mapping[str, Any]:
+    listed = _as_list(api.list_deployment_packages(system), f"packages of system {system!r}")
     names = []
     for entry in listed:
         if not isinstance(entry, Mapping):
@@ -437,12 +437,12 @@ def _structure_ids(entry: Mapping[str, Any]) -> set[str] | None:
     return None
 
 
-def add_to_package(client: Client, system: str, package: str, ids: Any) -> pd.DataFrame:
+def add_to_package(api: Api, system: str, package: str, ids: Any) -> pd.DataFrame:
     """Add elements to an open deployment package.
 
     Parameters
     ----------
-    client : Client
+    api : Api
     system : str
         The system that owns the package.
     package : str
@@ -471,9 +471,9 @@ def add_to_package(client: Client, system: str, package: str, ids: Any) -> pd.Da
     wanted = id_list(ids, what="add_to_package ids")
     if not wanted:
         raise InvalidArgumentError("add_to_package: no element ids given")
-    before = _structure_ids(_find_open_package(client, system, package))
+    before = _structure_ids(_find_open_package(api, system, package))
     try:
-        client.post_package_structures(system, package, wanted)
+        api.add_to_deployment_package(system, package, wanted)
     except PackageClosedError:
         raise
     except ConflictError as exc:
@@ -486,7 +486,7 @@ def add_to_package(client: Client, system: str, package: str, ids: Any) -> pd.Da
             status=exc.status,
             server_message=exc.server_message,
         ) from exc
-    after = _structure_ids(_find_open_package(client, system, package))
+    after = _structure_ids(_find_open_package(api, system, package))
     ok = [True if after is None else i in after for i in wanted]
     return pd.DataFrame(
         {
@@ -506,12 +506,12 @@ def add_to_package(client: Client, system: str, package: str, ids: Any) -> pd.Da
 # --------------------------------------------------------------------------- deployment
 
 
-def deploy(client: Client, structure_id: Any, deployment_id: Any) -> pd.Series:
+def deploy(api: Api, structure_id: Any, deployment_id: Any) -> pd.Series:
     """Mark one element as deployed.
 
     Parameters
     ----------
-    client : Client
+    api : Api
     structure_id : str
     deployment_id : str
 
@@ -523,14 +523,14 @@ def deploy(client: Client, structure_id: Any, deployment_id: Any) -> pd.Series:
     for label, value in (("structure_id", structure_id), ("deployment_id", deployment_id)):
         if _is_missing(value) or not str(value).strip():
             raise InvalidArgumentError(f"deploy: {label} is empty")
-    answer = client.deploy_structure(str(structure_id), str(deployment_id))
+    answer = api.deploy_structure(str(structure_id), str(deployment_id))
     if isinstance(answer, Mapping):
         return element_series(answer)
     return pd.Series({"id": str(structure_id), "deploymentId": str(deployment_id)}, dtype=object)
 
 
 def deploy_many(
-    client: Client,
+    api: Api,
     items: Any,
     deployment_id: Any = None,
     *,
@@ -542,7 +542,7 @@ def deploy_many(
 
     Parameters
     ----------
-    client : Client
+    api : Api
     items : DataFrame, list or Series
         A frame with an ``id`` column and a ``deployment_id`` (or ``deploymentId``)
         column, or ids with ``deployment_id`` given for all.
@@ -589,13 +589,13 @@ def deploy_many(
     pairs = list(dict.fromkeys(pairs))
 
     def one(pair: tuple[str, str]) -> dict[str, Any]:
-        deploy(client, *pair)
+        deploy(api, *pair)
         return {}
 
     result = bulk_status_frame(
         one,
         pairs,
-        max_workers=client.max_workers if max_workers is None else max_workers,
+        max_workers=api.max_workers if max_workers is None else max_workers,
         progress=progress,
         desc="deploy",
         label=lambda pair: f"{pair[0]} (deployment {pair[1]})",
@@ -649,12 +649,12 @@ def _read_info(info: Any) -> dict[str, Any]:
     return document
 
 
-def confirm_deployed(client: Client, info: Any) -> pd.DataFrame:
+def confirm_deployed(api: Api, info: Any) -> pd.DataFrame:
     """Mark the elements of a deployment info file as deployed.
 
     Parameters
     ----------
-    client : Client
+    api : Api
     info : path, dict, str or bytes
         The deployment info file made by the service's "push to git" action (a path to
         it, or its content): ``{"deploymentId", "systemName", "commit",
@@ -676,7 +676,7 @@ def confirm_deployed(client: Client, info: Any) -> pd.DataFrame:
         The service refused the confirmation (it confirms the file as a whole).
     """
     document = _read_info(info)
-    answer = client.confirm_deployment(document)
+    answer = api.confirm_structure_deployment(document)
     structures = document["structures"]
     ids = [str(s["id"]) for s in structures]
     answered: dict[str, Any] = {}
@@ -691,9 +691,9 @@ def confirm_deployed(client: Client, info: Any) -> pd.DataFrame:
     if missing:
         # the answer does not show them: read them back rather than assume success
         reread = bulk_status_frame(
-            lambda sid: client.get_structure(sid),
+            lambda sid: api.get_structure(sid),
             missing,
-            max_workers=client.max_workers,
+            max_workers=api.max_workers,
             progress=False,
             desc="verify",
         )

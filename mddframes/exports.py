@@ -46,7 +46,7 @@ from mddframes.errors import (
 from mddframes.ids import id_list as ids_of
 
 if TYPE_CHECKING:
-    from mddframes.client import Client
+    from mddframes.api import Api
 
 __all__ = [
     "ExportStatus",
@@ -147,12 +147,12 @@ def _highlight(file_name: str, text: str) -> str:
     return highlight(text, lexer, HtmlFormatter(noclasses=True, nowrap=False))
 
 
-def export_script(client: Client, structure_id: Any, object_type_id: Any) -> Script:
+def export_script(api: Api, structure_id: Any, object_type_id: Any) -> Script:
     """Generate the output script of one element.
 
     Parameters
     ----------
-    client : Client
+    api : Api
     structure_id : str
         The element.
     object_type_id : str
@@ -162,7 +162,7 @@ def export_script(client: Client, structure_id: Any, object_type_id: Any) -> Scr
     -------
     Script
     """
-    file_name, text = client.export_structure(structure_id, object_type_id)
+    file_name, text = api.external_export_structure(structure_id, object_type_id)
     return Script(
         file_name=safe_file_name(file_name, fallback=f"{structure_id}.txt"),
         text=text,
@@ -172,7 +172,7 @@ def export_script(client: Client, structure_id: Any, object_type_id: Any) -> Scr
 
 
 def export_scripts(
-    client: Client,
+    api: Api,
     ids: Any,
     object_type_id: Any,
     dest: str | os.PathLike[str] | None = None,
@@ -185,7 +185,7 @@ def export_scripts(
 
     Parameters
     ----------
-    client : Client
+    api : Api
     ids : list, Series or DataFrame
         The elements (a frame needs an ``id`` column); duplicates are exported once.
     object_type_id : str
@@ -213,7 +213,7 @@ def export_scripts(
         folder.mkdir(parents=True, exist_ok=True)
 
     def one(structure_id: str) -> dict[str, Any]:
-        script = export_script(client, structure_id, object_type_id)
+        script = export_script(api, structure_id, object_type_id)
         row: dict[str, Any] = {"file_name": script.file_name, "size": len(script.text)}
         if folder is not None:
             row["path"] = str(script.save(folder / script.file_name))
@@ -224,7 +224,7 @@ def export_scripts(
     result = bulk_status_frame(
         one,
         id_list,
-        max_workers=client.max_workers if max_workers is None else max_workers,
+        max_workers=api.max_workers if max_workers is None else max_workers,
         progress=progress,
         desc="export",
         on_progress=on_progress,
@@ -351,18 +351,18 @@ class ExportTask:
 
     Parameters
     ----------
-    client : Client
+    api : Api
     task_id : str
     structure_ids : list of str, optional
         The elements the task exports, when known (they make ``files()`` exact).
     """
 
     def __init__(
-        self, client: Client, task_id: Any, structure_ids: list[str] | None = None
+        self, api: Api, task_id: Any, structure_ids: list[str] | None = None
     ) -> None:
         if task_id is None or not str(task_id).strip():
             raise InvalidArgumentError("export task: the task id is empty")
-        self.client = client
+        self.api = api
         self.task_id = str(task_id)
         self.structure_ids = structure_ids
         self.polls = 0
@@ -382,7 +382,7 @@ class ExportTask:
         """
         self.polls += 1
         self.last_status = ExportStatus.from_json(
-            self.task_id, self.client.get_export_status(self.task_id)
+            self.task_id, self.api.structure_mass_export_async_status(self.task_id)
         )
         return self.last_status
 
@@ -478,7 +478,7 @@ class ExportTask:
         if target.is_dir():
             target = target / f"export-{safe_file_name(self.task_id, fallback='task')}.zip"
         target.parent.mkdir(parents=True, exist_ok=True)
-        written = self.client.get_export_result(self.task_id, target)
+        written = self.api.structure_mass_export_async_result(self.task_id, target)
         self.archive = ExportArchive(
             Path(written or target), task_id=self.task_id, structure_ids=self.structure_ids
         )
@@ -508,12 +508,12 @@ class ExportTask:
         return self._ensure_archive().extract(dest, **limits)
 
 
-def start_export(client: Client, ids: Any, object_type_id: Any) -> ExportTask:
+def start_export(api: Api, ids: Any, object_type_id: Any) -> ExportTask:
     """Start a batch export on the service.
 
     Parameters
     ----------
-    client : Client
+    api : Api
     ids : list, Series or DataFrame
         The elements (duplicates are sent once).
     object_type_id : str
@@ -525,7 +525,7 @@ def start_export(client: Client, ids: Any, object_type_id: Any) -> ExportTask:
     id_list = ids_of(ids, what="start_export ids")
     if not id_list:
         raise InvalidArgumentError("start_export: no element ids given")
-    answer = client.post_export(id_list, object_type_id)
+    answer = api.structure_mass_export_async(id_list, object_type_id)
     task_id = None
     if isinstance(answer, Mapping):
         task_id = answer.get("taskId", answer.get("task_id", answer.get("id")))
@@ -535,11 +535,11 @@ def start_export(client: Client, ids: Any, object_type_id: Any) -> ExportTask:
         raise DataShapeError(
             f"start_export: the service's answer carries no taskId: {answer!r:.200}"
         )
-    return ExportTask(client, task_id, structure_ids=id_list)
+    return ExportTask(api, task_id, structure_ids=id_list)
 
 
 def export_batch(
-    client: Client,
+    api: Api,
     ids: Any,
     object_type_id: Any,
     dest: str | os.PathLike[str],
@@ -559,7 +559,7 @@ def export_batch(
 
     Parameters
     ----------
-    client : Client
+    api : Api
     ids : list, Series or DataFrame
     object_type_id : str
     dest : path
@@ -587,7 +587,7 @@ def export_batch(
     """
     id_list = ids_of(ids, what="export_batch ids")
     try:
-        task = start_export(client, id_list, object_type_id)
+        task = start_export(api, id_list, object_type_id)
     except NotFoundError as exc:
         warnings.warn(
             "this service has no batch export (404 on start): exporting the "
@@ -596,11 +596,11 @@ def export_batch(
             stacklevel=2,
         )
         return _legacy_export(
-            client,
+            api,
             id_list,
             object_type_id,
             dest,
-            max_workers=client.max_workers if max_workers is None else max_workers,
+            max_workers=api.max_workers if max_workers is None else max_workers,
             progress=progress,
             on_progress=on_progress,
         )
@@ -615,7 +615,7 @@ def export_batch(
 
 
 def _legacy_export(
-    client: Client,
+    api: Api,
     ids: list[str],
     object_type_id: Any,
     dest: str | os.PathLike[str],
@@ -638,7 +638,7 @@ def _legacy_export(
         def one(structure_id: str) -> dict[str, Any]:
             # the raw file name, not Script's reduced one: the batch rule applies to it
             try:
-                file_name, text = client.export_structure(structure_id, object_type_id)
+                file_name, text = api.external_export_structure(structure_id, object_type_id)
             except MddError as exc:
                 raise ExportFailed(
                     f"legacy export: the single export of element {structure_id!r} failed, "

@@ -55,7 +55,7 @@ from mddframes.frames.bulk_tables import iter_groups
 from mddframes.ids import require_id
 
 if TYPE_CHECKING:
-    from mddframes.client import Client
+    from mddframes.api import Api
 
 logger = logging.getLogger(__name__)
 
@@ -184,7 +184,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _prepare(
-    client: Client,
+    api: Api,
     kind: Kind,
     object_id: str,
     frame: pd.DataFrame,
@@ -198,7 +198,7 @@ def _prepare(
         raise InvalidArgumentError(
             f"write_{kind} needs a DataFrame (from read_{kind}), got {type(frame).__name__}"
         )
-    context = context_of(client, frame, kind, object_id)
+    context = context_of(api, frame, kind, object_id)
     if context is None and not force:
         raise WriteRefusedError(
             f"{kind} {object_id!r} was not read through this client, so there is no original "
@@ -206,7 +206,7 @@ def _prepare(
             "frame (keep its index), or pass force=True to take what the service holds now "
             "as the original"
         )
-    current = getattr(client, _GET[kind])(object_id)
+    current = getattr(api, _GET[kind])(object_id)
     # once: a streamed read's context parses its kept document on each access
     original = context.payload if context is not None else None
     conflict = original is not None and not _same(original, current)
@@ -256,12 +256,12 @@ def _not_sent(prepared: _Prepared, status: Status) -> WriteResult:
                        prepared.report, payload=prepared.payload)  # fmt: skip
 
 
-def _send(client: Client, prepared: _Prepared, backup_dir: Any) -> WriteResult:
+def _send(api: Api, prepared: _Prepared, backup_dir: Any) -> WriteResult:
     """Steps 6 to 8: backup, PUT, read back and compare; record the new context."""
     kind, object_id = prepared.kind, prepared.object_id
-    backup = save_backup(client, kind, object_id, prepared.current, backup_dir=backup_dir)
-    getattr(client, _PUT[kind])(object_id, prepared.payload)
-    readback = getattr(client, _GET[kind])(object_id)
+    backup = save_backup(api, kind, object_id, prepared.current, backup_dir=backup_dir)
+    getattr(api, _PUT[kind])(object_id, prepared.payload)
+    readback = getattr(api, _GET[kind])(object_id)
     if not _same(readback, prepared.payload):
         mismatch = diff_payloads(prepared.payload, readback, kind=kind)
         raise WriteVerificationError(
@@ -276,7 +276,7 @@ def _send(client: Client, prepared: _Prepared, backup_dir: Any) -> WriteResult:
         # can be edited and written again; after added or deleted rows it cannot, and
         # the stale context makes a second write of it stop with a conflict
         context = ReadContext(kind, object_id, readback)
-        registry_for(client).record(context)
+        registry_for(api).record(context)
         if prepared.frame is not None:
             prepared.frame.attrs[ATTRS_KEY] = context
     return WriteResult(kind, object_id, "written", prepared.diff, prepared.report, backup, True,
@@ -284,7 +284,7 @@ def _send(client: Client, prepared: _Prepared, backup_dir: Any) -> WriteResult:
 
 
 def _write(
-    client: Client,
+    api: Api,
     kind: Kind,
     object_id: str,
     frame: pd.DataFrame,
@@ -296,18 +296,18 @@ def _write(
     backup_dir: str | os.PathLike[str] | None = None,
 ) -> WriteResult:
     object_id = require_id(object_id, what=f"{kind}_id")
-    prepared = _prepare(client, kind, object_id, frame, columns=columns,
+    prepared = _prepare(api, kind, object_id, frame, columns=columns,
                         allow_deletes=allow_deletes, force=force)  # fmt: skip
     if prepared.diff.empty:
         return _not_sent(prepared, "unchanged")
     _refuse(prepared)
     if dry_run:
         return _not_sent(prepared, "dry-run")
-    return _send(client, prepared, backup_dir)
+    return _send(api, prepared, backup_dir)
 
 
 def write_table(
-    client: Client,
+    api: Api,
     table_id: str,
     frame: pd.DataFrame,
     *,
@@ -321,7 +321,7 @@ def write_table(
 
     Parameters
     ----------
-    client : Client
+    api : Api
         The client the table was read through.
     table_id : str
         The table id.
@@ -361,12 +361,12 @@ def write_table(
     MddError
         The service refused a call.
     """
-    return _write(client, "table", table_id, frame, columns=columns, dry_run=dry_run,
+    return _write(api, "table", table_id, frame, columns=columns, dry_run=dry_run,
                   allow_deletes=allow_deletes, force=force, backup_dir=backup_dir)  # fmt: skip
 
 
 def write_mapping(
-    client: Client,
+    api: Api,
     mapping_id: str,
     frame: pd.DataFrame,
     *,
@@ -380,7 +380,7 @@ def write_mapping(
     Same steps, parameters and errors as :func:`write_table` (without ``columns``);
     the frame comes from :func:`~mddframes.frames.table.read_mapping`.
     """
-    return _write(client, "mapping", mapping_id, frame, dry_run=dry_run,
+    return _write(api, "mapping", mapping_id, frame, dry_run=dry_run,
                   allow_deletes=allow_deletes, force=force, backup_dir=backup_dir)  # fmt: skip
 
 
@@ -393,16 +393,16 @@ def _segment(value: str) -> str:
 
 
 def backup_folder(
-    client: Client, kind: Kind, object_id: str, backup_dir: str | os.PathLike[str] | None = None
+    api: Api, kind: Kind, object_id: str, backup_dir: str | os.PathLike[str] | None = None
 ) -> Path:
     """The folder holding the backups of one object: ``<root>/<tenant>/<kind>/<id>``."""
     root = Path(backup_dir) if backup_dir is not None else DEFAULT_BACKUP_ROOT
-    tenant = getattr(client, "tenant", None) or "default"
+    tenant = getattr(api, "tenant", None) or "default"
     return root / _segment(str(tenant)) / kind / _segment(object_id)
 
 
 def save_backup(
-    client: Client,
+    api: Api,
     kind: Kind,
     object_id: str,
     payload: dict[str, Any],
@@ -414,13 +414,13 @@ def save_backup(
     The file holds ``{"kind", "id", "tenant", "savedAt", "payload"}``; it is written
     to a temporary name first and renamed, so a backup file is never half-written.
     """
-    folder = backup_folder(client, kind, object_id, backup_dir)
+    folder = backup_folder(api, kind, object_id, backup_dir)
     folder.mkdir(parents=True, exist_ok=True)
     now = _dt.datetime.now(_dt.UTC)
     document = {
         "kind": kind,
         "id": object_id,
-        "tenant": getattr(client, "tenant", None),
+        "tenant": getattr(api, "tenant", None),
         "savedAt": now.isoformat().replace("+00:00", "Z"),
         "payload": payload,
     }
@@ -472,7 +472,7 @@ def load_backup(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def restore(
-    client: Client,
+    api: Api,
     backup: str | os.PathLike[str],
     *,
     dry_run: bool = False,
@@ -482,7 +482,7 @@ def restore(
 
     Parameters
     ----------
-    client : Client
+    api : Api
         A client of the tenant the backup was taken from.
     backup : path
         A backup file (``WriteResult.backup``).
@@ -506,13 +506,13 @@ def restore(
     """
     document = load_backup(backup)
     kind, object_id, payload = document["kind"], document["id"], document["payload"]
-    tenant = getattr(client, "tenant", None)
+    tenant = getattr(api, "tenant", None)
     if document.get("tenant") and tenant and document["tenant"] != tenant:
         raise InvalidArgumentError(
             f"backup {backup} is of tenant {document['tenant']!r}, this client is connected "
             f"to {tenant!r}; nothing was sent"
         )
-    current = getattr(client, _GET[kind])(object_id)
+    current = getattr(api, _GET[kind])(object_id)
     prepared = _Prepared(
         kind, object_id, current, payload,
         diff_payloads(current, payload, kind=kind),
@@ -523,14 +523,14 @@ def restore(
         return _not_sent(prepared, "unchanged")
     if dry_run:
         return _not_sent(prepared, "dry-run")
-    return _send(client, prepared, backup_dir)
+    return _send(api, prepared, backup_dir)
 
 
 # -- many objects -----------------------------------------------------------------
 
 
 def _write_many(
-    client: Client,
+    api: Api,
     kind: Kind,
     frame: pd.DataFrame,
     *,
@@ -547,12 +547,12 @@ def _write_many(
             f"write_{kind}s needs a long frame with a {key!r} column (from read_{kind}s)"
         )
     groups = list(iter_groups(frame, key))
-    workers = max_workers or client.max_workers
+    workers = max_workers or api.max_workers
 
     def prepare(group: tuple[str, pd.DataFrame]) -> _Prepared | MddError:
         object_id, rows = group
         try:
-            return _prepare(client, kind, object_id, rows, allow_deletes=allow_deletes,
+            return _prepare(api, kind, object_id, rows, allow_deletes=allow_deletes,
                             force=force)  # fmt: skip
         except MddError as exc:  # collected: every object is checked before any is sent
             return exc
@@ -582,7 +582,7 @@ def _write_many(
             to_send.append(item)
     errors: dict[str, Exception] = {}
     if to_send:
-        sent = run_bulk(lambda item: _send(client, item, backup_dir), to_send,
+        sent = run_bulk(lambda item: _send(api, item, backup_dir), to_send,
                         max_workers=workers, progress=progress, errors="skip",
                         desc=f"write {kind}s", label=lambda item: item.object_id)  # fmt: skip
         for position, item in enumerate(to_send):
@@ -651,7 +651,7 @@ def _results_frame(
 
 
 def write_tables(
-    client: Client,
+    api: Api,
     frame: pd.DataFrame,
     *,
     dry_run: bool = False,
@@ -670,14 +670,14 @@ def write_tables(
 
     Parameters
     ----------
-    client : Client
+    api : Api
     frame : pandas.DataFrame
         A long frame with a ``table_id`` column and each row's original position as
         index (split with :func:`mddframes.frames.iter_groups`).
     dry_run, allow_deletes, force, backup_dir
         As for :func:`write_table`, applied to every table.
     max_workers : int, optional
-        Concurrent calls; default ``client.max_workers``.
+        Concurrent calls; default ``api.max_workers``.
     progress : bool, default True
         Show ``tqdm.auto`` progress bars.
 
@@ -694,13 +694,13 @@ def write_tables(
     ConcurrentModificationError, IncompletePayloadError, MddError
         Before anything is sent, as described above.
     """
-    return _write_many(client, "table", frame, dry_run=dry_run, allow_deletes=allow_deletes,
+    return _write_many(api, "table", frame, dry_run=dry_run, allow_deletes=allow_deletes,
                        force=force, backup_dir=backup_dir, max_workers=max_workers,
                        progress=progress)  # fmt: skip
 
 
 def write_mappings(
-    client: Client,
+    api: Api,
     frame: pd.DataFrame,
     *,
     dry_run: bool = False,
@@ -714,6 +714,6 @@ def write_mappings(
 
     Same as :func:`write_tables`, with a ``mapping_id`` column.
     """
-    return _write_many(client, "mapping", frame, dry_run=dry_run, allow_deletes=allow_deletes,
+    return _write_many(api, "mapping", frame, dry_run=dry_run, allow_deletes=allow_deletes,
                        force=force, backup_dir=backup_dir, max_workers=max_workers,
                        progress=progress)  # fmt: skip

@@ -255,7 +255,7 @@ def test_read_tables_long_frame_matches_single_reads(client, table_reader):
     assert long.attrs["failures"] == []
     groups = dict(iter_groups(long))
     for table_id in ids:
-        single = table_reader.read_table(client, table_id)
+        single = table_reader.read_table(client.api, table_id)
         if single.empty:
             assert table_id not in groups or groups[table_id].empty
             continue
@@ -267,7 +267,7 @@ def test_read_tables_long_frame_matches_single_reads(client, table_reader):
 
 def test_read_tables_does_not_degrade_a_column_another_table_lacks(client, table_reader):
     ids = _ids(client, "table_id", 12)
-    singles = {i: table_reader.read_table(client, i) for i in ids}
+    singles = {i: table_reader.read_table(client.api, i) for i in ids}
     long = client.read_tables(ids, progress=False)
     for column in long.columns[1:]:
         dtypes = {str(f[column].dtype) for f in singles.values() if column in f.columns}
@@ -342,7 +342,7 @@ def test_read_mappings_long_frame_and_failures(client, table_reader):
     assert [f["id"] for f in long.attrs["failures"]] == ["map-9999"]
     groups = dict(iter_groups(long))
     for mapping_id in ids:
-        single = table_reader.read_mapping(client, mapping_id)
+        single = table_reader.read_mapping(client.api, mapping_id)
         if single.empty:
             continue
         rows = groups[mapping_id]
@@ -358,14 +358,14 @@ def test_iter_groups_gives_each_table_its_own_columns_and_rows(client, table_rea
     long["reviewed"] = False  # a column the user adds to the long frame
     long = long[long.index != 0]  # and a row deleted from every table
     for table_id, rows in iter_groups(long):
-        single = table_reader.read_table(client, table_id)
+        single = table_reader.read_table(client.api, table_id)
         assert list(rows.columns) == list(single.columns) + ["reviewed"]
         assert rows.index.tolist() == [i for i in single.index if i != 0]
     # Without attrs (lost by some pandas operations) the all-missing columns of
     # other tables are dropped instead.
     long.attrs = {}
     for table_id, rows in iter_groups(long, key="table_id"):
-        own = set(table_reader.read_table(client, table_id).columns) | {"reviewed"}
+        own = set(table_reader.read_table(client.api, table_id).columns) | {"reviewed"}
         assert set(rows.columns) <= own
 
 

@@ -40,7 +40,7 @@ def _tree_ids(emu):
     from mddframes import Client
 
     with Client.from_emulator(emu) as client:
-        return [entry["id"] for entry in client.get_tree("DWH")]
+        return [entry["id"] for entry in client.api.get_tree("DWH")]
 
 
 def test_tree_types_filter_and_json_output(env, tmp_path):
@@ -82,7 +82,7 @@ def test_package_add_reads_ids_from_a_file(env, tmp_path, capsys):
     from mddframes import Client
 
     with Client.from_emulator(env) as client:
-        packages = {p["name"]: p for p in client.list_packages("DWH")}
+        packages = {p["name"]: p for p in client.api.list_deployment_packages("DWH")}
     assert {"dwh-0010", "dwh-0011"} <= set(packages["release-2024.07"]["structureIds"])
 
 
@@ -108,7 +108,7 @@ def _ids_of_type(emu, element_type):
     from mddframes import Client
 
     with Client.from_emulator(emu) as client:
-        return [e["id"] for e in client.get_tree("DWH") if e["type"] == element_type]
+        return [e["id"] for e in client.api.get_tree("DWH") if e["type"] == element_type]
 
 
 def test_deploy_reports_partial_failure_with_exit_code_3(env, capsys):
@@ -125,5 +125,5 @@ def test_deploy_reports_partial_failure_with_exit_code_3(env, capsys):
     from mddframes import Client
 
     with Client.from_emulator(env) as client:
-        element = client.get_structure("dwh-0020")
+        element = client.api.get_structure("dwh-0020")
     assert element["deployed"] is True and element["deploymentId"] == "dep-42"

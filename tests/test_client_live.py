@@ -44,7 +44,7 @@ def any_client(request):
 
 def test_token_and_object_types(any_client):
     client, _ = any_client
-    object_types = client.get_object_types()
+    object_types = client.api.get_object_types()
     assert isinstance(object_types, list | dict)
     assert client.http.tokens.fetches == 1
 
@@ -53,18 +53,18 @@ def test_tree_and_its_elements(any_client):
     client, system = any_client
     if not system:
         pytest.skip("set MDD_LIVE_SYSTEM to a system name for the live tree tests")
-    tree = client.get_tree(system)
+    tree = client.api.get_tree(system)
     entries = tree if isinstance(tree, list) else next(iter(tree.values()))
     assert entries, f"system {system!r} has no elements"
     first = entries[0]
-    assert client.get_structure(first["id"])["id"] == first["id"]
+    assert client.api.get_structure(first["id"])["id"] == first["id"]
     owner = next((e for e in entries if e.get("tableId")), None)
     if owner is not None:
-        assert client.get_table(owner["tableId"])
+        assert client.api.get_table(owner["tableId"])
 
 
 def test_unknown_ids_are_not_found(any_client):
     client, _ = any_client
     with pytest.raises(NotFoundError) as caught:
-        client.get_table(f"mddframes-missing-{uuid.uuid4()}")
+        client.api.get_table(f"mddframes-missing-{uuid.uuid4()}")
     assert caught.value.status == 404 and caught.value.operation == "getTable"

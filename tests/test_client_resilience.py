@@ -25,7 +25,7 @@ POST_OPERATIONS = (
 
 @pytest.fixture
 def sample_ids(client):
-    tree = client.get_tree(SYSTEM)
+    tree = client.api.get_tree(SYSTEM)
     return {
         "elements": [e["id"] for e in tree][:20],
         "tables": [e["tableId"] for e in tree if "tableId" in e][:10],
@@ -46,7 +46,7 @@ def test_two_second_tokens_over_ten_seconds_without_an_auth_failure(emu, sample_
             done = 0
             ids = sample_ids["elements"]
             while time.monotonic() < deadline and not stop.is_set():
-                client.get_structure(ids[(worker + done) % len(ids)])
+                client.api.get_structure(ids[(worker + done) % len(ids)])
                 done += 1
                 time.sleep(0.05)
             return done
@@ -65,7 +65,7 @@ def test_two_second_tokens_over_ten_seconds_without_an_auth_failure(emu, sample_
 
 def test_all_tokens_revoked_mid_run_recovers_with_one_new_token(emu, sample_ids):
     with Client.from_emulator(emu) as client:
-        client.get_object_types()  # holds a token now
+        client.api.get_object_types()  # holds a token now
         emu.reset_counters()
         revoked = threading.Event()
         barrier = threading.Barrier(8)
@@ -76,7 +76,7 @@ def test_all_tokens_revoked_mid_run_recovers_with_one_new_token(emu, sample_ids)
                 if worker == 0 and step == 5:
                     emu.revoke_tokens()
                     revoked.set()
-                client.get_structure(sample_ids["elements"][step % 20])
+                client.api.get_structure(sample_ids["elements"][step % 20])
             return 30
 
         with ThreadPoolExecutor(8) as pool:
@@ -89,18 +89,18 @@ def test_all_tokens_revoked_mid_run_recovers_with_one_new_token(emu, sample_ids)
 
 def test_injected_503s_and_429s_do_not_fail_reads_or_puts(emu, sample_ids):
     with Client.from_emulator(emu, max_retries=10) as client:
-        tables = {tid: client.get_table(tid) for tid in sample_ids["tables"][:5]}
+        tables = {tid: client.api.get_table(tid) for tid in sample_ids["tables"][:5]}
         emu.inject_faults(
             error_rate=0.2, error_statuses=(503,), rate_limit_rate=0.05, retry_after=1, seed=11
         )
         emu.reset_counters()
         for element_id in sample_ids["elements"]:
-            assert client.get_structure(element_id)["id"] == element_id
+            assert client.api.get_structure(element_id)["id"] == element_id
         for table_id, table in tables.items():
             table["metadata"]["description"] = f"written through faults: {table_id}"
-            client.put_table(table_id, table)
-            assert client.get_table(table_id)["metadata"]["description"].endswith(table_id)
-        assert client.get_tree(SYSTEM)
+            client.api.put_table(table_id, table)
+            assert client.api.get_table(table_id)["metadata"]["description"].endswith(table_id)
+        assert client.api.get_tree(SYSTEM)
         faulted = emu.fault_counters()
         emu.clear_faults()
     assert sum(faulted.values()) >= 5, faulted  # the faults really happened
@@ -117,40 +117,40 @@ def test_dropped_connections_and_500s_are_retried_for_gets(emu, sample_ids):
             operations=["getTable", "getToken"],
         )
         for table_id in sample_ids["tables"]:
-            assert client.get_table(table_id)["id"] == table_id
+            assert client.api.get_table(table_id)["id"] == table_id
         faulted = emu.fault_counters()
     assert faulted.get("getTable", 0) >= 3
 
 
 def test_a_get_that_keeps_failing_is_tried_one_plus_max_retries_times(emu, sample_ids):
     with Client.from_emulator(emu, max_retries=2) as client:
-        client.get_object_types()
+        client.api.get_object_types()
         emu.inject_faults(error_rate=1.0, error_statuses=(503,), operations=["getTable"])
         emu.reset_counters()
         with pytest.raises(ServerError) as caught:
-            client.get_table(sample_ids["tables"][0])
+            client.api.get_table(sample_ids["tables"][0])
     assert caught.value.status == 503 and caught.value.operation == "getTable"
     assert emu.counters()["getTable"] == 3
 
 
 def test_a_get_that_stays_rate_limited_is_a_rate_limit_error(emu, sample_ids):
     with Client.from_emulator(emu, max_retries=1) as client:
-        client.get_object_types()
+        client.api.get_object_types()
         emu.inject_faults(rate_limit_rate=1.0, retry_after=0, operations=["getStructure"])
         with pytest.raises(RateLimitError) as caught:
-            client.get_structure(sample_ids["elements"][0])
+            client.api.get_structure(sample_ids["elements"][0])
     assert caught.value.status == 429
 
 
 def test_a_failing_post_is_sent_exactly_once(emu, sample_ids):
     with Client.from_emulator(emu, max_retries=5) as client:
-        client.get_object_types()
+        client.api.get_object_types()
         emu.inject_faults(error_rate=1.0, error_statuses=(503,), operations=POST_OPERATIONS)
         emu.reset_counters()
         with pytest.raises(ServerError):
-            client.post_child(sample_ids["folder"], "VIEW", {"name": "once"})
+            client.api.create_child_structure(sample_ids["folder"], "VIEW", {"name": "once"})
         with pytest.raises(ServerError):
-            client.deploy_structure(sample_ids["elements"][1], "d-1")
+            client.api.deploy_structure(sample_ids["elements"][1], "d-1")
     counters = emu.counters()
     assert counters["createChildStructure"] == 1 and counters["deployStructure"] == 1
 
@@ -158,7 +158,7 @@ def test_a_failing_post_is_sent_exactly_once(emu, sample_ids):
 def test_no_post_is_sent_twice_under_errors_rate_limits_and_drops(emu, sample_ids):
     attempts = 24
     with Client.from_emulator(emu, max_retries=5) as client:
-        before = len(client.get_tree(SYSTEM))
+        before = len(client.api.get_tree(SYSTEM))
         emu.inject_faults(
             error_rate=0.25,
             rate_limit_rate=0.15,
@@ -172,14 +172,14 @@ def test_no_post_is_sent_twice_under_errors_rate_limits_and_drops(emu, sample_id
         failures: list[type[MddError]] = []
         for number in range(attempts):
             try:
-                client.post_child(sample_ids["folder"], "VIEW", {"name": f"child_{number}"})
+                client.api.create_child_structure(sample_ids["folder"], "VIEW", {"name": f"child_{number}"})
                 succeeded += 1
             except MddError as exc:
                 failures.append(type(exc))
         counters = emu.counters()
         faulted = emu.fault_counters()
         emu.clear_faults()
-        after = client.get_tree(SYSTEM)
+        after = client.api.get_tree(SYSTEM)
     assert counters["createChildStructure"] == attempts  # one request per call, faults or not
     assert faulted["createChildStructure"] == len(failures) > 0
     assert TransportError in failures and ServerError in failures and RateLimitError in failures

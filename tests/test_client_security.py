@@ -17,11 +17,11 @@ ALL_LAB_IDS = LAB_AWKWARD_IDS + LAB_PIECE_IDS
 
 @pytest.mark.parametrize("resource_id", ALL_LAB_IDS)
 def test_awkward_id_reaches_its_own_element_table_mapping_and_raw_data(client, resource_id):
-    assert client.get_structure(resource_id)["id"] == resource_id
-    table = client.get_table(resource_id)
+    assert client.api.get_structure(resource_id)["id"] == resource_id
+    table = client.api.get_table(resource_id)
     assert table["id"] == resource_id and table["data"][0]["id"] == resource_id
-    assert client.get_mapping(resource_id)["id"] == resource_id
-    assert client.get_raw_data(resource_id)["element"]["id"] == resource_id
+    assert client.api.get_mapping(resource_id)["id"] == resource_id
+    assert client.api.get_raw_data(resource_id)["element"]["id"] == resource_id
 
 
 @pytest.mark.parametrize(
@@ -29,28 +29,28 @@ def test_awkward_id_reaches_its_own_element_table_mapping_and_raw_data(client, r
 )
 def test_near_miss_ids_are_not_found_never_another_resource(client, missing_id):
     with pytest.raises(NotFoundError):
-        client.get_table(missing_id)
+        client.api.get_table(missing_id)
     with pytest.raises(NotFoundError):
-        client.get_structure(missing_id)
+        client.api.get_structure(missing_id)
 
 
 def test_put_on_an_awkward_id_changes_only_that_table(client):
-    before = {rid: client.get_table(rid) for rid in ALL_LAB_IDS}
+    before = {rid: client.api.get_table(rid) for rid in ALL_LAB_IDS}
     target = "tbl/with/slash"
     changed = dict(before[target])
     changed["data"] = [{"id": target, "label": "rewritten"}]
-    client.put_table(target, changed)
-    assert client.get_table(target)["data"] == changed["data"]
+    client.api.put_table(target, changed)
+    assert client.api.get_table(target)["data"] == changed["data"]
     for rid in ALL_LAB_IDS:
         if rid != target:
-            assert client.get_table(rid) == before[rid], rid
+            assert client.api.get_table(rid) == before[rid], rid
 
 
 def test_awkward_package_name_is_one_segment(client):
-    packages = {p["name"]: p for p in client.list_packages(LAB)}
+    packages = {p["name"]: p for p in client.api.list_deployment_packages(LAB)}
     assert {"sandbox/Zürich 1", "sandbox"} <= set(packages)
-    client.post_package_structures(LAB, "sandbox/Zürich 1", ["a+b"])
-    after = {p["name"]: p for p in client.list_packages(LAB)}
+    client.api.add_to_deployment_package(LAB, "sandbox/Zürich 1", ["a+b"])
+    after = {p["name"]: p for p in client.api.list_deployment_packages(LAB)}
     assert "a+b" in after["sandbox/Zürich 1"]["structureIds"]
     assert after["sandbox"]["structureIds"] == packages["sandbox"]["structureIds"]
 
@@ -58,8 +58,8 @@ def test_awkward_package_name_is_one_segment(client):
 def test_dot_segment_ids_are_sent_as_they_are(client, emu):
     # requests would collapse "/structure/../raw-data"; the session pins the URL.
     emu.reset_counters()
-    assert client.get_raw_data("..")["element"]["id"] == ".."
-    assert client.get_structure(".")["id"] == "."
+    assert client.api.get_raw_data("..")["element"]["id"] == ".."
+    assert client.api.get_structure(".")["id"] == "."
     assert emu.counters().get("getRawData") == 1
 
 
@@ -71,13 +71,13 @@ def test_secret_and_tokens_are_absent_from_debug_logs(emu, caplog):
     caplog.set_level(logging.DEBUG)
     emu.set_token_ttl(2)
     with Client.from_emulator(emu) as client:
-        client.get_tree(LAB)
-        client.get_table("100%")
+        client.api.get_tree(LAB)
+        client.api.get_table("100%")
         first_token = client.http.tokens.token().reveal()
         emu.revoke_tokens()
-        client.get_table("a+b")  # 401, renewed, repeated
+        client.api.get_table("a+b")  # 401, renewed, repeated
         with pytest.raises(NotFoundError):
-            client.get_table("nope")
+            client.api.get_table("nope")
         assert client.http.unauthorized_repeats == 1
         texts = [*secret_texts(emu, client), first_token]
     logged = "\n".join(record.getMessage() for record in caplog.records)
@@ -88,7 +88,7 @@ def test_secret_and_tokens_are_absent_from_debug_logs(emu, caplog):
 
 def test_secret_is_absent_from_reprs_and_error_texts(emu):
     with Client.from_emulator(emu) as client:
-        client.get_object_types()
+        client.api.get_object_types()
         texts = secret_texts(emu, client)
         shown = [
             repr(client),
@@ -99,7 +99,7 @@ def test_secret_is_absent_from_reprs_and_error_texts(emu):
             repr(client.settings.client_secret),
         ]
         try:
-            client.get_table("missing")
+            client.api.get_table("missing")
         except MddError as exc:
             shown.append(str(exc))
             shown.append(repr(exc))
@@ -112,7 +112,7 @@ def test_refused_credentials_leave_no_secret_in_the_traceback_locals(emu):
     wrong = "wrong-secret-3f9a-visible-if-leaked"
     with Client.from_emulator(emu, client_secret=wrong) as client:
         with pytest.raises(AuthError) as caught:
-            client.get_tree(LAB)
+            client.api.get_tree(LAB)
     error = caught.value
     # The library's frames only: this test's own frame holds the secret on purpose.
     library_frames = traceback.extract_tb(error.__traceback__.tb_next)
@@ -135,5 +135,5 @@ def test_insecure_http_to_another_host_is_refused(emu):
 
 
 def test_non_ascii_export_file_name_survives(client):
-    name, text = client.export_structure("Zürich", "markdown-doc")
+    name, text = client.api.external_export_structure("Zürich", "markdown-doc")
     assert name.startswith("Zürich") and name.endswith(".md") and text

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from mddframes import Client
+from mddframes.api import Api
 from mddframes.emulator.state import sample_dataset
 from mddframes.errors import DataShapeError, PackageClosedError
 
@@ -23,7 +24,7 @@ def setting():
 
 
 def package_ids(client, system, name):
-    return next(p for p in client.list_packages(system) if p["name"] == name)["structureIds"]
+    return next(p for p in client.api.list_deployment_packages(system) if p["name"] == name)["structureIds"]
 
 
 def test_add_to_package_dedupes_and_reports_each_id(client, emu, setting):
@@ -55,13 +56,15 @@ def test_a_package_closed_after_the_check_is_translated(emu, setting):
     """Somebody closes the package between the check and the POST: the 409 is named."""
     system, package, ids, _ = setting
 
-    class ClosedMeanwhile(Client):
-        def list_packages(self, system_name):
-            listed = super().list_packages(system_name)
+    class ClosedMeanwhile(Api):
+        def list_deployment_packages(self, system_name):
+            listed = super().list_deployment_packages(system_name)
             emu.close_package(system, package)
             return listed
 
-    with ClosedMeanwhile.from_emulator(emu) as racing:
+    with Client.from_emulator(emu) as racing:
+        racing.api.close()
+        racing.api = ClosedMeanwhile(racing.settings)
         with pytest.raises(PackageClosedError, match=repr(package)) as info:
             racing.add_to_package(system, package, ids[:1])
     assert info.value.status == 409
@@ -72,7 +75,7 @@ def test_deploy_marks_the_element(client, setting):
     element = client.deploy(ids[0], "deploy-77")
     assert element["deployed"] is True or element["deployed"] == True  # noqa: E712
     assert element["deploymentId"] == "deploy-77"
-    assert client.get_structure(ids[0])["deploymentId"] == "deploy-77"
+    assert client.api.get_structure(ids[0])["deploymentId"] == "deploy-77"
 
 
 def test_deploy_many_reports_the_bad_id_and_deploys_the_rest(client, setting):
@@ -84,7 +87,7 @@ def test_deploy_many_reports_the_bad_id_and_deploys_the_rest(client, setting):
     assert "404" in result.loc[1, "error"]
     assert result["deployment_id"].tolist() == ["d-1"] * 3
     for sid in (ids[0], ids[1]):
-        assert client.get_structure(sid)["deployed"] is True
+        assert client.api.get_structure(sid)["deployed"] is True
     listed = client.deploy_many(ids[2:4], "d-2", progress=False)
     assert listed["ok"].all() and listed["id"].tolist() == ids[2:4]
 
@@ -95,14 +98,14 @@ def test_confirm_deployed_from_a_dict_and_from_a_file(client, emu, setting, tmp_
     result = client.confirm_deployed(info)
     assert result["id"].tolist() == ids[:2] and result["ok"].all()
     assert (result["deployment_id"] == info["deploymentId"]).all()
-    assert client.get_structure(ids[0])["deploymentId"] == info["deploymentId"]
+    assert client.api.get_structure(ids[0])["deploymentId"] == info["deploymentId"]
 
     other = emu.make_deployment_info(ids[2:4], deployment_id="from-file")
     path = tmp_path / "deployment-info.json"
     path.write_text(json.dumps(other), encoding="utf-8")
     from_file = client.confirm_deployed(path)
     assert from_file["ok"].all() and from_file["version"].notna().all()
-    assert client.get_structure(ids[3])["deploymentId"] == "from-file"
+    assert client.api.get_structure(ids[3])["deploymentId"] == "from-file"
 
 
 def test_confirm_deployed_refuses_a_file_that_is_not_deployment_info(client, emu, tmp_path):

@@ -24,13 +24,13 @@ def test_create_child_returns_the_new_element(client, root_id):
     assert element["parentId"] == root_id and element["type"] == "FOLDER"
     assert element["name"] == "Staging"
     assert element["attributes.owner"] == "data team" and element["attributes.rank"] == 3
-    stored = client.get_structure(element["id"])
+    stored = client.api.get_structure(element["id"])
     assert stored["attributes"] == {"owner": "data team", "rank": 3}
 
 
 def test_create_child_omits_missing_attributes_and_refuses_an_empty_name(client, root_id):
     element = client.create_child(root_id, "FOLDER", "x", note=None, score=float("nan"))
-    assert client.get_structure(element["id"])["attributes"] == {}
+    assert client.api.get_structure(element["id"])["attributes"] == {}
     with pytest.raises(InvalidArgumentError, match="name is empty"):
         client.create_child(root_id, "FOLDER", "  ")
 
@@ -56,7 +56,7 @@ def test_create_children_with_nested_new_parents(client, emu, root_id):
     assert result["ok"].all() and (result["status"] == "created").all()
     assert emu.counters()["createChildStructure"] == 4
     ids = result["id"].to_dict()
-    stored = {label: client.get_structure(i) for label, i in ids.items()}
+    stored = {label: client.api.get_structure(i) for label, i in ids.items()}
     assert stored["r4"]["parentId"] == root_id
     assert stored["r3"]["parentId"] == ids["r4"] and stored["r2"]["parentId"] == ids["r4"]
     assert stored["r1"]["parentId"] == ids["r3"]
@@ -83,7 +83,7 @@ def test_create_children_stops_at_the_first_failure_and_says_what_was_created(cl
     assert "stopped after row 2 failed" in result.loc[3, "error"]
     assert pd.isna(result.loc[2, "id"]) and pd.isna(result.loc[3, "id"])
     assert emu.counters()["createChildStructure"] == 3  # the fourth row was never sent
-    created_b = client.get_structure(result.loc[1, "id"])  # they really exist
+    created_b = client.api.get_structure(result.loc[1, "id"])  # they really exist
     assert created_b["parentId"] == result.loc[0, "id"]
 
 

@@ -22,7 +22,7 @@ def sample():
 @pytest.fixture
 def targets(client, sample):
     """An object type and a few element ids it applies to (from the served sample)."""
-    types = [t for t in client.get_object_types() if isinstance(t, dict)]
+    types = [t for t in client.api.get_object_types() if isinstance(t, dict)]
     best = max(types, key=lambda t: len(t.get("elementTypes") or []))
     allowed = set(best.get("elementTypes") or [])
     ids = [e["id"] for e in sample.elements if not allowed or e["type"] in allowed][:5]
@@ -35,7 +35,7 @@ def test_export_script_is_a_script_of_the_element(client, targets):
     script = client.export_script(ids[0], object_type)
     assert isinstance(script, Script)
     assert script.structure_id == ids[0] and script.object_type_id == object_type
-    name, text = client.export_structure(ids[0], object_type)
+    name, text = client.api.external_export_structure(ids[0], object_type)
     assert (script.file_name, script.text) == (name, text)
     assert script.text.strip()
     assert script.file_name in script._repr_html_()
@@ -53,7 +53,7 @@ def test_export_scripts_writes_files_and_reports_the_bad_id(client, targets, tmp
     good = result[result["ok"]]
     assert len(good) == len(ids)
     for structure_id, path in zip(good["id"], good["path"], strict=True):
-        _, text = client.export_structure(structure_id, object_type)
+        _, text = client.api.external_export_structure(structure_id, object_type)
         with open(path, encoding="utf-8", newline="") as fh:
             assert fh.read() == text
 
@@ -62,7 +62,7 @@ def test_export_scripts_without_dest_keeps_the_text(client, targets):
     object_type, ids = targets
     result = client.export_scripts(ids[:2], object_type, progress=False)
     assert result["ok"].all()
-    assert result["text"].iloc[0] == client.export_structure(ids[0], object_type)[1]
+    assert result["text"].iloc[0] == client.api.external_export_structure(ids[0], object_type)[1]
     assert (result["size"] == result["text"].str.len()).all()
 
 
@@ -74,7 +74,7 @@ def test_batch_export_zip_holds_one_file_per_element(client, targets, tmp_path):
     assert sorted(files["structure_id"]) == sorted(ids)
     with zipfile.ZipFile(archive.path) as zf:
         for structure_id in ids:
-            name, text = client.export_structure(structure_id, object_type)
+            name, text = client.api.external_export_structure(structure_id, object_type)
             assert zf.read(archive_entry_name(structure_id, name)).decode("utf-8") == text
     written = archive.extract(tmp_path / "extracted")
     assert len(written) == len(ids)
@@ -140,7 +140,7 @@ def test_legacy_service_falls_back_to_single_exports_with_the_same_layout(
     emu.set_legacy(True)
     try:
         with pytest.raises(NotFoundError):
-            client.post_export(ids, object_type)  # the service really has no batch export
+            client.api.structure_mass_export_async(ids, object_type)  # the service really has no batch export
         emu.reset_counters()
         with pytest.warns(LegacyExportWarning, match="no batch export"):
             legacy = client.export_batch(ids, object_type, tmp_path / "legacy.zip", **FAST)
@@ -186,7 +186,7 @@ def test_awkward_ids_get_the_same_entry_names_from_batch_and_legacy(
     """Ids with '/', '%', '..', spaces and non-ASCII: the mirrored naming rule must
     give the legacy zip exactly the names the service's batch zip has."""
     object_type, _ = targets
-    allowed = {t["id"]: set(t.get("elementTypes") or []) for t in client.get_object_types()}[
+    allowed = {t["id"]: set(t.get("elementTypes") or []) for t in client.api.get_object_types()}[
         object_type
     ]
     awkward = [

@@ -23,7 +23,7 @@ from mddframes.frames.structures import structure_record
 
 
 def test_read_structure_flattens_attributes_with_dots(client):
-    raw = client.get_structure("dwh-0010")
+    raw = client.api.get_structure("dwh-0010")
     series = client.read_structure("dwh-0010")
     assert series.name == "dwh-0010"
     assert series["id"] == "dwh-0010"
@@ -58,7 +58,7 @@ def test_read_structures_one_row_per_id_in_order(client):
 
 def test_read_structures_skip_reports_the_missing_id(client):
     with pytest.warns(PartialFailureWarning, match="'dwh-9999'"):
-        frame = read_structures(client, ["dwh-0001", "dwh-9999", "dwh-0002"], errors="skip",
+        frame = read_structures(client.api, ["dwh-0001", "dwh-9999", "dwh-0002"], errors="skip",
                                 progress=False)  # fmt: skip
     assert frame["id"].tolist() == ["dwh-0001", "dwh-0002"]
     (failure,) = frame.attrs["failures"]
@@ -92,7 +92,7 @@ def test_structures_frame_of_nothing_has_the_leading_columns():
 
 
 def test_read_object_types(client):
-    raw = client.get_object_types()
+    raw = client.api.get_object_types()
     frame = client.read_object_types()
     assert frame["id"].tolist() == [o["id"] for o in raw]
     assert list(frame.columns[:5]) == ["id", "name", "description", "file_extension",
@@ -112,7 +112,7 @@ def test_object_types_frame_under_an_envelope_with_extra_fields():
 
 
 def test_read_packages_lists_open_packages_with_counts(client, emu):
-    raw = client.list_packages("DWH")
+    raw = client.api.list_deployment_packages("DWH")
     frame = client.read_packages("DWH")
     assert frame["name"].tolist() == [p["name"] for p in raw]
     assert frame["structure_ids"].tolist() == [p["structureIds"] for p in raw]
@@ -158,7 +158,7 @@ def _count_leaves(value) -> int:
 
 def test_read_raw_data_as_json_and_as_a_leaf_frame(client):
     raw = client.read_raw_data("dwh-0010")
-    assert raw == client.get_raw_data("dwh-0010")
+    assert raw == client.api.get_raw_data("dwh-0010")
     assert isinstance(raw, dict)
     frame = client.read_raw_data("dwh-0010", flatten=True)
     assert list(frame.columns) == ["path", "value", "type"]

@@ -287,7 +287,7 @@ def _naive_walk(entries: list[dict]) -> dict[str, tuple[int, str]]:
 
 
 def test_read_tree_of_the_sample_dwh(client):
-    raw = client.get_tree("DWH")
+    raw = client.api.get_tree("DWH")
     frame = client.read_tree("DWH")
     assert len(frame) == len(raw) == 155
     assert frame["id"].tolist() == [e["id"] for e in raw]  # the service's order is kept

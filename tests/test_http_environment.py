@@ -22,13 +22,13 @@ def test_a_proxy_from_the_environment_is_used(emu, monkeypatch, variable):
     monkeypatch.setenv(variable, f"http://127.0.0.1:{_closed_port()}")
     with Client.from_emulator(emu, max_retries=0) as client:
         with pytest.raises(TransportError):
-            client.get_object_types()
+            client.api.get_object_types()
 
 
 def test_no_proxy_lets_calls_through_and_repeated_calls_still_work(emu, monkeypatch):
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{_closed_port()}")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     with Client.from_emulator(emu, max_retries=0) as client:
-        first = client.get_object_types()
-        assert client.get_object_types() == first
-        assert client.get_tree("DWH")
+        first = client.api.get_object_types()
+        assert client.api.get_object_types() == first
+        assert client.api.get_tree("DWH")

@@ -121,7 +121,7 @@ def test_truncated_json_is_a_response_format_error(script):
         b'{"id": "t", "data": [1, 2',
     )
     with make_client(url) as client, pytest.raises(ResponseFormatError) as caught:
-        client.get_table("t")
+        client.api.get_table("t")
     assert "truncated" in str(caught.value) and caught.value.operation == "getTable"
 
 
@@ -133,7 +133,7 @@ def test_an_html_page_is_a_response_format_error_naming_the_content_type(script)
         b"<html><body>Please log in</body></html>",
     )
     with make_client(url) as client, pytest.raises(ResponseFormatError, match="text/html"):
-        client.get_object_types()
+        client.api.get_object_types()
 
 
 def test_a_body_shorter_than_content_length_is_cut_off(script):
@@ -150,7 +150,7 @@ def test_a_body_shorter_than_content_length_is_cut_off(script):
 
     plan.routes[f"{API}/table/t"] = short
     with make_client(url) as client, pytest.raises(ResponseFormatError, match="cut off"):
-        client.get_table("t")
+        client.api.get_table("t")
 
 
 def test_a_cut_off_download_leaves_the_target_untouched(script, tmp_path):
@@ -169,7 +169,7 @@ def test_a_cut_off_download_leaves_the_target_untouched(script, tmp_path):
     target = tmp_path / "result.zip"
     target.write_bytes(b"previous content")
     with make_client(url) as client, pytest.raises(ResponseFormatError, match="cut off"):
-        client.get_export_result("task-1", target)
+        client.api.structure_mass_export_async_result("task-1", target)
     assert target.read_bytes() == b"previous content"
     assert [p.name for p in tmp_path.iterdir()] == ["result.zip"]
 
@@ -184,7 +184,7 @@ def test_a_complete_download_replaces_the_target(script, tmp_path):
     )
     target = tmp_path / "result.zip"
     with make_client(url) as client:
-        assert client.get_export_result("task-1", target) == target
+        assert client.api.structure_mass_export_async_result("task-1", target) == target
     assert target.read_bytes() == payload
 
 
@@ -192,7 +192,7 @@ def test_a_redirect_is_not_followed_and_is_explained(script):
     plan, url = script
     plan.routes[f"{API}/object-type"] = lambda h: (302, {"Location": f"{url}/login"}, b"")
     with make_client(url) as client, pytest.raises(MddError, match="unexpected redirect"):
-        client.get_object_types()
+        client.api.get_object_types()
     assert plan.hits["/login"] == 0
 
 
@@ -204,7 +204,7 @@ def test_token_answer_that_is_not_json_shows_no_excerpt(script):
         b"access_token=leak-me",
     )
     with make_client(url) as client, pytest.raises(ResponseFormatError) as caught:
-        client.get_object_types()
+        client.api.get_object_types()
     assert caught.value.operation == "getToken" and "leak-me" not in str(caught.value)
 
 
@@ -212,7 +212,7 @@ def test_token_answer_without_access_token_names_what_it_has(script):
     plan, url = script
     plan.routes[TOKEN_PATH] = json_answer({"token_type": "Bearer", "expires_in": 300})
     with make_client(url) as client, pytest.raises(ResponseFormatError, match="expires_in"):
-        client.get_object_types()
+        client.api.get_object_types()
 
 
 def test_an_api_that_keeps_refusing_the_token_is_asked_twice_then_auth_error(script):
@@ -220,7 +220,7 @@ def test_an_api_that_keeps_refusing_the_token_is_asked_twice_then_auth_error(scr
     challenge = 'Bearer error="invalid_token", error_description="Token is not active"'
     plan.routes[f"{API}/object-type"] = lambda h: (401, {"WWW-Authenticate": challenge}, b"")
     with make_client(url) as client, pytest.raises(AuthError) as caught:
-        client.get_object_types()
+        client.api.get_object_types()
     error = caught.value
     assert (error.error, error.error_description) == ("invalid_token", "Token is not active")
     assert plan.hits[f"{API}/object-type"] == 2 and plan.hits[TOKEN_PATH] == 2
@@ -238,7 +238,7 @@ def test_spring_default_error_body_is_shown_and_a_post_is_not_repeated(script):
         status=503,
     )
     with make_client(url, max_retries=3) as client, pytest.raises(ServerError) as caught:
-        client.deploy_structure("e1", "d1")
+        client.api.deploy_structure("e1", "d1")
     assert caught.value.server_message == "Service Unavailable"
     assert plan.hits[f"{API}/structure/e1/deploy/d1"] == 1
 
@@ -253,7 +253,7 @@ def test_read_time_out_is_a_transport_error_after_the_retries(script):
     plan.routes[f"{API}/table/slow"] = slow
     with make_client(url, timeout=(2.0, 0.2), max_retries=1) as client:
         with pytest.raises(TransportError, match="timed out") as caught:
-            client.get_table("slow")
+            client.api.get_table("slow")
     assert caught.value.operation == "getTable"
     assert plan.hits[f"{API}/table/slow"] == 2  # the GET was retried once
 
@@ -264,7 +264,7 @@ def test_connection_refused_is_a_transport_error():
         port = probe.getsockname()[1]
     with make_client(f"http://127.0.0.1:{port}", max_retries=0) as client:
         with pytest.raises(TransportError, match="could not connect") as caught:
-            client.get_object_types()
+            client.api.get_object_types()
     assert caught.value.operation == "getToken"
     assert "sec-xyz" not in str(caught.value)
 
@@ -289,14 +289,14 @@ def test_export_file_name_prefers_filename_star_and_keeps_only_a_base_name(
         "CREATE TABLE zoë;".encode(),
     )
     with make_client(url) as client:
-        assert client.export_structure("e1", "ddl") == (expected, "CREATE TABLE zoë;")
+        assert client.api.external_export_structure("e1", "ddl") == (expected, "CREATE TABLE zoë;")
 
 
 def test_a_list_where_an_object_is_expected_names_the_url(script):
     plan, url = script
     plan.routes[f"{API}/table/t"] = json_answer([{"id": "t"}])
     with make_client(url) as client, pytest.raises(ResponseFormatError) as caught:
-        client.get_table("t")
+        client.api.get_table("t")
     assert "expected a JSON object, got list" in str(caught.value)
     assert caught.value.url == f"{url}{API}/table/t"
 
@@ -305,7 +305,7 @@ def test_an_export_start_without_task_id_is_a_response_format_error(script):
     plan, url = script
     plan.routes[f"{API}/structure/export"] = json_answer({"id": "task-1"}, status=202)
     with make_client(url) as client, pytest.raises(ResponseFormatError, match="no taskId"):
-        client.post_export(["e1"], "ddl")
+        client.api.structure_mass_export_async(["e1"], "ddl")
     assert plan.hits[f"{API}/structure/export"] == 1
 
 
@@ -322,8 +322,8 @@ def test_a_cookie_the_service_sets_is_sent_back_with_the_token_and_user_agent(sc
 
     plan.routes[f"{API}/object-type"] = remember
     with make_client(base) as client:
-        client.get_object_types()
-        client.get_object_types()
+        client.api.get_object_types()
+        client.api.get_object_types()
     assert "cookie" not in seen[0]
     assert seen[1]["cookie"] == "lb=node-2"
     assert seen[1]["authorization"] == "Bearer tok-abc"

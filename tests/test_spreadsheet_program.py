@@ -275,11 +275,11 @@ def test_edits_in_the_resaved_file_change_exactly_those_cells(resaved, client, t
 
     # and one of them written for real: the service holds exactly the edited cells
     table_id = next(t for t, (_, e) in plan.items() if any(isinstance(v, bool) for v in e.values()))
-    before = client.get_table(table_id)
+    before = client.api.get_table(table_id)
     frame = read_excel(saved[list(plan).index(table_id)])
     result = client.write_table(table_id, frame, backup_dir=tmp_path / "backups")
     assert result.status == "written" and result.verified
-    after = client.get_table(table_id)
+    after = client.api.get_table(table_id)
     for position, (old, new) in enumerate(zip(before["data"], after["data"], strict=True)):
         want = dict(old)
         want.update({c: v for (r, c), v in plan[table_id][1].items() if r == position})

@@ -44,7 +44,7 @@ def assert_cells_match_payload(frame: pd.DataFrame, rows: list[dict]) -> None:
 
 def test_read_table_keeps_every_hard_case_of_the_customer_table(client):
     table_id = object_id(client, "crm_customer")
-    payload = client.get_table(table_id)
+    payload = client.api.get_table(table_id)
 
     frame = client.read_table(table_id)
 
@@ -83,7 +83,7 @@ def test_read_table_keeps_every_hard_case_of_the_customer_table(client):
 
 def test_read_table_order_dates_and_mixed_offsets(client):
     table_id = object_id(client, "erp_sales_order")
-    payload = client.get_table(table_id)
+    payload = client.api.get_table(table_id)
 
     frame = client.read_table(table_id)
 
@@ -103,7 +103,7 @@ def test_read_table_order_dates_and_mixed_offsets(client):
 def test_every_sample_table_reads_and_matches_its_payload(client):
     tree = client.read_tree("DWH")
     for table_id in tree["table_id"].dropna():
-        payload = client.get_table(table_id)
+        payload = client.api.get_table(table_id)
         frame = client.read_table(table_id)
         assert_cells_match_payload(frame, payload["data"])
         for column in payload["metadata"]["columns"]:
@@ -126,7 +126,7 @@ def test_read_records_the_write_back_context_in_client_and_attrs(client):
     context = frame.attrs["mddframes"]
     assert isinstance(context, ReadContext)
     assert (context.kind, context.object_id) == ("table", table_id)
-    assert context.payload == client.get_table(table_id)
+    assert context.payload == client.api.get_table(table_id)
     # nested cells are the payload's own objects, not copies
     first = context.payload["data"][0]
     assert frame["address"].iloc[0] is first["address"]
@@ -141,7 +141,7 @@ def test_read_records_the_write_back_context_in_client_and_attrs(client):
 
 def test_read_table_columns_gives_the_metadata_in_declared_order(client):
     table_id = object_id(client, "crm_customer")
-    columns = client.get_table(table_id)["metadata"]["columns"]
+    columns = client.api.get_table(table_id)["metadata"]["columns"]
 
     frame = client.read_table_columns(table_id)
 
@@ -164,7 +164,7 @@ def test_read_table_columns_gives_the_metadata_in_declared_order(client):
 
 def test_read_mapping_gives_the_column_mappings(client):
     mapping_id = object_id(client, "stg_crm_customer", kind="mapping")
-    payload = client.get_mapping(mapping_id)
+    payload = client.api.get_mapping(mapping_id)
 
     frame = client.read_mapping(mapping_id)
 
@@ -178,7 +178,7 @@ def test_read_mapping_gives_the_column_mappings(client):
 @pytest.mark.parametrize("awkward", ["tbl/with/slash", "..", "a?b#c", "Zürich-Ω", "100%"])
 def test_awkward_ids_reach_their_own_table(client, awkward):
     frame = client.read_table(awkward)
-    payload = client.get_table(awkward)
+    payload = client.api.get_table(awkward)
     assert payload["id"] == awkward
     assert_cells_match_payload(frame, payload["data"])
 

@@ -370,13 +370,13 @@ def big(client):
     payload = big_table(table_id, n_rows=BIG_ROWS, n_cols=12)
     payload["data"][3]["external_ref"] = 2**64 + 1  # beyond int64: the exact parse
     payload["data"][5]["note"] = "caf\u00e9 \U0001f600"
-    client.put_table(table_id, payload)
-    return table_id, client.get_table(table_id)
+    client.api.put_table(table_id, payload)
+    return table_id, client.api.get_table(table_id)
 
 
 def test_a_large_table_is_streamed_into_the_same_frame(client, big):
     table_id, payload = big
-    with client.get_table_stream(table_id) as body:
+    with client.api.get_table_stream(table_id) as body:
         assert body.length is not None and body.length > STREAM_THRESHOLD
 
     frame = client.read_table(table_id)
@@ -402,7 +402,7 @@ def test_the_safe_writer_works_from_a_streamed_context(client, big, tmp_path):
     result = client.write_table(table_id, frame, backup_dir=tmp_path)
     assert result.status == "written" and result.verified
     assert len(result.diff.changed) == 2
-    after = client.get_table(table_id)
+    after = client.api.get_table(table_id)
     assert after["data"][7]["note"] == "edited" and after["data"][9]["quantity"] == 4242
     # every other row comes back exactly as it was, key order included
     for position in (0, 3, 5, 8, BIG_ROWS - 1):

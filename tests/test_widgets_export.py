@@ -133,6 +133,7 @@ def test_time_out_offers_re_attach_which_finishes_the_same_task(panel, emu, hubs
     panel.timeout = None
     panel.reattach_button.click()
     archive = panel.wait(30)
+    assert panel.last_error is None, stderr_text(panel.output)
     assert isinstance(archive, ExportArchive) and archive.task_id == task_id
     assert len(zip_names(archive.path)) == len(hubs)
     assert panel.pending_task_id is None and panel.reattach_button.layout.display == "none"

@@ -28,7 +28,7 @@ def updates(emu, operation="tableUpdate") -> int:
 
 def test_write_tables_writes_only_the_changed_table(client, emu, two_tables, tmp_path):
     first, second = two_tables
-    before_second = client.get_table(second)
+    before_second = client.api.get_table(second)
     long = client.read_tables(two_tables, progress=False)
     row = long.index[(long["table_id"] == first).to_numpy()][0]
     long.loc[(long["table_id"] == first).to_numpy() & (long.index == row), "notes"] = "bulk edit"
@@ -41,8 +41,8 @@ def test_write_tables_writes_only_the_changed_table(client, emu, two_tables, tmp
     assert result["verified"].tolist()[0] is True
     assert result["changed_cells"].tolist() == [1, 0]
     assert updates(emu) == 1
-    assert client.get_table(first)["data"][row]["notes"] == "bulk edit"
-    assert json.dumps(client.get_table(second)) == json.dumps(before_second)
+    assert client.api.get_table(first)["data"][row]["notes"] == "bulk edit"
+    assert json.dumps(client.api.get_table(second)) == json.dumps(before_second)
     assert result.attrs["results"][first].backup.exists()
 
 
@@ -108,7 +108,7 @@ def test_write_mappings_round_trips_an_edit(client, emu, tmp_path):
 
     assert result["status"].tolist() == ["unchanged", "written", "unchanged"]
     assert updates(emu, "mappingUpdate") == 1
-    assert client.get_mapping(ids[1])["columnMappings"][0]["transformation"] == "CAST(src.x AS INT)"
+    assert client.api.get_mapping(ids[1])["columnMappings"][0]["transformation"] == "CAST(src.x AS INT)"
 
 
 def test_write_tables_needs_a_long_frame(client):
@@ -129,7 +129,7 @@ def test_backups_of_awkward_ids_stay_inside_the_backup_folder(client, awkward, t
     assert folder.parent == tmp_path / "acme" / "table"
     assert "/" not in folder.name and folder.name not in (".", "..")
     assert client.restore(result.backup, backup_dir=tmp_path).verified
-    assert client.get_table(awkward)["data"][0]["label"] == f"row of table {awkward}"
+    assert client.api.get_table(awkward)["data"][0]["label"] == f"row of table {awkward}"
 
 
 def test_restore_refuses_a_file_that_is_not_a_backup_or_of_another_tenant(client, tmp_path):
@@ -142,7 +142,7 @@ def test_restore_refuses_a_file_that_is_not_a_backup_or_of_another_tenant(client
         tenant = "globex"
 
     table_id = client.read_tree("DWH")["table_id"].dropna().iloc[0]
-    foreign = save_backup(OtherTenant(), "table", table_id, client.get_table(table_id),
+    foreign = save_backup(OtherTenant(), "table", table_id, client.api.get_table(table_id),
                           backup_dir=tmp_path)  # fmt: skip
     with pytest.raises(InvalidArgumentError, match="tenant 'globex'"):
         client.restore(foreign)

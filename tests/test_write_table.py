@@ -22,7 +22,7 @@ def customer(client):
     """(table id, payload as the service holds it) of the sample's customer table."""
     tree = client.read_tree("DWH")
     table_id = tree.loc[tree["name"] == "crm_customer", "table_id"].iloc[0]
-    return table_id, client.get_table(table_id)
+    return table_id, client.api.get_table(table_id)
 
 
 def puts(emu) -> int:
@@ -79,7 +79,7 @@ def test_real_edit_round_trips_and_is_verified(client, emu, customer, tmp_path):
     }
     if before["data"][4].get("is_active") is True:
         del expected[(4, "is_active")]
-    assert_only_cells_changed(before, client.get_table(table_id), expected)
+    assert_only_cells_changed(before, client.api.get_table(table_id), expected)
     assert set(zip(result.diff.changed["row"], result.diff.changed["column"], strict=True)) == set(
         expected
     )
@@ -102,7 +102,7 @@ def test_the_same_frame_can_be_edited_and_written_again(client, emu, customer, t
 
     assert result.status == "written"
     assert len(result.diff.changed) == 1
-    data = client.get_table(table_id)["data"]
+    data = client.api.get_table(table_id)["data"]
     assert (data[0]["email"], data[1]["email"]) == ("first@example.org", "second@example.org")
 
 
@@ -138,7 +138,7 @@ def test_force_overwrites_a_conflict_and_the_backup_keeps_the_other_change(
     result = client.write_table(table_id, frame, force=True, backup_dir=tmp_path)
 
     assert result.status == "written" and result.verified
-    now = client.get_table(table_id)
+    now = client.api.get_table(table_id)
     assert now["data"][2]["last_name"] == "Edited"
     assert now["data"][touched["row"]][touched["column"]] == touched["old"]
     saved = json.loads(result.backup.read_text(encoding="utf-8"))["payload"]
@@ -160,7 +160,7 @@ def test_dry_run_sends_nothing_and_reports_the_diff(client, emu, customer, tmp_p
     assert result.diff.changed[["row", "column", "new"]].values.tolist() == [[1, "notes", "dry"]]
     assert result.report.ok
     assert result.payload["data"][1]["notes"] == "dry"
-    assert json.dumps(client.get_table(table_id)) == json.dumps(before)
+    assert json.dumps(client.api.get_table(table_id)) == json.dumps(before)
     assert "dry" in result._repr_html_()
 
 
@@ -170,13 +170,13 @@ def test_backup_then_restore_gives_the_original_back(client, emu, customer, tmp_
     frame.loc[0, "credit_limit"] = "99999.99"
     frame = frame.drop(index=[5])
     written = client.write_table(table_id, frame, allow_deletes=True, backup_dir=tmp_path)
-    edited = client.get_table(table_id)
+    edited = client.api.get_table(table_id)
     assert len(edited["data"]) == len(before["data"]) - 1
 
     restored = client.restore(written.backup, backup_dir=tmp_path)
 
     assert restored.status == "written" and restored.verified
-    assert json.dumps(client.get_table(table_id)) == json.dumps(before)
+    assert json.dumps(client.api.get_table(table_id)) == json.dumps(before)
     # restoring backed up the edited version first
     assert restored.backup != written.backup
     saved = json.loads(restored.backup.read_text(encoding="utf-8"))["payload"]
@@ -217,7 +217,7 @@ def test_incomplete_frames_are_refused_with_a_report_naming_table_row_column(
     first = drift.sort_values("row").iloc[0]
     assert (first["old"], first["new"]) == (before["data"][0]["customer_no"],
                                             int(before["data"][0]["customer_no"]))  # fmt: skip
-    assert json.dumps(client.get_table(table_id)) == json.dumps(before)
+    assert json.dumps(client.api.get_table(table_id)) == json.dumps(before)
 
 
 def test_new_rows_carry_their_non_missing_cells(client, emu, customer, tmp_path):
@@ -233,7 +233,7 @@ def test_new_rows_carry_their_non_missing_cells(client, emu, customer, tmp_path)
     result = client.write_table(table_id, frame, backup_dir=tmp_path)
 
     assert result.status == "written" and result.verified
-    data = client.get_table(table_id)["data"]
+    data = client.api.get_table(table_id)["data"]
     assert json.dumps(data[:-1]) == json.dumps(before["data"])
     assert data[-1] == {
         "customer_no": "0009999", "first_name": "Ada", "last_name": "Lovelace",
@@ -255,7 +255,7 @@ def test_a_frame_that_lost_its_attrs_uses_the_clients_context(client, customer, 
     result = client.write_table(table_id, bare, backup_dir=tmp_path)
 
     assert result.status == "written"
-    assert client.get_table(table_id)["data"][0]["notes"] == "via registry"
+    assert client.api.get_table(table_id)["data"][0]["notes"] == "via registry"
 
 
 def test_writing_a_table_never_read_needs_force(client, emu, customer, tmp_path):
@@ -272,7 +272,7 @@ def test_writing_a_table_never_read_needs_force(client, emu, customer, tmp_path)
     finally:
         fresh.close()
     assert result.status == "written"
-    assert client.get_table(table_id)["data"][0]["notes"] == "forced"
+    assert client.api.get_table(table_id)["data"][0]["notes"] == "forced"
 
 
 def test_columns_metadata_can_be_replaced_from_the_columns_frame(client, customer, tmp_path):
@@ -285,7 +285,7 @@ def test_columns_metadata_can_be_replaced_from_the_columns_frame(client, custome
 
     assert result.status == "written"
     assert list(result.diff.envelope["key"]) == ["metadata"]
-    after = client.get_table(table_id)
+    after = client.api.get_table(table_id)
     expected = copy.deepcopy(before["metadata"])
     for column in expected["columns"]:
         if column["name"] == "email":
@@ -300,14 +300,14 @@ def test_verification_catches_a_table_that_reads_back_different(
     table_id, _ = customer
     frame = client.read_table(table_id)
     frame.loc[0, "notes"] = "mine"
-    real_put = client.put_table
+    real_put = client.api.put_table
 
     def put_then_someone_else_writes(object_id, payload):
         answer = real_put(object_id, payload)
         emu.touch_table(object_id)  # a real change on the service between PUT and read-back
         return answer
 
-    monkeypatch.setattr(client, "put_table", put_then_someone_else_writes)
+    monkeypatch.setattr(client.api, "put_table", put_then_someone_else_writes)
     with pytest.raises(WriteVerificationError, match="reads back different") as caught:
         client.write_table(table_id, frame, backup_dir=tmp_path)
     assert str(tmp_path) in str(caught.value)  # names the backup to restore from
@@ -316,7 +316,7 @@ def test_verification_catches_a_table_that_reads_back_different(
 def test_write_mapping_round_trips_an_edit(client, emu, tmp_path):
     tree = client.read_tree("DWH")
     mapping_id = tree["mapping_id"].dropna().iloc[0]
-    before = client.get_mapping(mapping_id)
+    before = client.api.get_mapping(mapping_id)
     frame = client.read_mapping(mapping_id)
     frame.loc[0, "transformation"] = "UPPER(TRIM(src.x))"
     emu.reset_counters()
@@ -325,7 +325,7 @@ def test_write_mapping_round_trips_an_edit(client, emu, tmp_path):
 
     assert result.status == "written" and result.verified
     assert emu.counters().get("mappingUpdate", 0) == 1
-    after = client.get_mapping(mapping_id)
+    after = client.api.get_mapping(mapping_id)
     expected = copy.deepcopy(before)
     expected["columnMappings"][0]["transformation"] = "UPPER(TRIM(src.x))"
     assert json.dumps(after) == json.dumps(expected)

@@ -1,8 +1,8 @@
-"""Loaders: decoded JSON from the client -> tidy DataFrames.
+"""Loaders: decoded JSON from the raw layer -> tidy DataFrames.
 
-Each loader is a module function taking the client first (``read_tree(client,
-system)``); the :class:`~mddframes.client.Client` exposes the same functions as
-methods. The ``*_frame`` helpers do the same work on decoded JSON alone.
+Each loader is a module function taking the raw :class:`~mddframes.api.Api` first
+(``read_tree(client.api, system)``); the :class:`~mddframes.client.Client` exposes the
+same functions as methods. The ``*_frame`` helpers do the same work on decoded JSON alone.
 """
 
 from mddframes.frames.bulk_tables import iter_groups, read_mappings, read_tables

@@ -37,14 +37,14 @@ from mddframes.frames._shape import column_arrays, concat_column_sets
 from mddframes.ids import id_list
 
 if TYPE_CHECKING:
-    from mddframes.client import Client
+    from mddframes.api import Api
 
 #: The index name of the long frames: each row's position in its own table or mapping.
 ROW_INDEX_NAME = "row"
 
 
 def read_tables(
-    client: Client,
+    api: Api,
     ids: Iterable[str],
     *,
     max_workers: int | None = None,
@@ -55,13 +55,13 @@ def read_tables(
 
     Parameters
     ----------
-    client : Client
+    api : Api
         A connected client.
     ids : iterable of str
         Table ids (a list, or a Series such as ``tree["table_id"].dropna()``);
         repeats are read once.
     max_workers : int, optional
-        Concurrent requests; default ``client.max_workers``.
+        Concurrent requests; default ``api.max_workers``.
     progress : bool, default True
         Show a ``tqdm.auto`` progress bar.
     errors : {"raise", "skip"}, default "raise"
@@ -77,12 +77,12 @@ def read_tables(
     """
     from mddframes.frames.table import read_table
 
-    return _read_many(client, ids, read_table, key="table_id", desc="read_tables",
+    return _read_many(api, ids, read_table, key="table_id", desc="read_tables",
                       max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
 
 
 def read_mappings(
-    client: Client,
+    api: Api,
     ids: Iterable[str],
     *,
     max_workers: int | None = None,
@@ -96,7 +96,7 @@ def read_mappings(
     """
     from mddframes.frames.table import read_mapping
 
-    return _read_many(client, ids, read_mapping, key="mapping_id", desc="read_mappings",
+    return _read_many(api, ids, read_mapping, key="mapping_id", desc="read_mappings",
                       max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
 
 
@@ -164,9 +164,9 @@ def failure_records(failures: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _read_many(
-    client: Client,
+    api: Api,
     ids: Iterable[str],
-    reader: Callable[[Client, str], pd.DataFrame],
+    reader: Callable[[Api, str], pd.DataFrame],
     *,
     key: str,
     desc: str,
@@ -177,7 +177,7 @@ def _read_many(
     wanted = id_list(ids, what=f"{desc} ids", id_columns=(key,))
 
     def read_one(object_id: str) -> tuple[dict[Any, Any], pd.Index]:
-        part = reader(client, object_id)
+        part = reader(api, object_id)
         if key in part.columns:
             raise DataShapeError(
                 f"{key.split('_')[0]} {object_id!r} has its own column {key!r}, which the long "
@@ -190,7 +190,7 @@ def _read_many(
     outcome = run_bulk(
         read_one,
         wanted,
-        max_workers=max_workers or client.max_workers,
+        max_workers=max_workers or api.max_workers,
         progress=progress,
         errors=errors,
         desc=desc,

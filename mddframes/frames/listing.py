@@ -10,7 +10,7 @@ from mddframes.errors import InvalidArgumentError
 from mddframes.frames._shape import frame_from_objects, json_type, leaf_rows, unwrap_list
 
 if TYPE_CHECKING:
-    from mddframes.client import Client
+    from mddframes.api import Api
 
 #: Leading columns of :func:`read_object_types`.
 OBJECT_TYPE_COLUMNS: tuple[str, ...] = (
@@ -32,7 +32,7 @@ PACKAGE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def read_object_types(client: Client) -> pd.DataFrame:
+def read_object_types(api: Api) -> pd.DataFrame:
     """Read every object type (the output-template selections) as a frame.
 
     Returns
@@ -43,7 +43,7 @@ def read_object_types(client: Client) -> pd.DataFrame:
         element types it renders; empty means all), then any other field the
         service sends, in snake_case.
     """
-    return object_types_frame(client.get_object_types())
+    return object_types_frame(api.get_object_types())
 
 
 def object_types_frame(payload: Any) -> pd.DataFrame:
@@ -54,12 +54,12 @@ def object_types_frame(payload: Any) -> pd.DataFrame:
     return _leading(frame, OBJECT_TYPE_COLUMNS)
 
 
-def read_packages(client: Client, system: str) -> pd.DataFrame:
+def read_packages(api: Api, system: str) -> pd.DataFrame:
     """Read the open deployment packages of a system as a frame.
 
     Parameters
     ----------
-    client : Client
+    api : Api
         A connected client.
     system : str
         The system name.
@@ -74,7 +74,7 @@ def read_packages(client: Client, system: str) -> pd.DataFrame:
     """
     if not isinstance(system, str) or not system:
         raise InvalidArgumentError(f"system must be a non-empty string, got {system!r}")
-    return packages_frame(client.list_packages(system), what=f"packages of system {system!r}")
+    return packages_frame(api.list_deployment_packages(system), what=f"packages of system {system!r}")
 
 
 def packages_frame(payload: Any, *, what: str = "packages") -> pd.DataFrame:
@@ -94,12 +94,12 @@ def packages_frame(payload: Any, *, what: str = "packages") -> pd.DataFrame:
     return _leading(frame, PACKAGE_COLUMNS)
 
 
-def read_raw_data(client: Client, structure_id: str, *, flatten: bool = False) -> Any:
+def read_raw_data(api: Api, structure_id: str, *, flatten: bool = False) -> Any:
     """Read the data the service feeds to a template for one element.
 
     Parameters
     ----------
-    client : Client
+    api : Api
         A connected client.
     structure_id : str
         The element id.
@@ -113,7 +113,7 @@ def read_raw_data(client: Client, structure_id: str, *, flatten: bool = False) -
     -------
     Any or pandas.DataFrame
     """
-    payload = client.get_raw_data(structure_id)
+    payload = api.get_raw_data(structure_id)
     return raw_data_frame(payload) if flatten else payload
 
 

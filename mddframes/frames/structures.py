@@ -15,7 +15,7 @@ from mddframes.frames.tree import STRING_COLUMNS
 from mddframes.ids import id_list
 
 if TYPE_CHECKING:
-    from mddframes.client import Client
+    from mddframes.api import Api
 
 #: The columns a structures frame starts with (those present), in this order.
 LEADING_COLUMNS: tuple[str, ...] = ("id", "name", "type", "parent_id")
@@ -59,12 +59,12 @@ def _flatten(value: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     return flat
 
 
-def read_structure(client: Client, structure_id: str) -> pd.Series:
+def read_structure(api: Api, structure_id: str) -> pd.Series:
     """Read one element as a Series, nested attributes flattened with dots.
 
     Parameters
     ----------
-    client : Client
+    api : Api
         A connected client.
     structure_id : str
         The element id.
@@ -76,13 +76,13 @@ def read_structure(client: Client, structure_id: str) -> pd.Series:
         ``attributes.schema``), ``object`` dtype (values exactly as decoded), named
         after the element id.
     """
-    payload = client.get_structure(structure_id)
+    payload = api.get_structure(structure_id)
     record = structure_record(payload, what=f"element {structure_id!r}")
     return pd.Series(record, dtype=object, name=structure_id)
 
 
 def read_structures(
-    client: Client,
+    api: Api,
     ids: Iterable[str],
     *,
     max_workers: int | None = None,
@@ -93,13 +93,13 @@ def read_structures(
 
     Parameters
     ----------
-    client : Client
+    api : Api
         A connected client.
     ids : iterable of str
         Element ids (a list, a Series such as ``tree["id"]``, ...); repeats are read
         once.
     max_workers : int, optional
-        Concurrent requests; default ``client.max_workers``.
+        Concurrent requests; default ``api.max_workers``.
     progress : bool, default True
         Show a progress bar.
     errors : {"raise", "skip"}, default "raise"
@@ -117,9 +117,9 @@ def read_structures(
     """
     wanted = id_list(ids, what="element ids")
     outcome = run_bulk(
-        lambda sid: structure_record(client.get_structure(sid), what=f"element {sid!r}"),
+        lambda sid: structure_record(api.get_structure(sid), what=f"element {sid!r}"),
         wanted,
-        max_workers=max_workers or client.max_workers,
+        max_workers=max_workers or api.max_workers,
         progress=progress,
         errors=errors,
         desc="read_structures",

@@ -24,7 +24,7 @@ from mddframes.http.session import BodyStream, decode_json_content
 from mddframes.ids import require_id
 
 if TYPE_CHECKING:
-    from mddframes.client import Client
+    from mddframes.api import Api
 
 #: The first columns of :func:`read_table_columns`, always present, in this order.
 COLUMN_FIELDS = ("name", "data_type", "nullable", "primary_key", "description")
@@ -44,12 +44,12 @@ _FIELD_DTYPES = {
 STREAM_THRESHOLD = 1 << 20
 
 
-def read_table(client: Client, table_id: str) -> pd.DataFrame:
+def read_table(api: Api, table_id: str) -> pd.DataFrame:
     """The rows of a table as a DataFrame, ready to edit and write back.
 
     Parameters
     ----------
-    client : Client
+    api : Api
         A connected client.
     table_id : str
         The table id.
@@ -85,7 +85,7 @@ def read_table(client: Client, table_id: str) -> pd.DataFrame:
         list of row objects under ``data``.
     """
     table_id = require_id(table_id, what="table_id")
-    with client.get_table_stream(table_id) as body:
+    with api.get_table_stream(table_id) as body:
         if body.length is not None and body.length <= STREAM_THRESHOLD:
             payload = _json_object(body, body.json())
             frame = from_payload(payload, "table")
@@ -100,7 +100,7 @@ def read_table(client: Client, table_id: str) -> pd.DataFrame:
                 del payload
             frame = streamed
             context = ReadContext("table", table_id, kept=kept)
-    record_read(client, frame, context)
+    record_read(api, frame, context)
     return frame
 
 
@@ -116,12 +116,12 @@ def _json_object(body: BodyStream, value: Any) -> dict[str, Any]:
     return value
 
 
-def read_mapping(client: Client, mapping_id: str) -> pd.DataFrame:
+def read_mapping(api: Api, mapping_id: str) -> pd.DataFrame:
     """The column mappings of a mapping as a DataFrame, ready to edit and write back.
 
     Parameters
     ----------
-    client : Client
+    api : Api
         A connected client.
     mapping_id : str
         The mapping id.
@@ -135,9 +135,9 @@ def read_mapping(client: Client, mapping_id: str) -> pd.DataFrame:
         The write-back context is recorded as for :func:`read_table`.
     """
     mapping_id = require_id(mapping_id, what="mapping_id")
-    payload = client.get_mapping(mapping_id)
+    payload = api.get_mapping(mapping_id)
     frame = from_payload(payload, "mapping")
-    record_read(client, frame, ReadContext("mapping", mapping_id, payload))
+    record_read(api, frame, ReadContext("mapping", mapping_id, payload))
     return frame
 
 
@@ -175,10 +175,10 @@ def _fits(values: list[Any], field_name: str) -> bool:
     return all(v is None or type(v) is wanted for v in values)
 
 
-def read_table_columns(client: Client, table_id: str) -> pd.DataFrame:
+def read_table_columns(api: Api, table_id: str) -> pd.DataFrame:
     """The column metadata of a table as a DataFrame (see :func:`columns_frame`).
 
     This read does not record a write-back context: only reads of the rows do.
     """
     table_id = require_id(table_id, what="table_id")
-    return columns_frame(client.get_table(table_id))
+    return columns_frame(api.get_table(table_id))

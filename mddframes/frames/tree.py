@@ -21,7 +21,7 @@ from mddframes.errors import DataShapeError, InvalidArgumentError, TreeIntegrity
 from mddframes.frames._shape import frame_from_objects, snake_case, unwrap_list
 
 if TYPE_CHECKING:
-    from mddframes.client import Client
+    from mddframes.api import Api
 
 logger = logging.getLogger(__name__)
 
@@ -56,13 +56,13 @@ _NAMED_LIMIT = 20  # how many ids a warning lists before it just counts
 
 
 def read_tree(
-    client: Client, system: str, *, types: str | Iterable[str] | None = None
+    api: Api, system: str, *, types: str | Iterable[str] | None = None
 ) -> pd.DataFrame:
     """Read the element tree of a system as one row per element.
 
     Parameters
     ----------
-    client : Client
+    api : Api
         A connected client.
     system : str
         The system name.
@@ -77,7 +77,7 @@ def read_tree(
     """
     if not isinstance(system, str) or not system:
         raise InvalidArgumentError(f"system must be a non-empty string, got {system!r}")
-    payload = client.get_tree(system)
+    payload = api.get_tree(system)
     return tree_frame(payload, types=types, what=f"tree of system {system!r}")
 
 

@@ -186,7 +186,8 @@ class ExportPanel(Panel):
         task_id = self.pending_task_id
         if task_id is None:
             raise InvalidArgumentError("ExportPanel.reattach: no export task timed out")
-        task = ExportTask(self.client, task_id, structure_ids=self._pending_ids or None)
+        task = self.client.export_task(task_id)
+        task.structure_ids = self._pending_ids or None  # makes files() name each element
         return self._run_work(
             f"Re-attaching to export task {task_id}", lambda: self._finish(task), self._show_zip
         )

@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from mddframes.context import ATTRS_KEY, registry_for
+from mddframes.context import ATTRS_KEY
 from mddframes.errors import IncompletePayloadError, InvalidArgumentError
 from mddframes.widgets._messages import describe_error
 from mddframes.widgets._panel import Panel
@@ -26,7 +26,7 @@ def _kind_of(client: Any, object_id: str, frame: pd.DataFrame) -> str:
     context = frame.attrs.get(ATTRS_KEY)
     if getattr(context, "kind", None) in _KINDS:
         return str(context.kind)
-    registry = registry_for(client)
+    registry = client.read_contexts
     found = [kind for kind in _KINDS if registry.get(kind, object_id) is not None]  # type: ignore[arg-type]
     if len(found) == 1:
         return found[0]

@@ -1,0 +1,468 @@
+"""The raw layer: one method per service operation, named after the operation.
+
+:class:`Api` sends exactly one operation per call through the HTTP session (token,
+retries, error translation: :mod:`mddframes.http`) and returns what the service
+answered, decoded: JSON values, a script's text, a file on disk. It knows nothing of
+DataFrames, the codec, writing or exports; those layers take an ``Api`` and build on it.
+Users reach it as ``client.api``.
+
+Method names are the snake_case of the operation ids of the service description
+(``getTree`` -> ``get_tree``), except ``tableUpdate``/``mappingUpdate``, which read
+as what they do: ``put_table``/``put_mapping``. :data:`OPERATION_METHODS` is the table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from mddframes.config import Settings
+from mddframes.errors import InvalidArgumentError, ResponseFormatError
+from mddframes.http.endpoints import endpoint
+from mddframes.http.session import (
+    BodyStream,
+    HttpSession,
+    attachment_filename,
+    decode_json,
+    decode_text,
+    stream_to_file,
+)
+from mddframes.ids import id_list
+
+DEPLOYMENT_INFO_FILENAME = "deployment-info.json"
+
+#: The Api method of every service operation (all but the token, which the session gets).
+OPERATION_METHODS: dict[str, str] = {
+    "getTree": "get_tree",
+    "getStructure": "get_structure",
+    "getRawData": "get_raw_data",
+    "getObjectTypes": "get_object_types",
+    "getTable": "get_table",
+    "tableUpdate": "put_table",
+    "getMapping": "get_mapping",
+    "mappingUpdate": "put_mapping",
+    "listDeploymentPackages": "list_deployment_packages",
+    "addToDeploymentPackage": "add_to_deployment_package",
+    "createChildStructure": "create_child_structure",
+    "externalExportStructure": "external_export_structure",
+    "structureMassExportAsync": "structure_mass_export_async",
+    "structureMassExportAsyncStatus": "structure_mass_export_async_status",
+    "structureMassExportAsyncResult": "structure_mass_export_async_result",
+    "deployStructure": "deploy_structure",
+    "confirmStructureDeployment": "confirm_structure_deployment",
+}
+
+
+class Api:
+    """The service's operations, one method each, over one HTTP session.
+
+    Parameters
+    ----------
+    settings : Settings
+        Resolved settings (tenant, base URL, credentials, retries, time-outs).
+
+    Notes
+    -----
+    Safe to share between threads. ``close()`` releases the pooled connections.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.http = HttpSession(settings)
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant this Api talks to."""
+        return self.settings.tenant
+
+    @property
+    def max_workers(self) -> int:
+        """Default concurrency of bulk calls (the connection pool is sized for it)."""
+        return self.settings.max_workers
+
+    def close(self) -> None:
+        """Release the pooled connections; later calls raise ``MddError``."""
+        self.http.close()
+
+    def __repr__(self) -> str:
+        return f"Api(tenant={self.settings.tenant!r}, base_url={self.settings.base_url!r})"
+
+    def _json(
+        self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        return self._json_with_url(operation, path_params, **kwargs)[0]
+
+    def _json_with_url(
+        self, operation: str, path_params: dict[str, Any] | None, **kwargs: Any
+    ) -> tuple[Any, str]:
+        entry = endpoint(operation)
+        response = self.http.call(operation, path_params, **kwargs)
+        try:
+            return decode_json(entry, response.url, response), response.url
+        finally:
+            response.close()
+
+    def _json_object(
+        self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        value, url = self._json_with_url(operation, path_params, **kwargs)
+        if not isinstance(value, dict):
+            raise ResponseFormatError(
+                f"expected a JSON object, got {type(value).__name__}",
+                operation=operation,
+                method=endpoint(operation).method,
+                url=url,
+            )
+        return value
+
+    @staticmethod
+    def _nonempty(ids: list[str], method: str) -> list[str]:
+        if not ids:
+            raise InvalidArgumentError(f"{method}(): ids is empty; give at least one element id")
+        return ids
+
+    def get_tree(self, system: str) -> Any:
+        """The element tree of ``system`` as the service sent it (``getTree``).
+
+        Parameters
+        ----------
+        system : str
+            The system name.
+
+        Returns
+        -------
+        Any
+            Decoded JSON: a flat list of elements with their ids and parent ids.
+        """
+        return self._json("getTree", {"name": system})
+
+    def get_structure(self, structure_id: str) -> dict[str, Any]:
+        """The latest version of one element (``getStructure``).
+
+        Parameters
+        ----------
+        structure_id : str
+            The element id.
+        """
+        return self._json_object("getStructure", {"id": structure_id})
+
+    def get_raw_data(self, structure_id: str) -> Any:
+        """The data the service sends to a template for one element (``getRawData``).
+
+        Parameters
+        ----------
+        structure_id : str
+            The element id.
+        """
+        return self._json("getRawData", {"structureId": structure_id})
+
+    def get_object_types(self) -> Any:
+        """All object types defined in the settings (``getObjectTypes``)."""
+        return self._json("getObjectTypes")
+
+    def get_table(self, table_id: str) -> dict[str, Any]:
+        """The full content of a table: data and metadata (``getTable``).
+
+        Parameters
+        ----------
+        table_id : str
+            The table id.
+        """
+        return self._json_object("getTable", {"tableId": table_id})
+
+    def get_table_stream(self, table_id: str) -> BodyStream:
+        """The answer of ``getTable`` with its body still unread, for large tables.
+
+        Use it as a context manager and read the body whole (``.json()``) or in
+        chunks (``.chunks()``); ``.length`` is its announced size, if any.
+
+        Parameters
+        ----------
+        table_id : str
+            The table id.
+        """
+        operation = "getTable"
+        response = self.http.call(operation, {"tableId": table_id}, stream=True)
+        return BodyStream(endpoint(operation), response.url, response)
+
+    def put_table(self, table_id: str, payload: dict[str, Any]) -> Any:
+        """Replace the whole content of a table (``tableUpdate``).
+
+        This is the raw call: omitted attributes are lost on the service. Prefer
+        ``write_table``, which rebuilds and checks the full payload.
+
+        Parameters
+        ----------
+        table_id : str
+            The table id.
+        payload : dict
+            The complete table document.
+
+        Returns
+        -------
+        Any
+            The decoded answer, or ``None`` if the service sent no body.
+        """
+        _require_dict("put_table", "payload", payload)
+        return self._json("tableUpdate", {"tableId": table_id}, json_body=payload)
+
+    def get_mapping(self, mapping_id: str) -> dict[str, Any]:
+        """The full content of a mapping (``getMapping``).
+
+        Parameters
+        ----------
+        mapping_id : str
+            The mapping id.
+        """
+        return self._json_object("getMapping", {"mappingId": mapping_id})
+
+    def put_mapping(self, mapping_id: str, payload: dict[str, Any]) -> Any:
+        """Replace the whole content of a mapping (``mappingUpdate``).
+
+        Parameters
+        ----------
+        mapping_id : str
+            The mapping id.
+        payload : dict
+            The complete mapping document.
+
+        Returns
+        -------
+        Any
+            The decoded answer, or ``None`` if the service sent no body.
+        """
+        _require_dict("put_mapping", "payload", payload)
+        return self._json("mappingUpdate", {"mappingId": mapping_id}, json_body=payload)
+
+    def list_deployment_packages(self, system: str) -> Any:
+        """The open deployment packages of ``system`` (``listDeploymentPackages``).
+
+        Parameters
+        ----------
+        system : str
+            The system name.
+        """
+        return self._json("listDeploymentPackages", {"systemName": system})
+
+    def add_to_deployment_package(self, system: str, package: str, ids: list[str]) -> Any:
+        """Add elements to a deployment package (raw ``addToDeploymentPackage``).
+
+        Sent once, never retried.
+
+        Parameters
+        ----------
+        system : str
+            The system name.
+        package : str
+            The package name.
+        ids : list of str
+            The element ids to add.
+
+        Raises
+        ------
+        PackageClosedError
+            If the package is not open.
+        """
+        wanted = id_list(ids, what="add_to_deployment_package ids")
+        return self._json(
+            "addToDeploymentPackage",
+            {"systemName": system, "dpName": package},
+            json_body=self._nonempty(wanted, "add_to_deployment_package"),
+        )
+
+    def create_child_structure(
+        self, parent_id: str, type: str, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Create an element of ``type`` below ``parent_id`` (raw ``createChildStructure``).
+
+        Sent once, never retried.
+
+        Parameters
+        ----------
+        parent_id : str
+            The parent element's id.
+        type : str
+            The new element's type.
+        body : dict
+            ``{"name": ..., **attributes}``.
+
+        Returns
+        -------
+        dict
+            The new element as the service created it.
+        """
+        _require_dict("create_child_structure", "body", body)
+        return self._json_object(
+            "createChildStructure", {"parentId": parent_id, "type": type}, json_body=body
+        )
+
+    def external_export_structure(self, structure_id: str, object_type_id: str) -> tuple[str, str]:
+        """Generate the output script of one element (``externalExportStructure``).
+
+        Parameters
+        ----------
+        structure_id : str
+            The element id.
+        object_type_id : str
+            The object type that selects the template.
+
+        Returns
+        -------
+        (str, str)
+            The file name (from ``Content-Disposition``, reduced to a base name; else
+            ``"<structure_id>.txt"``) and the script text.
+        """
+        operation = "externalExportStructure"
+        entry = endpoint(operation)
+        response = self.http.call(operation, {"id": structure_id, "objectTypeId": object_type_id})
+        try:
+            text = decode_text(entry, response.url, response)
+            name = attachment_filename(response)
+        finally:
+            response.close()
+        if name is None:
+            name = attachment_filename_fallback(structure_id)
+        return name, text
+
+    def structure_mass_export_async(self, ids: list[str], object_type_id: str) -> dict[str, Any]:
+        """Start a batch script generation (raw ``structureMassExportAsync``).
+
+        Sent once, never retried.
+
+        Parameters
+        ----------
+        ids : list of str
+            The element ids.
+        object_type_id : str
+            The object type that selects the template.
+
+        Returns
+        -------
+        dict
+            The decoded answer, ``{"taskId": ...}``.
+        """
+        wanted = id_list(ids, what="structure_mass_export_async ids")
+        answer = self._json_object(
+            "structureMassExportAsync",
+            json_body={
+                "structureIds": self._nonempty(wanted, "structure_mass_export_async"),
+                "objectTypeId": object_type_id,
+            },
+        )
+        if "taskId" not in answer:
+            raise ResponseFormatError(
+                f"the export start answer has no taskId (it has {sorted(answer)})",
+                operation="structureMassExportAsync",
+                method="POST",
+            )
+        return answer
+
+    def structure_mass_export_async_status(self, task_id: str) -> dict[str, Any]:
+        """The status of a batch export task (``structureMassExportAsyncStatus``).
+
+        Parameters
+        ----------
+        task_id : str
+            The task id returned by :meth:`structure_mass_export_async`.
+        """
+        return self._json_object("structureMassExportAsyncStatus", {"taskId": task_id})
+
+    def structure_mass_export_async_result(
+        self, task_id: str, path: str | os.PathLike[str]
+    ) -> Path:
+        """Stream the result file of a finished task to ``path``
+        (``structureMassExportAsyncResult``).
+
+        The file is written to a temporary name in the same folder and renamed when
+        complete, so ``path`` never holds a partial file.
+
+        Parameters
+        ----------
+        task_id : str
+            The task id.
+        path : str or os.PathLike
+            Where to write the file (a zip).
+
+        Returns
+        -------
+        Path
+            ``path``.
+
+        Raises
+        ------
+        ConflictError
+            If the task is still running.
+        """
+        operation = "structureMassExportAsyncResult"
+        response = self.http.call(operation, {"taskId": task_id}, stream=True)
+        return stream_to_file(endpoint(operation), response.url, response, path)
+
+    def deploy_structure(self, structure_id: str, deployment_id: str) -> Any:
+        """Mark an element as deployed (``deployStructure``). Sent once, never retried.
+
+        Parameters
+        ----------
+        structure_id : str
+            The element id.
+        deployment_id : str
+            The deployment id.
+        """
+        return self._json("deployStructure", {"id": structure_id, "deploymentId": deployment_id})
+
+    def confirm_structure_deployment(
+        self, info: str | os.PathLike[str] | dict[str, Any] | bytes
+    ) -> Any:
+        """Upload a deployment info file (``confirmStructureDeployment``).
+
+        Sent once, never retried, as the multipart field ``file``
+        (``deployment-info.json``, ``application/json``).
+
+        Parameters
+        ----------
+        info : str, os.PathLike, dict or bytes
+            A path to the file, the document itself, or its bytes.
+        """
+        content = _deployment_info_bytes(info)
+        files = {"file": (DEPLOYMENT_INFO_FILENAME, content, "application/json")}
+        return self._json("confirmStructureDeployment", files=files)
+
+
+def attachment_filename_fallback(structure_id: str) -> str:
+    """The file name of a single export whose answer names none."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(structure_id))
+    return f"{safe.strip('.') or 'export'}.txt"
+
+
+def _require_dict(method: str, name: str, value: Any) -> None:
+    if not isinstance(value, dict):
+        raise InvalidArgumentError(
+            f"{method}(): {name} must be a dict (the whole JSON document), "
+            f"got {type(value).__name__}"
+        )
+
+
+def _deployment_info_bytes(info: Any) -> bytes:
+    if isinstance(info, bytes | bytearray):
+        content = bytes(info)
+    elif isinstance(info, dict):
+        content = json.dumps(info, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    elif isinstance(info, str | os.PathLike):
+        path = Path(info)
+        if not path.is_file():
+            raise InvalidArgumentError(
+                f"confirm_structure_deployment(): the deployment info file {str(path)!r} does not exist"
+            )
+        content = path.read_bytes()
+    else:
+        raise InvalidArgumentError(
+            f"confirm_structure_deployment(): info must be a path, a dict or bytes, got {type(info).__name__}"
+        )
+    try:
+        json.loads(content)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidArgumentError(
+            f"confirm_structure_deployment(): the deployment info is not valid JSON: {exc}"
+        ) from None
+    return content
