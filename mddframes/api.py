@@ -55,6 +55,33 @@ OPERATION_METHODS: dict[str, str] = {
 }
 
 
+def json_object(value: Any, operation: str, url: str) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else the error every object-answering call raises.
+
+    Parameters
+    ----------
+    value : Any
+        A decoded answer.
+    operation : str
+        The operation id that answered it.
+    url : str
+        The URL it came from.
+
+    Raises
+    ------
+    ResponseFormatError
+        ``value`` is not a JSON object.
+    """
+    if not isinstance(value, dict):
+        raise ResponseFormatError(
+            f"expected a JSON object, got {type(value).__name__}",
+            operation=operation,
+            method=endpoint(operation).method,
+            url=url,
+        )
+    return value
+
+
 class Api:
     """The service's operations, one method each, over one HTTP session.
 
@@ -108,14 +135,7 @@ class Api:
         self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         value, url = self._json_with_url(operation, path_params, **kwargs)
-        if not isinstance(value, dict):
-            raise ResponseFormatError(
-                f"expected a JSON object, got {type(value).__name__}",
-                operation=operation,
-                method=endpoint(operation).method,
-                url=url,
-            )
-        return value
+        return json_object(value, operation, url)
 
     @staticmethod
     def _nonempty(ids: list[str], method: str) -> list[str]:

@@ -56,7 +56,7 @@ def read_tables(
     Parameters
     ----------
     api : Api
-        A connected client.
+        The raw layer (``client.api``).
     ids : iterable of str
         Table ids (a list, or a Series such as ``tree["table_id"].dropna()``);
         repeats are read once.
@@ -91,8 +91,29 @@ def read_mappings(
 ) -> pd.DataFrame:
     """Read many mappings' column mappings into one long frame with a ``mapping_id`` column.
 
-    Same parameters and shape as :func:`read_tables`, with
+    The same shape as :func:`read_tables`, with
     :func:`~mddframes.frames.table.read_mapping` for each id.
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    ids : iterable of str
+        Mapping ids (a list, or a Series such as ``tree["mapping_id"].dropna()``);
+        repeats are read once.
+    max_workers : int, optional
+        Concurrent requests; default ``api.max_workers``.
+    progress : bool, default True
+        Show a ``tqdm.auto`` progress bar.
+    errors : {"raise", "skip"}, default "raise"
+        ``"raise"`` stops at the first failure and raises it; ``"skip"`` reads the
+        others and reports the failures.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per column mapping, with ``mapping_id``; each read records its
+        write-back context as a single read would.
     """
     from mddframes.frames.table import read_mapping
 

@@ -60,7 +60,7 @@ def read_packages(api: Api, system: str) -> pd.DataFrame:
     Parameters
     ----------
     api : Api
-        A connected client.
+        The raw layer (``client.api``).
     system : str
         The system name.
 
@@ -100,7 +100,7 @@ def read_raw_data(api: Api, structure_id: str, *, flatten: bool = False) -> Any:
     Parameters
     ----------
     api : Api
-        A connected client.
+        The raw layer (``client.api``).
     structure_id : str
         The element id.
     flatten : bool, default False

@@ -65,7 +65,7 @@ def read_structure(api: Api, structure_id: str) -> pd.Series:
     Parameters
     ----------
     api : Api
-        A connected client.
+        The raw layer (``client.api``).
     structure_id : str
         The element id.
 
@@ -94,7 +94,7 @@ def read_structures(
     Parameters
     ----------
     api : Api
-        A connected client.
+        The raw layer (``client.api``).
     ids : iterable of str
         Element ids (a list, a Series such as ``tree["id"]``, ...); repeats are read
         once.

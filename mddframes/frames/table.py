@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from mddframes.api import json_object
 from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
 from mddframes.codec.frame import declared_columns, frame_of_arrays
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import ReadContext, record_read
-from mddframes.errors import ResponseFormatError
 from mddframes.frames._shape import snake_case
-from mddframes.http.session import BodyStream, decode_json_content
+from mddframes.http.session import decode_json_content
 from mddframes.ids import require_id
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
     Parameters
     ----------
     api : Api
-        A connected client.
+        The raw layer (``client.api``).
     table_id : str
         The table id.
 
@@ -87,15 +87,16 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
     table_id = require_id(table_id, what="table_id")
     with api.get_table_stream(table_id) as body:
         if body.length is not None and body.length <= STREAM_THRESHOLD:
-            payload = _json_object(body, body.json())
+            payload = json_object(body.json(), body.entry.operation, body.url)
             frame = from_payload(payload, "table")
             context = ReadContext("table", table_id, payload)
         else:
             streamed, kept = frame_from_chunks(body.chunks(), "table")
             if streamed is None:  # the stream could not vouch for it: decode it whole
-                payload = _json_object(body, decode_json_content(
+                decoded = decode_json_content(
                     body.entry, body.url, kept.content(), status=body.status,
-                    content_type=body.content_type))  # fmt: skip
+                    content_type=body.content_type)  # fmt: skip
+                payload = json_object(decoded, body.entry.operation, body.url)
                 streamed = from_payload(payload, "table")
                 del payload
             frame = streamed
@@ -104,25 +105,13 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
     return frame
 
 
-def _json_object(body: BodyStream, value: Any) -> dict[str, Any]:
-    """``value`` if it is a JSON object, else the error ``Client.get_table`` raises."""
-    if not isinstance(value, dict):
-        raise ResponseFormatError(
-            f"expected a JSON object, got {type(value).__name__}",
-            operation=body.entry.operation,
-            method=body.entry.method,
-            url=body.url,
-        )
-    return value
-
-
 def read_mapping(api: Api, mapping_id: str) -> pd.DataFrame:
     """The column mappings of a mapping as a DataFrame, ready to edit and write back.
 
     Parameters
     ----------
     api : Api
-        A connected client.
+        The raw layer (``client.api``).
     mapping_id : str
         The mapping id.
 
@@ -179,6 +168,19 @@ def read_table_columns(api: Api, table_id: str) -> pd.DataFrame:
     """The column metadata of a table as a DataFrame (see :func:`columns_frame`).
 
     This read does not record a write-back context: only reads of the rows do.
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    table_id : str
+        The table id.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per declared column (``metadata.columns``), edit it and pass it to
+        ``write_table(..., columns=...)``.
     """
     table_id = require_id(table_id, what="table_id")
     return columns_frame(api.get_table(table_id))

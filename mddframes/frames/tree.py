@@ -63,7 +63,7 @@ def read_tree(
     Parameters
     ----------
     api : Api
-        A connected client.
+        The raw layer (``client.api``).
     system : str
         The system name.
     types : str or iterable of str, optional

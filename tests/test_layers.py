@@ -1,0 +1,191 @@
+"""The shape: the facade mirrors the functions it calls, raw names moved, no import cycle."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import warnings
+from pathlib import Path
+
+import pytest
+
+from mddframes import Client
+from mddframes.api import OPERATION_METHODS, Api
+from mddframes.http.endpoints import ENDPOINTS
+
+PACKAGE = Path(__file__).parent.parent / "mddframes"
+
+FACADE_METHODS = sorted(
+    name
+    for name, member in vars(Client).items()
+    if callable(member) and hasattr(member, "__wrapped_function__")
+)
+
+
+def test_the_facade_delegates_most_public_methods():
+    assert len(FACADE_METHODS) == 26  # read_* (11), write_*/restore (5), exports (4), elements (6)
+
+
+@pytest.mark.parametrize("name", FACADE_METHODS)
+def test_facade_signature_matches_the_function_it_calls(name):
+    method = getattr(Client, name)
+    function = method.__wrapped_function__
+    facade = list(inspect.signature(method).parameters.values())[1:]  # self
+    layer = list(inspect.signature(function).parameters.values())[1:]  # api
+    assert [(p.name, p.kind, p.default) for p in facade] == [
+        (p.name, p.kind, p.default) for p in layer
+    ]
+    for ours, theirs in zip(facade, layer, strict=True):
+        assert str(ours.annotation) == str(theirs.annotation), (name, ours.name)
+    assert inspect.getdoc(method), name
+    assert "api : Api" not in inspect.getdoc(method)
+    assert "Parameters" in inspect.getdoc(method) or not facade
+
+
+def test_no_public_client_method_hides_its_parameters_behind_kwargs():
+    hidden = []
+    for name, member in inspect.getmembers(Client, inspect.isfunction):
+        if name.startswith("_") or name in DEPRECATED or name == "create_child":
+            continue  # create_child takes the element's attributes as keywords, by design
+        kinds = {p.kind for p in inspect.signature(member).parameters.values()}
+        if inspect.Parameter.VAR_KEYWORD in kinds:
+            hidden.append(name)
+    assert hidden == []
+
+
+def test_every_operation_has_exactly_one_api_method():
+    assert set(OPERATION_METHODS) == set(ENDPOINTS) - {"getToken"}
+    for operation, method in OPERATION_METHODS.items():
+        assert callable(getattr(Api, method)), operation
+        assert operation in inspect.getdoc(getattr(Api, method)), method
+
+
+DEPRECATED = {
+    "get_tree": "get_tree",
+    "get_structure": "get_structure",
+    "get_raw_data": "get_raw_data",
+    "get_object_types": "get_object_types",
+    "get_table": "get_table",
+    "get_table_stream": "get_table_stream",
+    "put_table": "put_table",
+    "get_mapping": "get_mapping",
+    "put_mapping": "put_mapping",
+    "list_packages": "list_deployment_packages",
+    "post_package_structures": "add_to_deployment_package",
+    "post_child": "create_child_structure",
+    "export_structure": "external_export_structure",
+    "post_export": "structure_mass_export_async",
+    "get_export_status": "structure_mass_export_async_status",
+    "get_export_result": "structure_mass_export_async_result",
+    "deploy_structure": "deploy_structure",
+    "confirm_deployment": "confirm_structure_deployment",
+}
+
+
+@pytest.mark.parametrize("old", sorted(DEPRECATED))
+def test_old_raw_names_warn_and_name_the_new_place(old):
+    alias = getattr(Client, old)
+    assert f"client.api.{DEPRECATED[old]}()" in alias.__doc__
+    assert hasattr(Api, DEPRECATED[old])
+
+
+def test_an_old_raw_name_still_answers_like_the_api(client):
+    with pytest.warns(DeprecationWarning, match=r"use client\.api\.list_deployment_packages\(\)"):
+        old = client.list_packages("DWH")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert client.api.list_deployment_packages("DWH") == old
+
+
+# -- import cycles -----------------------------------------------------------------
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """Every mddframes module ``path`` imports, at any depth and under TYPE_CHECKING too."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{alias.name}" for alias in node.names] + [node.module]
+        else:
+            continue
+        for name in names:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name:
+                found.add(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """mddframes' modules and the mddframes modules each imports (packages: their __init__)."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = set(paths)
+    graph = {name: _imports(path, modules) - {name} for name, path in paths.items()}
+    for name, targets in graph.items():
+        # importing a submodule runs its package's __init__ first; that is not an edge of
+        # ours unless the package's __init__ is what we import from
+        graph[name] = {t for t in targets if not name.startswith(t + ".")}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return stack[stack.index(target) :] + [target]
+            if target not in state and (cycle := visit(target)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_no_import_cycle_in_mddframes_runtime_or_type_only():
+    assert find_cycle(import_graph()) is None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_lower_layers_never_import_the_facade_or_the_panels():
+    graph = import_graph()
+    lower = [m for m in graph if m.split(".")[1:2] and m.split(".")[1] in LOWER]
+    for module in lower:
+        assert not graph[module] & {"mddframes.client", "mddframes.widgets", "mddframes.cli"}, (
+            module
+        )
+
+
+LOWER = {"api", "http", "codec", "frames", "writing", "exports", "elements", "spreadsheet",
+         "bulk", "ids", "context", "archive", "errors", "config"}  # fmt: skip
+
+
+def test_the_emulator_and_the_client_side_import_nothing_of_each_other():
+    graph = import_graph()
+    for module, targets in graph.items():
+        if module.startswith("mddframes.emulator"):
+            assert all(t.startswith("mddframes.emulator") for t in targets), module
+        elif module.startswith("mddframes.") and module not in CLIENT_SIDE_STARTERS:
+            assert not any(t.startswith("mddframes.emulator") for t in targets), module
+
+
+# The demo and the command line start an emulator on purpose (the demo, `mddframes emulator`).
+CLIENT_SIDE_STARTERS = {"mddframes.demo", "mddframes.cli"}
