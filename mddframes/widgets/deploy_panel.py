@@ -50,7 +50,9 @@ class DeployPanel(Panel):
         self.button.add_class("mdd-deploy-button")
         self.upload = widgets.FileUpload(accept=".json", multiple=False, description="Info file")
         self.upload.add_class("mdd-deploy-upload")
-        self.confirm_button = widgets.Button(description="Confirm deployment")
+        self.confirm_button = widgets.Button(
+            description="Confirm deployment", layout=widgets.Layout(width="auto")
+        )
         self.confirm_button.add_class("mdd-confirm-button")
         super().__init__(
             [
