@@ -1,0 +1,249 @@
+"""Deployment: mark one or many elements as deployed, or confirm a deployment info file."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mddframes.bulk import ProgressCallback, bulk_status_frame
+from mddframes.elements.records import _as_list, _cell, _is_missing, element_series
+from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.ids import id_list
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+
+
+def deploy(api: Api, structure_id: Any, deployment_id: Any) -> pd.Series:
+    """Mark one element as deployed.
+
+    Parameters
+    ----------
+    api : Api
+    structure_id : str
+    deployment_id : str
+
+    Returns
+    -------
+    pandas.Series
+        The element as the service answered (empty if it answered nothing).
+    """
+    for label, value in (("structure_id", structure_id), ("deployment_id", deployment_id)):
+        if _is_missing(value) or not str(value).strip():
+            raise InvalidArgumentError(f"deploy: {label} is empty")
+    answer = api.deploy_structure(str(structure_id), str(deployment_id))
+    if isinstance(answer, Mapping):
+        return element_series(answer)
+    return pd.Series({"id": str(structure_id), "deploymentId": str(deployment_id)}, dtype=object)
+
+
+def deploy_many(
+    api: Api,
+    items: Any,
+    deployment_id: Any = None,
+    *,
+    max_workers: int | None = None,
+    progress: bool = True,
+    on_progress: ProgressCallback | None = None,
+) -> pd.DataFrame:
+    """Mark many elements as deployed, concurrently.
+
+    Parameters
+    ----------
+    api : Api
+    items : DataFrame, list or Series
+        A frame with an ``id`` column and a ``deployment_id`` (or ``deploymentId``)
+        column, or ids with ``deployment_id`` given for all.
+    deployment_id : str, optional
+        The deployment of every id (overrides no frame column: give one or the other).
+    max_workers : int, optional
+    progress : bool
+    on_progress : callable, optional
+        Called as ``on_progress(done, total)`` after each element (see :func:`run_bulk`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``id``, ``deployment_id``, ``ok``, ``error`` per pair; a failure is a row with
+        ``ok`` False, never an exception.
+    """
+    pairs: list[tuple[str, str]] = []
+    if isinstance(items, pd.DataFrame):
+        column = next((c for c in ("deployment_id", "deploymentId") if c in items.columns), None)
+        if (column is None) == (deployment_id is None):
+            raise InvalidArgumentError(
+                "deploy_many: give the deployment either as a 'deployment_id' column or as "
+                "the deployment_id argument (exactly one of them)"
+            )
+        id_column = next(
+            (c for c in ("id", "structure_id", "structureId") if c in items.columns), None
+        )
+        if id_column is None:
+            raise DataShapeError(
+                f"deploy_many: the frame has no id column (columns: {list(items.columns)})"
+            )
+        for pos in range(len(items)):
+            sid = _cell(items, pos, id_column)
+            did = _cell(items, pos, column) if column else str(deployment_id)
+            if sid is None or did is None:
+                raise InvalidArgumentError(
+                    f"deploy_many: row {items.index[pos]!r} has an empty id or deployment id"
+                )
+            pairs.append((sid, did))
+    else:
+        if deployment_id is None or not str(deployment_id).strip():
+            raise InvalidArgumentError("deploy_many: deployment_id is required with a list of ids")
+        pairs = [(sid, str(deployment_id)) for sid in id_list(items, what="deploy_many ids")]
+    pairs = list(dict.fromkeys(pairs))
+
+    def one(pair: tuple[str, str]) -> dict[str, Any]:
+        deploy(api, *pair)
+        return {}
+
+    result = bulk_status_frame(
+        one,
+        pairs,
+        max_workers=api.max_workers if max_workers is None else max_workers,
+        progress=progress,
+        desc="deploy",
+        label=lambda pair: f"{pair[0]} (deployment {pair[1]})",
+        on_progress=on_progress,
+    )
+    return pd.DataFrame(
+        {
+            "id": pd.array([sid for sid, _ in pairs], dtype="string"),
+            "deployment_id": pd.array([did for _, did in pairs], dtype="string"),
+            "ok": result["ok"].to_numpy(),
+            "error": result["error"].to_numpy(),
+        }
+    ).astype({"ok": "boolean", "error": "string"})
+
+
+def _read_info(info: Any) -> dict[str, Any]:
+    """The deployment info document, parsed and checked."""
+    source = "the deployment info"
+    if isinstance(info, bytes):
+        text = info.decode("utf-8")
+    elif isinstance(info, str | os.PathLike) and not (
+        isinstance(info, str) and info.lstrip().startswith("{")
+    ):
+        path = Path(info)
+        source = f"deployment info file {str(path)!r}"
+        if not path.is_file():
+            raise InvalidArgumentError(f"{source} does not exist")
+        text = path.read_text(encoding="utf-8")
+    elif isinstance(info, str):
+        text = info
+    elif isinstance(info, Mapping):
+        text = None
+        document = dict(info)
+    else:
+        raise InvalidArgumentError(
+            f"confirm_deployed: info must be a path, a dict or bytes, not {type(info).__name__}"
+        )
+    if text is not None:
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataShapeError(f"{source} is not JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise DataShapeError(f"{source} is not a JSON object")
+    structures = document.get("structures")
+    if not isinstance(structures, list) or not structures:
+        raise DataShapeError(f"{source} has no 'structures' list (keys: {sorted(document)})")
+    for pos, item in enumerate(structures):
+        if not isinstance(item, Mapping) or item.get("id") is None:
+            raise DataShapeError(f"{source}: structures[{pos}] has no 'id'")
+    return document
+
+
+def confirm_deployed(api: Api, info: Any) -> pd.DataFrame:
+    """Mark the elements of a deployment info file as deployed.
+
+    Parameters
+    ----------
+    api : Api
+    info : path, dict, str or bytes
+        The deployment info file made by the service's "push to git" action (a path to
+        it, or its content): ``{"deploymentId", "systemName", "commit",
+        "structures": [{"id", "version"}]}``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per structure of the file: ``id``, ``version``, ``deployment_id``,
+        ``ok`` and ``error``. ``ok`` says the element is now deployed: read from the
+        elements the service answers with, or, when it answers without them, from
+        re-reading each element.
+
+    Raises
+    ------
+    DataShapeError
+        The file is not a deployment info document (checked before sending).
+    MddError
+        The service refused the confirmation (it confirms the file as a whole).
+    """
+    document = _read_info(info)
+    answer = api.confirm_structure_deployment(document)
+    structures = document["structures"]
+    ids = [str(s["id"]) for s in structures]
+    answered: dict[str, Any] = {}
+    if isinstance(answer, list | Mapping):
+        try:
+            for item in _as_list(answer, "confirmStructureDeployment answer"):
+                if isinstance(item, Mapping) and item.get("id") is not None:
+                    answered[str(item["id"])] = item
+        except DataShapeError:
+            answered = {}
+    missing = [i for i in ids if i not in answered]
+    if missing:
+        # the answer does not show them: read them back rather than assume success
+        reread = bulk_status_frame(
+            lambda sid: api.get_structure(sid),
+            missing,
+            max_workers=api.max_workers,
+            progress=False,
+            desc="verify",
+        )
+        for sid, good, value in zip(reread["id"], reread["ok"], reread["value"], strict=True):
+            if good and isinstance(value, Mapping):
+                answered[sid] = value
+    wanted = document.get("deploymentId")
+    ok: list[bool] = []
+    errors: list[str | None] = []
+    for sid in ids:
+        element = answered.get(sid)
+        if element is None:
+            ok.append(False)
+            errors.append("could not be read back after the confirmation")
+        elif element.get("deployed") is False:
+            ok.append(False)
+            errors.append("still not deployed after the confirmation")
+        elif wanted is not None and element.get("deploymentId") not in (None, wanted):
+            ok.append(False)
+            errors.append(f"deployed under {element.get('deploymentId')!r}, not {wanted!r}")
+        else:
+            ok.append(True)
+            errors.append(None)
+    return pd.DataFrame(
+        {
+            "id": pd.array(ids, dtype="string"),
+            "version": pd.array(
+                [
+                    s.get("version")
+                    if isinstance(s.get("version"), int) and not isinstance(s.get("version"), bool)
+                    else None
+                    for s in structures
+                ],
+                dtype="Int64",
+            ),
+            "deployment_id": pd.array([wanted] * len(ids), dtype="string"),
+            "ok": pd.array(ok, dtype="boolean"),
+            "error": pd.array(errors, dtype="string"),
+        }
+    )

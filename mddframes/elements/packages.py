@@ -1,0 +1,124 @@
+"""Deployment packages: add elements to an open one, checking first that it is open."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mddframes.elements.records import _as_list, _is_missing
+from mddframes.errors import ConflictError, InvalidArgumentError, PackageClosedError
+from mddframes.ids import id_list
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+
+
+def _package_name(entry: Mapping[str, Any]) -> str | None:
+    for key in ("name", "dpName", "packageName", "package_name"):
+        if entry.get(key) is not None:
+            return str(entry[key])
+    return None
+
+
+def _find_open_package(api: Api, system: str, package: str) -> Mapping[str, Any]:
+    listed = _as_list(api.list_deployment_packages(system), f"packages of system {system!r}")
+    names = []
+    for entry in listed:
+        if not isinstance(entry, Mapping):
+            continue
+        name = _package_name(entry)
+        names.append(name)
+        if name == package:
+            status = str(entry.get("status", "OPEN")).upper()
+            if status != "OPEN":
+                raise PackageClosedError(
+                    f"deployment package {package!r} of system {system!r} is {status}, not "
+                    "open: elements cannot be added to it"
+                )
+            return entry
+    raise PackageClosedError(
+        f"deployment package {package!r} of system {system!r} is not open: it is closed "
+        f"or does not exist (open packages: {', '.join(sorted(map(str, names))) or 'none'})"
+    )
+
+
+def _structure_ids(entry: Mapping[str, Any]) -> set[str] | None:
+    for key in ("structureIds", "structure_ids", "structures", "elements"):
+        value = entry.get(key)
+        if isinstance(value, list):
+            out = set()
+            for item in value:
+                if isinstance(item, Mapping):
+                    item = item.get("id", item.get("structureId"))
+                if item is not None:
+                    out.add(str(item))
+            return out
+    return None
+
+
+def add_to_package(api: Api, system: str, package: str, ids: Any) -> pd.DataFrame:
+    """Add elements to an open deployment package.
+
+    Parameters
+    ----------
+    api : Api
+    system : str
+        The system that owns the package.
+    package : str
+        The package name.
+    ids : list, Series or DataFrame
+        The elements; a frame needs an ``id`` (or ``structure_id``) column. Duplicates
+        are sent once.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per distinct id: ``id``, ``ok`` (the id is in the package afterwards),
+        ``error`` and ``already_in_package``.
+
+    Raises
+    ------
+    PackageClosedError
+        The package is not listed as open (checked before anything is sent), or the
+        service refused the addition with 409.
+    NotFoundError
+        An id is not an element of the system; the service then adds none of them.
+    """
+    for label, value in (("system", system), ("package", package)):
+        if _is_missing(value) or not str(value).strip():
+            raise InvalidArgumentError(f"add_to_package: {label} is empty")
+    wanted = id_list(ids, what="add_to_package ids")
+    if not wanted:
+        raise InvalidArgumentError("add_to_package: no element ids given")
+    before = _structure_ids(_find_open_package(api, system, package))
+    try:
+        api.add_to_deployment_package(system, package, wanted)
+    except PackageClosedError:
+        raise
+    except ConflictError as exc:
+        raise PackageClosedError(
+            f"deployment package {package!r} of system {system!r} refused the addition "
+            "(409): it was closed or is not open",
+            operation=exc.operation,
+            method=exc.method,
+            url=exc.url,
+            status=exc.status,
+            server_message=exc.server_message,
+        ) from exc
+    after = _structure_ids(_find_open_package(api, system, package))
+    ok = [True if after is None else i in after for i in wanted]
+    return pd.DataFrame(
+        {
+            "id": pd.array(wanted, dtype="string"),
+            "ok": pd.array(ok, dtype="boolean"),
+            "error": pd.array(
+                [None if good else "not in the package after the addition" for good in ok],
+                dtype="string",
+            ),
+            "already_in_package": pd.array(
+                [pd.NA if before is None else i in before for i in wanted], dtype="boolean"
+            ),
+        }
+    )

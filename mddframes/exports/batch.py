@@ -1,0 +1,154 @@
+"""Many elements into one zip: a batch task, or single exports on a service without one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mddframes.archive import ExportArchive, archive_entry_name
+from mddframes.bulk import ProgressCallback, run_bulk
+from mddframes.errors import ExportFailed, LegacyExportWarning, MddError, NotFoundError
+from mddframes.exports.tasks import start_export
+from mddframes.ids import id_list as ids_of
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+
+
+def export_batch(
+    api: Api,
+    ids: Any,
+    object_type_id: Any,
+    dest: str | os.PathLike[str],
+    *,
+    timeout: float | None = None,
+    poll_interval: float = 0.5,
+    max_poll_interval: float = 5.0,
+    max_workers: int | None = None,
+    progress: bool = True,
+    on_progress: ProgressCallback | None = None,
+) -> ExportArchive:
+    """Export many elements into one zip: start a task, wait for it, download it.
+
+    On a service without batch export (404 on start) this warns
+    (:class:`LegacyExportWarning`) and falls back to concurrent single exports,
+    written into a zip with the same layout.
+
+    Parameters
+    ----------
+    api : Api
+    ids : list, Series or DataFrame
+    object_type_id : str
+    dest : path
+        The zip file to write (or an existing folder to write it in).
+    timeout, poll_interval, max_poll_interval : float
+        See :meth:`ExportTask.wait`.
+    max_workers : int, optional
+        Concurrency of the legacy fallback.
+    progress : bool
+    on_progress : callable, optional
+        Called as ``on_progress(done, total)`` while the task runs (or after each
+        single export of the fallback).
+
+    Returns
+    -------
+    ExportArchive
+
+    Raises
+    ------
+    ExportTimeout, ExportFailed
+        See :meth:`ExportTask.wait`. In the legacy fallback, the first single export
+        that fails stops the others and raises ``ExportFailed`` naming it (``task_id``
+        is ``"legacy"``, the cause chained), as a failing batch task would; no zip is
+        left behind.
+    """
+    id_list = ids_of(ids, what="export_batch ids")
+    try:
+        task = start_export(api, id_list, object_type_id)
+    except NotFoundError as exc:
+        warnings.warn(
+            "this service has no batch export (404 on start): exporting the "
+            f"{len(id_list)} elements one by one instead ({exc.url or 'structureMassExportAsync'})",
+            LegacyExportWarning,
+            stacklevel=2,
+        )
+        return _legacy_export(
+            api,
+            id_list,
+            object_type_id,
+            dest,
+            max_workers=api.max_workers if max_workers is None else max_workers,
+            progress=progress,
+            on_progress=on_progress,
+        )
+    task.wait(
+        timeout,
+        poll_interval=poll_interval,
+        max_poll_interval=max_poll_interval,
+        progress=progress,
+        on_progress=on_progress,
+    )
+    return task.download(dest)
+
+
+def _legacy_export(
+    api: Api,
+    ids: list[str],
+    object_type_id: Any,
+    dest: str | os.PathLike[str],
+    *,
+    max_workers: int,
+    progress: bool,
+    on_progress: ProgressCallback | None,
+) -> ExportArchive:
+    """Single exports, concurrently, into a zip laid out as a batch result is."""
+    target = Path(dest)
+    if target.is_dir():
+        target = target / "export-legacy.zip"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mddframes-legacy-") as scratch:
+        # Each script goes to its own file first, so memory stays flat and the zip is
+        # written in the order of the ids, whatever order the workers finish in.
+        folder = Path(scratch)
+        position = {structure_id: pos for pos, structure_id in enumerate(ids)}
+
+        def one(structure_id: str) -> dict[str, Any]:
+            # the raw file name, not Script's reduced one: the batch rule applies to it
+            try:
+                file_name, text = api.external_export_structure(structure_id, object_type_id)
+            except MddError as exc:
+                raise ExportFailed(
+                    f"legacy export: the single export of element {structure_id!r} failed, "
+                    f"so no zip was written: {exc.message}",
+                    task_id="legacy",
+                    operation=exc.operation,
+                    method=exc.method,
+                    url=exc.url,
+                    status=exc.status,
+                    server_message=exc.server_message,
+                ) from exc
+            part = folder / f"{position[structure_id]}.part"
+            with open(part, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            return {"entry": archive_entry_name(structure_id, file_name), "part": str(part)}
+
+        # errors="raise": the first failure cancels the rest, as a failing task would
+        outcome = run_bulk(
+            one,
+            ids,
+            max_workers=max_workers,
+            progress=progress,
+            errors="raise",
+            desc="export (single)",
+            on_progress=on_progress,
+        )
+        partial = target.with_name(target.name + ".part")
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for row in outcome.results:
+                zf.write(row["part"], arcname=row["entry"])
+        os.replace(partial, target)
+    return ExportArchive(target, task_id=None, structure_ids=list(ids))

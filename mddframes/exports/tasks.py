@@ -1,0 +1,328 @@
+"""Batch export tasks: start one, follow its status with back-off, download its zip.
+
+The service runs a batch export as an asynchronous task (``structureMassExportAsync`` +
+status + result); :class:`ExportTask` follows one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+import weakref
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mddframes.archive import ExportArchive, safe_file_name
+from mddframes.bulk import ProgressCallback
+from mddframes.errors import DataShapeError, ExportFailed, ExportTimeout, InvalidArgumentError
+from mddframes.ids import id_list as ids_of
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+
+_FINISHED = frozenset({"FINISHED", "DONE", "COMPLETED", "SUCCESS", "SUCCEEDED"})
+_FAILED = frozenset({"FAILED", "ERROR", "CANCELLED", "CANCELED", "ABORTED"})
+
+
+def poll_intervals(
+    initial: float = 0.5, maximum: float = 5.0, factor: float = 1.5
+) -> Iterator[float]:
+    """The waits between status polls: ``initial`` growing by ``factor`` up to ``maximum``.
+
+    Parameters
+    ----------
+    initial : float
+        The first wait (seconds), > 0.
+    maximum : float
+        The ceiling (seconds), >= ``initial``.
+    factor : float
+        Growth per poll, >= 1.
+
+    Yields
+    ------
+    float
+    """
+    if initial <= 0:
+        raise InvalidArgumentError(f"poll_interval must be > 0, got {initial}")
+    if maximum < initial:
+        raise InvalidArgumentError(
+            f"max_poll_interval ({maximum}) must be >= poll_interval ({initial})"
+        )
+    if factor < 1:
+        raise InvalidArgumentError(f"back-off factor must be >= 1, got {factor}")
+    interval = initial
+    while True:
+        yield interval
+        interval = min(interval * factor, maximum)
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class ExportStatus(Mapping[str, Any]):
+    """The status of an export task; also readable as the dict the service sent.
+
+    Attributes
+    ----------
+    task_id : str
+    status : str
+        Upper-cased: ``RUNNING``, ``FINISHED``, ``FAILED`` (or what the service said).
+    total, done : int or None
+        Progress counts, when the service gives them.
+    message : str or None
+        The service's message (the reason of a failure).
+    raw : dict
+        The status record as received.
+    """
+
+    task_id: str
+    status: str
+    total: int | None = None
+    done: int | None = None
+    message: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, task_id: str, body: Any) -> ExportStatus:
+        """Read a status record tolerantly (``status`` or ``state``; camel or snake)."""
+        if not isinstance(body, Mapping):
+            raise DataShapeError(
+                f"export task {task_id}: the status is not a JSON object: {body!r:.200}"
+            )
+        state = body.get("status", body.get("state"))
+        if state is None:
+            raise DataShapeError(
+                f"export task {task_id}: the status record has no 'status' (keys: {sorted(body)})"
+            )
+        message = body.get("message", body.get("error"))
+        return cls(
+            task_id=str(body.get("taskId", body.get("task_id", task_id))),
+            status=str(state).upper(),
+            total=_int_or_none(body.get("total")),
+            done=_int_or_none(body.get("done", body.get("processed"))),
+            message=None if message is None else str(message),
+            raw=dict(body),
+        )
+
+    @property
+    def finished(self) -> bool:
+        """The task ended well and its result can be downloaded."""
+        return self.status in _FINISHED
+
+    @property
+    def failed(self) -> bool:
+        """The task ended in failure."""
+        return self.status in _FAILED
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+
+class ExportTask:
+    """A batch export task running on the service.
+
+    Get one from :func:`start_export` (``client.start_export``) or attach to an existing
+    one with ``client.export_task(task_id)``.
+
+    Parameters
+    ----------
+    api : Api
+    task_id : str
+    structure_ids : list of str, optional
+        The elements the task exports, when known (they make ``files()`` exact).
+    """
+
+    def __init__(self, api: Api, task_id: Any, structure_ids: list[str] | None = None) -> None:
+        if task_id is None or not str(task_id).strip():
+            raise InvalidArgumentError("export task: the task id is empty")
+        self.api = api
+        self.task_id = str(task_id)
+        self.structure_ids = structure_ids
+        self.polls = 0
+        self.last_status: ExportStatus | None = None
+        self.archive: ExportArchive | None = None
+
+    def __repr__(self) -> str:
+        state = self.last_status.status if self.last_status else "unknown"
+        return f"ExportTask(task_id={self.task_id!r}, status={state})"
+
+    def status(self) -> ExportStatus:
+        """Ask the service for the task's status (one request).
+
+        Returns
+        -------
+        ExportStatus
+        """
+        self.polls += 1
+        self.last_status = ExportStatus.from_json(
+            self.task_id, self.api.structure_mass_export_async_status(self.task_id)
+        )
+        return self.last_status
+
+    def wait(
+        self,
+        timeout: float | None = None,
+        *,
+        poll_interval: float = 0.5,
+        max_poll_interval: float = 5.0,
+        backoff: float = 1.5,
+        progress: bool = True,
+        on_progress: ProgressCallback | None = None,
+    ) -> ExportStatus:
+        """Poll until the task finishes.
+
+        The wait between polls starts at ``poll_interval`` and grows by ``backoff`` up to
+        ``max_poll_interval``. A token expiring during a long wait is renewed by the
+        client.
+
+        Parameters
+        ----------
+        timeout : float, optional
+            Give up after this many seconds; None waits as long as it takes.
+        poll_interval, max_poll_interval, backoff : float
+            The polling back-off.
+        progress : bool
+            Show a done/total progress bar.
+        on_progress : callable, optional
+            Called as ``on_progress(done, total)`` after every poll that reports them
+            (``total`` None while the service has not said).
+
+        Returns
+        -------
+        ExportStatus
+            The finished status.
+
+        Raises
+        ------
+        ExportTimeout
+            The task was still running at ``timeout``; ``task_id`` lets you attach to it
+            again with ``client.export_task(task_id)``.
+        ExportFailed
+            The task ended as FAILED; carries the service's message.
+        """
+        if timeout is not None and timeout < 0:
+            raise InvalidArgumentError(f"timeout must be >= 0 or None, got {timeout}")
+        from tqdm.auto import tqdm
+
+        intervals = poll_intervals(poll_interval, max_poll_interval, backoff)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with tqdm(
+            desc=f"export {self.task_id}", unit="element", disable=not progress, leave=False
+        ) as bar:
+            while True:
+                current = self.status()
+                if current.total is not None and bar.total != current.total:
+                    bar.total = current.total
+                if current.done is not None and current.done != bar.n:
+                    bar.n = current.done
+                    bar.refresh()
+                if on_progress is not None and current.done is not None:
+                    on_progress(current.done, current.total)
+                if current.finished:
+                    return current
+                if current.failed:
+                    raise ExportFailed(
+                        f"export task {self.task_id} failed",
+                        task_id=self.task_id,
+                        operation="structureMassExportAsyncStatus",
+                        server_message=current.message or "(the service gave no message)",
+                    )
+                pause = next(intervals)
+                if deadline is not None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise ExportTimeout(
+                            f"export task {self.task_id} still {current.status} after "
+                            f"{timeout:g} s ({current.done}/{current.total} done); attach to it "
+                            f"later with client.export_task({self.task_id!r})",
+                            task_id=self.task_id,
+                        )
+                    pause = min(pause, remaining)
+                time.sleep(pause)
+
+    def download(self, path: str | os.PathLike[str]) -> ExportArchive:
+        """Stream the task's zip to ``path`` (a file, or an existing folder).
+
+        Returns
+        -------
+        ExportArchive
+        """
+        target = Path(path)
+        if target.is_dir():
+            target = target / f"export-{safe_file_name(self.task_id, fallback='task')}.zip"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        written = self.api.structure_mass_export_async_result(self.task_id, target)
+        self.archive = ExportArchive(
+            Path(written or target), task_id=self.task_id, structure_ids=self.structure_ids
+        )
+        return self.archive
+
+    def _ensure_archive(self) -> ExportArchive:
+        if self.archive is None or not self.archive.path.exists():
+            folder = Path(tempfile.mkdtemp(prefix="mddframes-export-"))
+            # the scratch copy lives as long as this task object
+            weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+            self.download(folder / f"export-{safe_file_name(self.task_id, fallback='task')}.zip")
+        assert self.archive is not None
+        return self.archive
+
+    def files(self) -> pd.DataFrame:
+        """The files of the result (downloaded to a temporary file if not yet downloaded).
+
+        Returns
+        -------
+        pandas.DataFrame
+            See :meth:`ExportArchive.files`.
+        """
+        return self._ensure_archive().files()
+
+    def extract(self, dest: str | os.PathLike[str], **limits: int) -> list[Path]:
+        """Extract the result safely into ``dest`` (see :meth:`ExportArchive.extract`)."""
+        return self._ensure_archive().extract(dest, **limits)
+
+
+def start_export(api: Api, ids: Any, object_type_id: Any) -> ExportTask:
+    """Start a batch export on the service.
+
+    Parameters
+    ----------
+    api : Api
+    ids : list, Series or DataFrame
+        The elements (duplicates are sent once).
+    object_type_id : str
+
+    Returns
+    -------
+    ExportTask
+    """
+    id_list = ids_of(ids, what="start_export ids")
+    if not id_list:
+        raise InvalidArgumentError("start_export: no element ids given")
+    answer = api.structure_mass_export_async(id_list, object_type_id)
+    task_id = None
+    if isinstance(answer, Mapping):
+        task_id = answer.get("taskId", answer.get("task_id", answer.get("id")))
+    elif isinstance(answer, str | int):
+        task_id = answer
+    if task_id is None:
+        raise DataShapeError(
+            f"start_export: the service's answer carries no taskId: {answer!r:.200}"
+        )
+    return ExportTask(api, task_id, structure_ids=id_list)

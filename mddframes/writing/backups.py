@@ -1,0 +1,108 @@
+"""Backups of what the service held before a write: where they go, saving and loading them.
+
+A backup is one JSON file per write, ``<root>/<tenant>/<kind>/<id>/<UTC timestamp>.json``,
+written atomically: to a temporary file in the same folder, flushed to disk, then
+given its final name, so a crash or a full disk never leaves a half-written backup.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from mddframes.errors import BackupError, DataShapeError
+from mddframes.writing.result import Kind
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+
+#: Where backups go when no ``backup_dir`` is given (relative to the working directory).
+DEFAULT_BACKUP_ROOT = Path(".mddframes") / "backups"
+
+
+def _segment(value: str) -> str:
+    """``value`` as one safe folder name: percent-encoded, dots included (``..`` too)."""
+    return quote(value, safe="").replace(".", "%2E") or "%00"
+
+
+def backup_folder(
+    api: Api, kind: Kind, object_id: str, backup_dir: str | os.PathLike[str] | None = None
+) -> Path:
+    """The folder holding the backups of one object: ``<root>/<tenant>/<kind>/<id>``."""
+    root = Path(backup_dir) if backup_dir is not None else DEFAULT_BACKUP_ROOT
+    tenant = getattr(api, "tenant", None) or "default"
+    return root / _segment(str(tenant)) / kind / _segment(object_id)
+
+
+def save_backup(
+    api: Api,
+    kind: Kind,
+    object_id: str,
+    payload: dict[str, Any],
+    *,
+    backup_dir: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Save ``payload`` as a timestamped JSON backup of one object and return its path.
+
+    The file holds ``{"kind", "id", "tenant", "savedAt", "payload"}``; it is written
+    to a temporary name first and renamed, so a backup file is never half-written.
+    """
+    folder = backup_folder(api, kind, object_id, backup_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    now = _dt.datetime.now(_dt.UTC)
+    document = {
+        "kind": kind,
+        "id": object_id,
+        "tenant": getattr(api, "tenant", None),
+        "savedAt": now.isoformat().replace("+00:00", "Z"),
+        "payload": payload,
+    }
+    try:
+        text = json.dumps(document, ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        raise BackupError(
+            f"cannot back up {kind} {object_id!r}: what the service holds is not strict JSON "
+            f"({exc}); nothing was sent"
+        ) from None
+    stem = now.strftime("%Y%m%dT%H%M%S.%fZ")
+    for attempt in range(1000):
+        path = folder / (f"{stem}.json" if attempt == 0 else f"{stem}-{attempt}.json")
+        try:
+            with open(path, "x", encoding="utf-8") as handle:  # "x": never overwrite a backup
+                handle.write(text)
+        except FileExistsError:
+            continue
+        return path
+    raise BackupError(f"could not find a free backup file name in {folder}")
+
+
+def load_backup(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and validate a backup file written by :func:`save_backup`.
+
+    Raises
+    ------
+    DataShapeError
+        If the file is not such a backup (names the file and what is wrong).
+    """
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataShapeError(f"cannot read backup {path}: {exc}") from None
+    problems = []
+    if not isinstance(document, dict):
+        problems.append("it is not a JSON object")
+    else:
+        if document.get("kind") not in ("table", "mapping"):
+            problems.append(f"'kind' is {document.get('kind')!r}, not 'table' or 'mapping'")
+        if not isinstance(document.get("id"), str) or not document.get("id"):
+            problems.append("'id' is missing")
+        if not isinstance(document.get("payload"), dict):
+            problems.append("'payload' is not a JSON object")
+    if problems:
+        raise DataShapeError(f"{path} is not an mddframes backup: {'; '.join(problems)}")
+    return document

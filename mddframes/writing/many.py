@@ -1,0 +1,214 @@
+"""Many tables or mappings from one long frame: every object checked before any is sent."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mddframes.bulk import run_bulk
+from mddframes.codec import CheckReport
+from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
+from mddframes.frames.bulk_tables import iter_groups
+from mddframes.writing.result import Kind, WriteResult, _not_sent, _Prepared
+from mddframes.writing.single import _prepare, _refuse, _send
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+
+#: The columns of the result frame of :func:`write_tables` / :func:`write_mappings`
+#: (after the id column).
+RESULT_COLUMNS = (
+    "status", "changed_cells", "added_rows", "deleted_rows", "backup", "verified", "error",
+)  # fmt: skip
+
+
+def _write_many(
+    api: Api,
+    kind: Kind,
+    frame: pd.DataFrame,
+    *,
+    dry_run: bool,
+    allow_deletes: bool,
+    force: bool,
+    backup_dir: Any,
+    max_workers: int | None,
+    progress: bool,
+) -> pd.DataFrame:
+    key = f"{kind}_id"
+    if not isinstance(frame, pd.DataFrame) or key not in frame.columns:
+        raise InvalidArgumentError(
+            f"write_{kind}s needs a long frame with a {key!r} column (from read_{kind}s)"
+        )
+    groups = list(iter_groups(frame, key))
+    workers = max_workers or api.max_workers
+
+    def prepare(group: tuple[str, pd.DataFrame]) -> _Prepared | MddError:
+        object_id, rows = group
+        try:
+            return _prepare(api, kind, object_id, rows, allow_deletes=allow_deletes,
+                            force=force)  # fmt: skip
+        except MddError as exc:  # collected: every object is checked before any is sent
+            return exc
+
+    checked = run_bulk(prepare, groups, max_workers=workers, progress=progress,
+                       desc=f"check {kind}s", label=lambda g: g[0])  # fmt: skip
+    prepared: list[_Prepared] = []
+    failures: list[tuple[str, MddError]] = []
+    for (object_id, _rows), outcome in zip(groups, checked.results, strict=True):
+        if isinstance(outcome, MddError):
+            failures.append((object_id, outcome))
+        elif not outcome.diff.empty and not outcome.report.ok:
+            failures.append((object_id, _refusal(outcome)))
+        else:
+            prepared.append(outcome)
+    if failures:
+        _raise_combined(kind, failures)
+
+    results: dict[str, WriteResult] = {}
+    to_send = []
+    for item in prepared:
+        if item.diff.empty:
+            results[item.object_id] = _not_sent(item, "unchanged")
+        elif dry_run:
+            results[item.object_id] = _not_sent(item, "dry-run")
+        else:
+            to_send.append(item)
+    errors: dict[str, Exception] = {}
+    if to_send:
+        sent = run_bulk(lambda item: _send(api, item, backup_dir), to_send,
+                        max_workers=workers, progress=progress, errors="skip",
+                        desc=f"write {kind}s", label=lambda item: item.object_id)  # fmt: skip
+        for position, item in enumerate(to_send):
+            if position in sent.exceptions:
+                errors[item.object_id] = sent.exceptions[position]
+            else:
+                results[item.object_id] = sent.results[position]
+    return _results_frame(key, [g[0] for g in groups], results, errors)
+
+
+def _refusal(prepared: _Prepared) -> IncompletePayloadError:
+    try:
+        _refuse(prepared)
+    except IncompletePayloadError as exc:
+        return exc
+    raise AssertionError("unreachable: the report had errors")
+
+
+def _raise_combined(kind: Kind, failures: list[tuple[str, MddError]]) -> None:
+    """Nothing was sent: raise one error that names every object that failed its check."""
+    names = ", ".join(repr(object_id) for object_id, _ in failures[:10])
+    more = f" and {len(failures) - 10} more" if len(failures) > 10 else ""
+    reports = [e.report for _, e in failures if isinstance(e, IncompletePayloadError)]
+    if len(reports) == len(failures):
+        report = CheckReport.concat(reports)
+        raise IncompletePayloadError(
+            f"no {kind} was written: {len(failures)} {kind}(s) failed the completeness check "
+            f"({names}{more}): {report.summary()}",
+            report=report,
+        )
+    first_id, first = failures[0]
+    others = "; ".join(f"{object_id!r}: {exc.message}" for object_id, exc in failures[1:5])
+    first.add_note(
+        f"no {kind} was written; {len(failures)} {kind}(s) failed before sending ({names}{more})"
+        + (f"; others: {others}" if others else "")
+    )
+    raise first
+
+
+def _results_frame(
+    key: str, ids: list[str], results: dict[str, WriteResult], errors: dict[str, Exception]
+) -> pd.DataFrame:
+    rows = []
+    for object_id in ids:
+        result = results.get(object_id)
+        error = errors.get(object_id)
+        rows.append(
+            {
+                key: object_id,
+                "status": "failed" if error is not None else result.status,
+                "changed_cells": None if result is None else len(result.diff.changed),
+                "added_rows": None if result is None else len(result.diff.added),
+                "deleted_rows": None if result is None else len(result.diff.deleted),
+                "backup": None if result is None or result.backup is None else str(result.backup),
+                "verified": None if result is None else result.verified,
+                "error": None if error is None else f"{type(error).__name__}: {error}",
+            }
+        )
+    frame = pd.DataFrame(rows, columns=[key, *RESULT_COLUMNS])
+    frame = frame.astype(
+        {key: "string", "status": "string", "changed_cells": "Int64", "added_rows": "Int64",
+         "deleted_rows": "Int64", "backup": "string", "verified": "boolean", "error": "string"}
+    )  # fmt: skip
+    frame.attrs["results"] = results
+    return frame
+
+
+def write_tables(
+    api: Api,
+    frame: pd.DataFrame,
+    *,
+    dry_run: bool = False,
+    allow_deletes: bool = False,
+    force: bool = False,
+    backup_dir: str | os.PathLike[str] | None = None,
+    max_workers: int | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Write every table of a long frame (from ``read_tables``), safely.
+
+    Each table is read and checked first (concurrently); if any table changed since
+    it was read or fails its completeness check, nothing is sent and one error names
+    them all. Then the changed tables are backed up, written and verified
+    concurrently with a progress bar.
+
+    Parameters
+    ----------
+    api : Api
+    frame : pandas.DataFrame
+        A long frame with a ``table_id`` column and each row's original position as
+        index (split with :func:`mddframes.frames.iter_groups`).
+    dry_run, allow_deletes, force, backup_dir
+        As for :func:`write_table`, applied to every table.
+    max_workers : int, optional
+        Concurrent calls; default ``api.max_workers``.
+    progress : bool, default True
+        Show ``tqdm.auto`` progress bars.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per table: ``table_id``, ``status`` (written, unchanged, dry-run, or
+        failed when its PUT or verification failed), ``changed_cells``, ``added_rows``,
+        ``deleted_rows``, ``backup``, ``verified``, ``error``;
+        ``attrs["results"]`` maps each id to its :class:`WriteResult`.
+
+    Raises
+    ------
+    ConcurrentModificationError, IncompletePayloadError, MddError
+        Before anything is sent, as described above.
+    """
+    return _write_many(api, "table", frame, dry_run=dry_run, allow_deletes=allow_deletes,
+                       force=force, backup_dir=backup_dir, max_workers=max_workers,
+                       progress=progress)  # fmt: skip
+
+
+def write_mappings(
+    api: Api,
+    frame: pd.DataFrame,
+    *,
+    dry_run: bool = False,
+    allow_deletes: bool = False,
+    force: bool = False,
+    backup_dir: str | os.PathLike[str] | None = None,
+    max_workers: int | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Write every mapping of a long frame (from ``read_mappings``), safely.
+
+    Same as :func:`write_tables`, with a ``mapping_id`` column.
+    """
+    return _write_many(api, "mapping", frame, dry_run=dry_run, allow_deletes=allow_deletes,
+                       force=force, backup_dir=backup_dir, max_workers=max_workers,
+                       progress=progress)  # fmt: skip

@@ -1,0 +1,96 @@
+"""What a write did (:class:`WriteResult`), and a write that passed its checks and waits.
+
+The steps of a write are in :mod:`mddframes.writing`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from mddframes.codec import CheckReport, Diff
+
+Kind = Literal["table", "mapping"]
+Status = Literal["written", "unchanged", "dry-run"]
+
+
+@dataclass(frozen=True, eq=False)
+class WriteResult:
+    """What a write did.
+
+    Attributes
+    ----------
+    kind : {"table", "mapping"}
+    object_id : str
+    status : {"written", "unchanged", "dry-run"}
+        ``"unchanged"``: the frame held no change, nothing was sent. ``"dry-run"``:
+        the payload passed the check but was not sent.
+    diff : Diff
+        What the write changes compared with what the service held.
+    report : CheckReport
+        The completeness check of the payload (warnings only, else it would have
+        been refused).
+    backup : pathlib.Path or None
+        The backup of what the service held before the write (None when nothing
+        was sent).
+    verified : bool or None
+        True when the object read back after the write equals what was sent; None
+        when nothing was sent.
+    payload : dict
+        The full payload that was (or, for a dry run, would have been) sent.
+    """
+
+    kind: Kind
+    object_id: str
+    status: Status
+    diff: Diff
+    report: CheckReport
+    backup: Path | None = None
+    verified: bool | None = None
+    payload: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> WriteResult:
+        return self  # immutable; kept in frame attrs, which pandas deep-copies
+
+    def __repr__(self) -> str:
+        extra = f", backup={str(self.backup)!r}" if self.backup else ""
+        verified = f", verified={self.verified}" if self.verified is not None else ""
+        return (
+            f"WriteResult({self.kind} {self.object_id!r}: {self.status}; "
+            f"{self.diff.summary()}{verified}{extra})"
+        )
+
+    def _repr_html_(self) -> str:
+        import html
+
+        head = (
+            f"<p><b>{html.escape(self.kind)} {html.escape(repr(self.object_id))}: "
+            f"{html.escape(self.status)}</b>"
+        )
+        if self.verified is not None:
+            head += f", verified: {self.verified}"
+        if self.backup is not None:
+            head += f", backup: <code>{html.escape(str(self.backup))}</code>"
+        return head + "</p>" + self.diff._repr_html_() + self.report._repr_html_()
+
+
+@dataclass
+class _Prepared:
+    """A write that passed steps 1 to 4 and waits to be sent."""
+
+    kind: Kind
+    object_id: str
+    current: dict[str, Any]
+    payload: dict[str, Any]
+    diff: Diff
+    report: CheckReport
+    keeps_positions: bool
+    frame: pd.DataFrame | None = None
+
+
+def _not_sent(prepared: _Prepared, status: Status) -> WriteResult:
+    return WriteResult(prepared.kind, prepared.object_id, status, prepared.diff,
+                       prepared.report, payload=prepared.payload)  # fmt: skip
