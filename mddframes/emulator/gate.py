@@ -1,0 +1,133 @@
+"""The gate in front of the emulator's routes, and the Spring error answers it and they send.
+
+Request flow (:class:`OperationGate`, a plain ASGI middleware in front of the routes):
+
+1. route on the *raw* path, so a path parameter holding ``%2F`` stays one segment
+   (handlers percent-decode their parameters themselves);
+2. find the operation id of the route; requests of no operation (docs, admin, unknown
+   paths) pass straight through;
+3. count the request, then apply injected faults (latency, 5xx, 429, dropped connection);
+4. check the bearer token (every operation but ``getToken``);
+5. run the route.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi.responses import Response
+from starlette.routing import Match
+
+from mddframes.emulator.faults import drop_connection
+from mddframes.emulator.state import EmulatorState
+from mddframes.emulator.store import dumps
+
+_REASONS = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Payload Too Large",
+    415: "Unsupported Media Type",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+}
+
+
+def spring_error(status: int, message: str, path: str) -> dict[str, Any]:
+    """Spring Boot's default error body (plus ``message``)."""
+    return {
+        "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "status": status,
+        "error": _REASONS.get(status, "Error"),
+        "message": message,
+        "path": path,
+    }
+
+
+def error_response(
+    status: int, message: str, path: str, headers: dict[str, str] | None = None
+) -> Response:
+    """A response with :func:`spring_error`'s body."""
+    return Response(
+        dumps(spring_error(status, message, path)).encode(),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+class OperationGate:
+    """ASGI middleware: raw-path routing, counters, faults and bearer authentication."""
+
+    def __init__(
+        self, app: Callable[..., Awaitable[None]], state: EmulatorState, routes: list
+    ) -> None:
+        self.app = app
+        self.state = state
+        self.routes = routes
+
+    def _operation(self, scope: dict[str, Any]) -> str | None:
+        for route in self.routes:
+            match, _ = route.matches(scope)
+            if match is Match.FULL:
+                return getattr(route, "operation_id", None)
+        return None
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        raw_path = scope.get("raw_path")
+        if raw_path:
+            scope = {**scope, "path": raw_path.decode("latin-1").split("?", 1)[0]}
+        operation = self._operation(scope)
+        if operation is None:
+            await self.app(scope, receive, send)
+            return
+        fault = self.state.faults.decide(operation)
+        self.state.count(operation, faulted=fault.action is not None)
+        if fault.latency:
+            await asyncio.sleep(fault.latency)
+        path = scope["path"]
+        if fault.action == "drop" and await drop_connection(scope):
+            return
+        if fault.action in ("error", "drop"):  # "drop" only when the socket was not found
+            status = fault.status or 500
+            await error_response(status, "injected fault", path)(scope, receive, send)
+            return
+        if fault.action == "rate_limit":
+            response = error_response(
+                429, "injected rate limit", path, {"Retry-After": str(fault.retry_after)}
+            )
+            await response(scope, receive, send)
+            return
+        if operation != "getToken":
+            refusal = self._authenticate(scope)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _authenticate(self, scope: dict[str, Any]) -> Response | None:
+        header = next(
+            (v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"authorization"), ""
+        )
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return Response(status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        problem = self.state.issuer.check(token.strip())
+        if problem is None:
+            return None
+        return Response(
+            status_code=401,
+            headers={
+                "WWW-Authenticate": f'Bearer error="invalid_token", error_description="{problem}"'
+            },
+        )
