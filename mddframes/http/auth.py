@@ -1,4 +1,4 @@
-"""The access-token provider: lazy, thread-safe, renewed ahead of expiry.
+"""The access-token provider (lazy, thread-safe, renewed ahead of expiry) and the bearer auth.
 
 The service issues client-credentials tokens without a refresh token, so a token is
 simply fetched again: when the first request needs one, when the current one is about
@@ -12,6 +12,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+import requests
 
 from mddframes.config import Secret
 
@@ -137,3 +139,18 @@ class TokenProvider:
             if token is None or token is self._token:
                 self._token = None
                 self._renew_at = 0.0
+
+
+class BearerAuth(requests.auth.AuthBase):
+    """Sets ``Authorization: Bearer`` from a masked token (also blocks .netrc lookup)."""
+
+    def __init__(self, token: Secret | None) -> None:
+        self._token = token
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        if self._token is not None:
+            request.headers["Authorization"] = "Bearer " + self._token.reveal()
+        return request
+
+    def __repr__(self) -> str:
+        return "<bearer auth, masked>"

@@ -1,0 +1,227 @@
+"""Failures into ``MddError`` subclasses: the one place an HTTP failure gets its class.
+
+- :func:`error_for_response`: an answer with a non-success status becomes a
+  :class:`~mddframes.errors.ServiceError` subclass (the status table);
+- :func:`transport_error`: an exception of ``requests`` (no answer, or an answer cut off
+  or undecodable while its body was read) becomes a ``TransportError`` or a
+  ``ResponseFormatError``, written once for the call and for both streamed reads;
+- :func:`length_error`: a body shorter or longer than its ``Content-Length``.
+
+Every error names the operation, method, URL, status and the server's message, never a
+credential.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import requests
+
+from mddframes import errors
+from mddframes.http.endpoints import Endpoint
+from mddframes.http.retry import RETRY_METHODS
+
+_STATUS_ERRORS: dict[int, tuple[type[errors.ServiceError], str]] = {
+    400: (errors.BadRequestError, "the service rejected the request as malformed"),
+    401: (errors.AuthError, "the service refused the access token"),
+    403: (errors.AuthError, "the API user is not allowed to do this"),
+    404: (errors.NotFoundError, "not found"),
+    409: (errors.ConflictError, "the request conflicts with the current state"),
+    415: (errors.UnsupportedMediaTypeError, "the service did not accept the body's content type"),
+    429: (errors.RateLimitError, "the service kept answering 429 Too Many Requests"),
+}
+
+
+def error_for_response(
+    entry: Endpoint, url: str, response: requests.Response
+) -> errors.ServiceError:
+    """The ``MddError`` for a response that is not a success: the one translation table.
+
+    400 ``BadRequestError``, 401/403 ``AuthError`` (with the OAuth ``error`` and
+    ``error_description`` of the body or the ``WWW-Authenticate`` header), 404
+    ``NotFoundError``, 409 ``ConflictError`` (``PackageClosedError`` when adding to a
+    package), 415 ``UnsupportedMediaTypeError``, 429 ``RateLimitError``, 5xx
+    ``ServerError``, a redirect or any other status the generic ``ServiceError``. Any 4xx
+    of the token endpoint is an ``AuthError``. Every one is a ``ServiceError``.
+    """
+    status = response.status_code
+    body = _error_body(response)
+    oauth_error, oauth_description = _oauth_fields(response, body)
+    server_message = _server_message(body) or oauth_description or oauth_error
+    context = {
+        "operation": entry.operation,
+        "method": entry.method,
+        "url": url,
+        "status": status,
+        "server_message": server_message,
+    }
+    if entry.operation == "getToken" and 400 <= status < 500:
+        return errors.AuthError(
+            f"the token endpoint refused the request: {oauth_error or response.reason}",
+            error=oauth_error,
+            error_description=oauth_description,
+            **context,
+        )
+    if status in (401, 403):
+        return errors.AuthError(
+            _STATUS_ERRORS[status][1],
+            error=oauth_error,
+            error_description=oauth_description,
+            **context,
+        )
+    if status == 409 and entry.operation == "addToDeploymentPackage":
+        return errors.PackageClosedError(
+            "the deployment package does not accept additions (it is not open)", **context
+        )
+    if status == 429:
+        retry_after = response.headers.get("Retry-After")
+        suffix = f" (last Retry-After: {retry_after})" if retry_after else ""
+        return errors.RateLimitError(_STATUS_ERRORS[429][1] + suffix, **context)
+    if status in _STATUS_ERRORS:
+        kind, message = _STATUS_ERRORS[status]
+        return kind(message, **context)
+    if 500 <= status < 600:
+        return errors.ServerError(f"the service failed ({response.reason or status})", **context)
+    if 300 <= status < 400:
+        location = response.headers.get("Location", "nowhere")
+        return errors.ServiceError(
+            f"unexpected redirect to {location!r}; check base_url and api_prefix", **context
+        )
+    return errors.ServiceError(f"unexpected answer {status} {response.reason}", **context)
+
+
+def _error_body(response: requests.Response) -> Any:
+    try:
+        content = response.content
+    except requests.exceptions.RequestException:
+        return None
+    if not content.strip():
+        return None
+    try:
+        return json.loads(content)
+    except (ValueError, UnicodeDecodeError):
+        text = content[:300].decode("utf-8", "replace").strip()
+        # An HTML error page says nothing useful in a one-line message.
+        return None if text.lstrip().startswith("<") else text
+
+
+def _server_message(body: Any) -> str | None:
+    if isinstance(body, str):
+        return body or None
+    if isinstance(body, dict):
+        for key in ("message", "error_description", "detail", "error"):
+            value = body.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+_AUTH_PARAM = re.compile(r'(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
+
+
+def _oauth_fields(response: requests.Response, body: Any) -> tuple[str | None, str | None]:
+    """The OAuth ``error`` and ``error_description``, from the body or WWW-Authenticate."""
+    error = description = None
+    if isinstance(body, dict):
+        if isinstance(body.get("error"), str):
+            error = body["error"]
+        if isinstance(body.get("error_description"), str):
+            description = body["error_description"]
+    challenge = response.headers.get("WWW-Authenticate", "")
+    if challenge:
+        params = {k.lower(): (q if q else u) for k, q, u in _AUTH_PARAM.findall(challenge)}
+        error = error or params.get("error")
+        description = description or params.get("error_description")
+    return error, description
+
+
+def format_error(
+    message: str, entry: Endpoint, url: str, *, status: int | None
+) -> errors.ResponseFormatError:
+    """The ``ResponseFormatError`` for an answer whose body is not what ``entry`` returns."""
+    return errors.ResponseFormatError(
+        message, operation=entry.operation, method=entry.method, url=url, status=status
+    )
+
+
+# -- no answer, or an answer that broke while its body was read -----------------------------
+
+#: What requests raises when the answer's body is cut off or cannot be decoded.
+_BODY_BROKEN = (
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+)
+
+
+def transport_error(
+    exc: requests.exceptions.RequestException,
+    entry: Endpoint,
+    url: str,
+    *,
+    status: int | None = None,
+    received: int | None = None,
+    max_retries: int = 0,
+) -> errors.ResponseFormatError | errors.TransportError:
+    """The ``MddError`` for an exception of ``requests`` during a call or its body's read.
+
+    A body cut off or undecodable is a ``ResponseFormatError``; anything else (refused,
+    dropped, timed out, TLS) a ``TransportError``.
+
+    Parameters
+    ----------
+    exc : requests.exceptions.RequestException
+        What ``requests`` raised.
+    entry : Endpoint
+        The operation called.
+    url : str
+        The URL called (no credentials in it).
+    status : int, optional
+        The answer's status, once there was one.
+    received : int, optional
+        The bytes of the body read before the failure, for a streamed read; None when
+        the failure came while sending or reading the whole answer.
+    max_retries : int
+        The session's retries, named in the message for a method that is repeated.
+    """
+    context: dict[str, Any] = {
+        "operation": entry.operation,
+        "method": entry.method,
+        "url": url,
+        "status": status,
+    }
+    name = type(exc).__name__
+    if isinstance(exc, _BODY_BROKEN):
+        if received is None:
+            message = f"the answer was cut off or could not be decoded ({name})"
+        else:
+            message = f"the answer was cut off after {received} bytes ({name})"
+        return errors.ResponseFormatError(message, **context)
+    if received is None:
+        message = _transport_message(exc, max_retries, entry.method)
+    else:
+        message = f"the connection failed after {received} bytes of the answer: {name}"
+    return errors.TransportError(message, **context)
+
+
+def _transport_message(exc: Exception, max_retries: int, method: str) -> str:
+    retried = method in RETRY_METHODS and max_retries > 0
+    attempts = f" after {max_retries} retries" if retried else ""
+    if isinstance(exc, requests.exceptions.SSLError):
+        return f"TLS failed{attempts}: {exc}"
+    if isinstance(exc, requests.exceptions.Timeout):
+        return f"the request timed out{attempts}"
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        return f"could not connect or the connection dropped{attempts}: {_root_cause(exc)}"
+    return f"the request failed{attempts}: {type(exc).__name__}: {exc}"
+
+
+def _root_cause(exc: BaseException) -> str:
+    reason = exc
+    for _ in range(5):
+        inner = getattr(reason, "reason", None) or reason.__cause__ or reason.__context__
+        if inner is None or inner is reason:
+            break
+        reason = inner
+    return f"{type(reason).__name__}: {reason}"
