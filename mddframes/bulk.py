@@ -150,9 +150,7 @@ def run_bulk(
             f"items must be a collection of ids, not a single {type(items).__name__} "
             f"({items!r}); wrap it in a list"
         )
-    workers = DEFAULT_MAX_WORKERS if max_workers is None else max_workers
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise InvalidArgumentError(f"max_workers must be a positive integer, got {max_workers!r}")
+    workers = resolve_workers(max_workers, DEFAULT_MAX_WORKERS)
     item_list = list(items)
     name_of = label or _default_label
     desc = desc or getattr(fn, "__name__", "bulk")
@@ -218,6 +216,36 @@ def run_bulk(
         logger.warning(message)
         warnings.warn(message, PartialFailureWarning, stacklevel=2)
     return BulkResult(item_list, results, failures, exceptions)
+
+
+def resolve_workers(max_workers: Any, default: int) -> int:
+    """The number of concurrent calls of a bulk call: the one rule of every ``max_workers``.
+
+    Parameters
+    ----------
+    max_workers : int or None
+        What the caller asked for.
+    default : int
+        What None means (usually the client's ``max_workers``).
+
+    Returns
+    -------
+    int
+        ``default`` when ``max_workers`` is None, else ``max_workers``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``max_workers`` is neither None nor a positive int (0 included: it does not
+        mean the default, it is refused, wherever it is passed).
+    """
+    if max_workers is None:
+        return default
+    if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
+        raise InvalidArgumentError(
+            f"max_workers must be a positive integer or None (the default), got {max_workers!r}"
+        )
+    return max_workers
 
 
 def _default_label(item: Any) -> Hashable:

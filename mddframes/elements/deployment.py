@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.bulk import ProgressCallback, bulk_status_frame
+from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
 from mddframes.elements.records import _as_list, _cell, _is_missing, element_series
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.ids import id_list
@@ -108,7 +108,7 @@ def deploy_many(
     result = bulk_status_frame(
         one,
         pairs,
-        max_workers=api.max_workers if max_workers is None else max_workers,
+        max_workers=resolve_workers(max_workers, api.max_workers),
         progress=progress,
         desc="deploy",
         label=lambda pair: f"{pair[0]} (deployment {pair[1]})",

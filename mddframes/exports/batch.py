@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mddframes.archive import ExportArchive, archive_entry_name
-from mddframes.bulk import ProgressCallback, run_bulk
+from mddframes.bulk import ProgressCallback, resolve_workers, run_bulk
 from mddframes.errors import ExportFailed, LegacyExportWarning, MddError, NotFoundError
 from mddframes.exports.tasks import start_export
 from mddframes.ids import id_list as ids_of
@@ -67,6 +67,7 @@ def export_batch(
         left behind.
     """
     id_list = ids_of(ids, what="export_batch ids")
+    workers = resolve_workers(max_workers, api.max_workers)
     try:
         task = start_export(api, id_list, object_type_id)
     except NotFoundError as exc:
@@ -81,7 +82,7 @@ def export_batch(
             id_list,
             object_type_id,
             dest,
-            max_workers=api.max_workers if max_workers is None else max_workers,
+            max_workers=workers,
             progress=progress,
             on_progress=on_progress,
         )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.archive import safe_file_name
-from mddframes.bulk import ProgressCallback, bulk_status_frame
+from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
 from mddframes.ids import id_list as ids_of
 
 if TYPE_CHECKING:
@@ -164,6 +164,7 @@ def export_scripts(
         export is a row with ``ok`` False and the error in words; nothing is hidden.
     """
     id_list = ids_of(ids, what="export_scripts ids")
+    workers = resolve_workers(max_workers, api.max_workers)
     folder = Path(dest) if dest is not None else None
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -180,7 +181,7 @@ def export_scripts(
     result = bulk_status_frame(
         one,
         id_list,
-        max_workers=api.max_workers if max_workers is None else max_workers,
+        max_workers=workers,
         progress=progress,
         desc="export",
         on_progress=on_progress,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mddframes.bulk import ErrorPolicy, run_bulk
+from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.frames._shape import column_arrays, concat_column_sets
 from mddframes.ids import id_list
@@ -211,7 +211,7 @@ def _read_many(
     outcome = run_bulk(
         read_one,
         wanted,
-        max_workers=max_workers or api.max_workers,
+        max_workers=resolve_workers(max_workers, api.max_workers),
         progress=progress,
         errors=errors,
         desc=desc,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.bulk import ErrorPolicy, run_bulk
+from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
 from mddframes.errors import DataShapeError
 from mddframes.frames._shape import records_frame, snake_case
 from mddframes.frames.bulk_tables import failure_records
@@ -119,7 +119,7 @@ def read_structures(
     outcome = run_bulk(
         lambda sid: structure_record(api.get_structure(sid), what=f"element {sid!r}"),
         wanted,
-        max_workers=max_workers or api.max_workers,
+        max_workers=resolve_workers(max_workers, api.max_workers),
         progress=progress,
         errors=errors,
         desc="read_structures",

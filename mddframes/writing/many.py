@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.bulk import run_bulk
+from mddframes.bulk import resolve_workers, run_bulk
 from mddframes.codec import CheckReport
 from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
 from mddframes.frames.bulk_tables import iter_groups
@@ -36,13 +36,13 @@ def _write_many(
     max_workers: int | None,
     progress: bool,
 ) -> pd.DataFrame:
+    workers = resolve_workers(max_workers, api.max_workers)
     key = f"{kind}_id"
     if not isinstance(frame, pd.DataFrame) or key not in frame.columns:
         raise InvalidArgumentError(
             f"write_{kind}s needs a long frame with a {key!r} column (from read_{kind}s)"
         )
     groups = list(iter_groups(frame, key))
-    workers = max_workers or api.max_workers
 
     def prepare(group: tuple[str, pd.DataFrame]) -> _Prepared | MddError:
         object_id, rows = group
