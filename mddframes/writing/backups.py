@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -48,11 +49,18 @@ def save_backup(
 ) -> Path:
     """Save ``payload`` as a timestamped JSON backup of one object and return its path.
 
-    The file holds ``{"kind", "id", "tenant", "savedAt", "payload"}``; it is written
-    to a temporary name first and renamed, so a backup file is never half-written.
+    The file holds ``{"kind", "id", "tenant", "savedAt", "payload"}``. It is written
+    to a temporary file in the same folder, flushed to disk, then given its final
+    name, so a backup file is never half-written; an existing backup is never
+    overwritten.
+
+    Raises
+    ------
+    BackupError
+        The payload is not strict JSON, or the file could not be written (the error
+        names the folder and the cause; no partial file is left).
     """
     folder = backup_folder(api, kind, object_id, backup_dir)
-    folder.mkdir(parents=True, exist_ok=True)
     now = _dt.datetime.now(_dt.UTC)
     document = {
         "kind": kind,
@@ -68,16 +76,49 @@ def save_backup(
             f"cannot back up {kind} {object_id!r}: what the service holds is not strict JSON "
             f"({exc}); nothing was sent"
         ) from None
-    stem = now.strftime("%Y%m%dT%H%M%S.%fZ")
-    for attempt in range(1000):
-        path = folder / (f"{stem}.json" if attempt == 0 else f"{stem}-{attempt}.json")
-        try:
-            with open(path, "x", encoding="utf-8") as handle:  # "x": never overwrite a backup
-                handle.write(text)
-        except FileExistsError:
-            continue
-        return path
-    raise BackupError(f"could not find a free backup file name in {folder}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return _write_new(folder, now.strftime("%Y%m%dT%H%M%S.%fZ"), text)
+    except OSError as exc:
+        raise BackupError(
+            f"cannot save the backup of {kind} {object_id!r} in {folder}: "
+            f"{exc.strerror or exc} ({exc.filename or folder}); nothing was sent"
+        ) from exc
+
+
+def _write_new(folder: Path, stem: str, text: str) -> Path:
+    """Write ``text`` to a new file ``<stem>[-n].json`` in ``folder``, atomically."""
+    handle = tempfile.NamedTemporaryFile(  # closed below, before it is given its name
+        "w", encoding="utf-8", dir=folder, prefix=f".{stem}.", suffix=".tmp", delete=False
+    )
+    temp = Path(handle.name)
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())  # on disk before it has its name: never half-written
+        for attempt in range(1000):
+            path = folder / (f"{stem}.json" if attempt == 0 else f"{stem}-{attempt}.json")
+            if _claim(temp, path):
+                return path
+        raise BackupError(f"could not find a free backup file name in {folder}")
+    finally:
+        temp.unlink(missing_ok=True)  # after a link: the name stays; after a failure: no trace
+
+
+def _claim(temp: Path, path: Path) -> bool:
+    """Give the written ``temp`` the name ``path`` unless that name is taken."""
+    try:
+        # a hard link is the atomic rename that never replaces an existing file
+        os.link(temp, path)
+    except FileExistsError:
+        return False
+    except OSError:
+        # a file system without hard links: check, then rename (replaces atomically)
+        if path.exists():
+            return False
+        os.replace(temp, path)
+    return True
 
 
 def load_backup(path: str | os.PathLike[str]) -> dict[str, Any]:
