@@ -15,6 +15,7 @@ from mddframes.elements.records import (
     _element_id,
     _is_missing,
     _json_value,
+    _require_text,
     element_series,
 )
 from mddframes.errors import DataShapeError, InvalidArgumentError, MddError
@@ -46,9 +47,7 @@ def create_child(api: Api, parent_id: Any, type: str, name: str, **attributes: A
         The new element as the service answered it (see :func:`element_series`).
     """
     where = f"create_child(parent={parent_id!r})"
-    for label, value in (("parent_id", parent_id), ("type", type), ("name", name)):
-        if _is_missing(value) or not str(value).strip():
-            raise InvalidArgumentError(f"{where}: {label} is empty")
+    _require_text(where, parent_id=parent_id, type=type, name=name)
     body: dict[str, Any] = {"name": str(name)}
     for key, value in attributes.items():
         if key == "name":

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
-from mddframes.elements.records import _as_list, _cell, _is_missing, element_series
+from mddframes.elements.records import _as_list, _cell, _require_text, element_series
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.ids import id_list
 
@@ -33,9 +33,7 @@ def deploy(api: Api, structure_id: Any, deployment_id: Any) -> pd.Series:
     pandas.Series
         The element as the service answered (empty if it answered nothing).
     """
-    for label, value in (("structure_id", structure_id), ("deployment_id", deployment_id)):
-        if _is_missing(value) or not str(value).strip():
-            raise InvalidArgumentError(f"deploy: {label} is empty")
+    _require_text("deploy", structure_id=structure_id, deployment_id=deployment_id)
     answer = api.deploy_structure(str(structure_id), str(deployment_id))
     if isinstance(answer, Mapping):
         return element_series(answer)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.elements.records import _as_list, _is_missing
+from mddframes.elements.records import _as_list, _require_text
 from mddframes.errors import ConflictError, InvalidArgumentError, PackageClosedError
 from mddframes.ids import id_list
 
@@ -86,9 +86,7 @@ def add_to_package(api: Api, system: str, package: str, ids: Any) -> pd.DataFram
     NotFoundError
         An id is not an element of the system; the service then adds none of them.
     """
-    for label, value in (("system", system), ("package", package)):
-        if _is_missing(value) or not str(value).strip():
-            raise InvalidArgumentError(f"add_to_package: {label} is empty")
+    _require_text("add_to_package", system=system, package=package)
     wanted = id_list(ids, what="add_to_package ids")
     if not wanted:
         raise InvalidArgumentError("add_to_package: no element ids given")

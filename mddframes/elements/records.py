@@ -46,6 +46,13 @@ def _is_missing(value: Any) -> bool:
         return False
 
 
+def _require_text(where: str, **values: Any) -> None:
+    """Refuse, naming it, the first of ``values`` that is missing or blank."""
+    for label, value in values.items():
+        if _is_missing(value) or not str(value).strip():
+            raise InvalidArgumentError(f"{where}: {label} is empty")
+
+
 def element_series(element: Any) -> pd.Series:
     """An element answer as a Series: its fields, with ``attributes`` spread as
     ``attributes.<name>`` entries (unknown fields are kept)."""

@@ -32,9 +32,20 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_GET = {"table": "get_table", "mapping": "get_mapping"}
-_PUT = {"table": "put_table", "mapping": "put_mapping"}
 _OPERATION = {"table": "tableUpdate", "mapping": "mappingUpdate"}
+
+
+# the raw calls of each kind, named (not looked up by name) so that readers and type
+# checkers follow them to the Api
+def _get(api: Api, kind: Kind, object_id: str) -> dict[str, Any]:
+    return api.get_table(object_id) if kind == "table" else api.get_mapping(object_id)
+
+
+def _put(api: Api, kind: Kind, object_id: str, payload: dict[str, Any]) -> None:
+    if kind == "table":
+        api.put_table(object_id, payload)
+    else:
+        api.put_mapping(object_id, payload)
 
 
 def _columns_payload(columns: Any, base: dict[str, Any]) -> list[dict[str, Any]]:
@@ -93,7 +104,7 @@ def _prepare(
             "frame (keep its index), or pass force=True to take what the service holds now "
             "as the original"
         )
-    current = getattr(api, _GET[kind])(object_id)
+    current = _get(api, kind, object_id)
     # once: a streamed read's context parses its kept document on each access
     original = context.payload if context is not None else None
     conflict = original is not None and not _same(original, current)
@@ -142,8 +153,8 @@ def _send(api: Api, prepared: _Prepared, backup_dir: Any) -> WriteResult:
     """Steps 6 to 8: backup, PUT, read back and compare; record the new context."""
     kind, object_id = prepared.kind, prepared.object_id
     backup = save_backup(api, kind, object_id, prepared.current, backup_dir=backup_dir)
-    getattr(api, _PUT[kind])(object_id, prepared.payload)
-    readback = getattr(api, _GET[kind])(object_id)
+    _put(api, kind, object_id, prepared.payload)
+    readback = _get(api, kind, object_id)
     if not _same(readback, prepared.payload):
         mismatch = diff_payloads(prepared.payload, readback, kind=kind)
         raise WriteVerificationError(
@@ -307,7 +318,7 @@ def restore(
             f"backup {backup} is of tenant {document['tenant']!r}, this client is connected "
             f"to {tenant!r}; nothing was sent"
         )
-    current = getattr(api, _GET[kind])(object_id)
+    current = _get(api, kind, object_id)
     prepared = _Prepared(
         kind, object_id, current, payload,
         diff_payloads(current, payload, kind=kind),
