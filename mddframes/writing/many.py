@@ -207,7 +207,32 @@ def write_mappings(
 ) -> pd.DataFrame:
     """Write every mapping of a long frame (from ``read_mappings``), safely.
 
-    Same as :func:`write_tables`, with a ``mapping_id`` column.
+    The same steps as :func:`write_tables`: every mapping is read and checked before
+    any is sent.
+
+    Parameters
+    ----------
+    api : Api
+    frame : pandas.DataFrame
+        A long frame with a ``mapping_id`` column and each row's original position as
+        index.
+    dry_run, allow_deletes, force, backup_dir
+        As for :func:`write_mapping`, applied to every mapping.
+    max_workers : int, optional
+        Concurrent calls; default ``api.max_workers``.
+    progress : bool, default True
+        Show ``tqdm.auto`` progress bars.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per mapping: ``mapping_id`` and the columns of :func:`write_tables`;
+        ``attrs["results"]`` maps each id to its :class:`WriteResult`.
+
+    Raises
+    ------
+    ConcurrentModificationError, IncompletePayloadError, MddError
+        Before anything is sent, as for :func:`write_tables`.
     """
     return _write_many(api, "mapping", frame, dry_run=dry_run, allow_deletes=allow_deletes,
                        force=force, backup_dir=backup_dir, max_workers=max_workers,

@@ -270,8 +270,37 @@ def write_mapping(
 ) -> WriteResult:
     """Write an edited mapping frame back to the service, safely.
 
-    Same steps, parameters and errors as :func:`write_table` (without ``columns``);
-    the frame comes from :func:`~mddframes.frames.table.read_mapping`.
+    The same steps and errors as :func:`write_table`, for a mapping (no ``columns``).
+
+    Parameters
+    ----------
+    api : Api
+        The client the mapping was read through.
+    mapping_id : str
+        The mapping id.
+    frame : pandas.DataFrame
+        The frame from :func:`~mddframes.frames.table.read_mapping`, edited; its index
+        must still be each row's original position.
+    dry_run : bool, default False
+        Build and check the payload, return the diff and the report, send nothing.
+    allow_deletes : bool, default False
+        Allow rows to be deleted.
+    force : bool, default False
+        Write even if the mapping changed on the service since it was read, or when it
+        was never read through this client.
+    backup_dir : path, optional
+        Root folder of the backups; default ``.mddframes/backups``. The backup goes to
+        ``<root>/<tenant>/mapping/<id>/<UTC timestamp>.json``.
+
+    Returns
+    -------
+    WriteResult
+
+    Raises
+    ------
+    ConcurrentModificationError, IncompletePayloadError, WriteVerificationError,
+    WriteRefusedError, MddError
+        As for :func:`write_table`.
     """
     return _write(api, "mapping", mapping_id, frame, dry_run=dry_run,
                   allow_deletes=allow_deletes, force=force, backup_dir=backup_dir)  # fmt: skip
