@@ -6,6 +6,7 @@ These are pure functions, tested without a server.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from collections import Counter
@@ -192,6 +193,30 @@ def test_sample_is_deterministic_and_fresh_on_every_call(sample):
     customer["data"][0]["address"]["city"] = "changed"
     customer["metadata"]["columns"][0]["name"] = "changed"
     assert build_sample() == sample
+
+
+# The sample's canonical JSON (contract key order, UTF-8, no spaces), pinned per kind so
+# that a change to the data files or the builders is deliberate: if the change is meant,
+# put the new digests here (the failure shows which kinds changed).
+SAMPLE_DIGESTS = {
+    "systems": "a18f67d714b5b56b22cf4a7563e7022f0c5546ba7dcd8463b14a42ffa3e5dcd0",
+    "elements": "3c00da964a6584f27cf0b22665d35d40da7b720a1274d75d983f564b9ac23dad",
+    "tables": "01fa8d6d62f93f90d73d6f8f45225831c5c36fead2a951072dc6aac758d5b4b9",
+    "mappings": "8234483f56ccf289cf2f77c15de2dc434b80b0e4694e158a6d8bfa04b4205424",
+    "object_types": "40d9739874b24fbc1c6f4be88670aaf35c418a4e9470e19fb034d1240fbadb5e",
+    "packages": "474a0b51f0a5274afd3f192de01762c52d4d076cf99d2c9a94a829ae86c89d60",
+}
+SAMPLE_DIGEST = "995f63b796e7c6fae354812e99945618c759e0674b9da918e92ec45fd8f4570e"
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def test_sample_digest_is_pinned(sample):
+    assert {kind: _digest(records) for kind, records in vars(sample).items()} == SAMPLE_DIGESTS
+    assert _digest(vars(sample)) == SAMPLE_DIGEST
 
 
 def test_sample_tables_have_columns_and_rows(sample):

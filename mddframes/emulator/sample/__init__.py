@@ -1,0 +1,106 @@
+"""The emulator's deterministic sample data: a data-vault warehouse and a lab system.
+
+:func:`build_sample` returns a :class:`~mddframes.emulator.dataset.Dataset` with two
+systems. Two builds are equal (no clock, no unseeded randomness).
+
+``DWH``
+    A data-vault 2.0 warehouse, 155 elements on 4 levels: root folders (Sources,
+    Staging, Raw Vault, Business Vault, Marts, Reference), source-system and
+    subject-area folders, SOURCE_TABLE, STAGE_TABLE, HUB, LINK, SATELLITE (under
+    their hub or link), VIEW and REFERENCE_TABLE elements. Element ids are
+    ``"dwh-0001"``... in tree order, table ids ``"tbl-0001"``..., mapping ids
+    ``"map-0001"``.... Every element of a table type owns a table; every loaded
+    element (stage, hub, link, satellite, most views) owns the mapping that loads it,
+    so the mapping's ``targetId`` is its owner. The 24 source tables and the 4
+    reference tables carry rows: the full ISO 3166-1 country list and ISO 4217
+    currency list (``data/*.csv``), and rows with every hard case (see below).
+
+``LAB``
+    A small system whose ids are awkward on purpose: element, table and mapping
+    ids containing ``/``, ``%``, ``?``, ``#``, ``+``, spaces, non-ASCII, or being
+    ``.`` or ``..``, next to resources whose ids are the pieces (``tbl``, ``with``,
+    ``slash``, ``100``, ``name``, ``Zürich``, ``a``...) and an id that looks
+    already percent-encoded. Each awkward element owns a table and a mapping with
+    the same id, whose content names that id, so a test can prove a request
+    reached its own resource and no other.
+
+Column ``dataType`` vocabulary and the JSON value each type carries in rows:
+
+=========  ==================================================================
+STRING     a string (codes keep leading zeros: ``"0000123"``, ``"004"``)
+INTEGER    a JSON integer within 32 bits
+BIGINT     a JSON integer, possibly above 2**53 or 2**63 (exact in JSON)
+DECIMAL    a string holding a decimal number (``"12.50"``), to keep precision;
+           columns also carry ``precision`` and ``scale``
+DOUBLE     a JSON number, possibly inexact in binary (``0.1``)
+BOOLEAN    ``true`` / ``false``
+DATE       a string ``YYYY-MM-DD``
+TIMESTAMP  a string, ISO-8601 date-time (``2024-03-04T08:00:00Z``)
+JSON       any nested JSON value: an object or a list
+=========  ==================================================================
+
+Hard cases in rows (mostly in the tables of ``crm_customer`` and
+``erp_sales_order``): keys absent from some rows, nulls, nested objects, lists
+(empty, mixed), integers above 2**53 (9007199254740993) and 2**64, decimals as
+strings, floats such as 0.1 and 0.30000000000000004, ISO dates and date-times
+with and without fractions and offsets, booleans, non-ASCII and astral-plane
+text, codes with leading zeros, strings that look like spreadsheet formulas
+(``"=SUM(A1:A3)"``, ``"+1"``, ``"-2"``, ``"@x"``), empty strings, a row whose
+keys come in another order, and undeclared columns (present in rows, absent
+from the metadata: ``legacy_id``, ``_meta``).
+
+The literal data (names, descriptions, column specs, the hard-case rows, reference
+rows, the LAB ids) lives in ``data/sample_*.json`` and ``data/*.csv``; the modules
+of this package hold the rules that turn it into records: :mod:`.builder` (ids,
+column specs, generated rows), :mod:`.warehouse` and :mod:`.loads` (DWH),
+:mod:`.lab` (LAB), :mod:`.files` (reading the data files).
+"""
+
+from __future__ import annotations
+
+from mddframes.emulator.dataset import Dataset
+from mddframes.emulator.objecttypes import build_object_types
+from mddframes.emulator.sample.builder import generic_rows, generic_value, parse_columns
+from mddframes.emulator.sample.files import iso_countries, iso_currencies
+from mddframes.emulator.sample.lab import LAB, LAB_AWKWARD_IDS, LAB_PIECE_IDS, build_lab
+from mddframes.emulator.sample.warehouse import DWH, Warehouse, deployments, packages
+
+__all__ = [
+    "DWH",
+    "LAB",
+    "LAB_AWKWARD_IDS",
+    "LAB_PIECE_IDS",
+    "build_sample",
+    "generic_rows",
+    "generic_value",
+    "iso_countries",
+    "iso_currencies",
+    "parse_columns",
+]
+
+
+def build_sample() -> Dataset:
+    """The deterministic sample data of the emulator (systems ``DWH`` and ``LAB``).
+
+    Returns
+    -------
+    Dataset
+        Fresh records on every call (callers may mutate them); two calls return
+        equal datasets.
+    """
+    warehouse = Warehouse()
+    warehouse.build()
+    dwh = warehouse.b
+    dwh_elements = dwh.finish(deployments(dwh.elements))
+    lab_elements, lab_tables, lab_mappings, lab_packages = build_lab()
+    return Dataset(
+        systems=[
+            {"name": DWH, "description": "Enterprise data warehouse (data vault 2.0)"},
+            {"name": LAB, "description": "Lab system with awkward identifiers"},
+        ],
+        elements=dwh_elements + lab_elements,
+        tables=dwh.tables + lab_tables,
+        mappings=dwh.mappings + lab_mappings,
+        object_types=build_object_types(),
+        packages=packages(dwh_elements) + lab_packages,
+    )
