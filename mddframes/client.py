@@ -279,7 +279,7 @@ class Client:
     def read_packages(self, system: str) -> pd.DataFrame:
         return listing.read_packages(self.api, system)
 
-    # -- tables and mappings: frames and safe writes (frames/, writing.py) -------
+    # -- tables and mappings: frames and safe writes (frames/, writing/) ---------
 
     @property
     def read_contexts(self) -> ContextRegistry:
@@ -407,7 +407,7 @@ class Client:
             backup_dir=backup_dir, max_workers=max_workers, progress=progress,
         )  # fmt: skip
 
-    # -- exports (exports.py) ----------------------------------------------------
+    # -- exports (exports/) ------------------------------------------------------
 
     @_facade_of(exports.export_script)
     def export_script(self, structure_id: Any, object_type_id: Any) -> Script:
@@ -467,7 +467,7 @@ class Client:
             on_progress=on_progress,
         )  # fmt: skip
 
-    # -- elements, packages, deployment (elements.py) ----------------------------
+    # -- elements, packages, deployment (elements/) ------------------------------
 
     @_facade_of(elements.create_child)
     def create_child(self, parent_id: Any, type: str, name: str, **attributes: Any) -> pd.Series:

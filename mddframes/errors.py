@@ -127,6 +127,20 @@ class MddError(Exception):
         self.server_message = server_message
         super().__init__(self._render())
 
+    def request_details(self) -> dict[str, Any]:
+        """The request this error is about, as keyword arguments for another MddError.
+
+        For re-raising as a more specific error that still names the same call:
+        ``raise PackageClosedError("...", **exc.request_details()) from exc``.
+        """
+        return {
+            "operation": self.operation,
+            "method": self.method,
+            "url": self.url,
+            "status": self.status,
+            "server_message": self.server_message,
+        }
+
     def __reduce__(self) -> tuple[Any, ...]:
         # Exception's own reduce calls cls(*args), which fails for a subclass with a
         # required keyword (task_id, report) and drops the keywords anyway; the state

@@ -99,11 +99,7 @@ def add_to_package(api: Api, system: str, package: str, ids: Any) -> pd.DataFram
         raise PackageClosedError(
             f"deployment package {package!r} of system {system!r} refused the addition "
             "(409): it was closed or is not open",
-            operation=exc.operation,
-            method=exc.method,
-            url=exc.url,
-            status=exc.status,
-            server_message=exc.server_message,
+            **exc.request_details(),
         ) from exc
     after = _structure_ids(_find_open_package(api, system, package))
     ok = [True if after is None else i in after for i in wanted]

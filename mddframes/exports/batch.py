@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from mddframes.archive import ExportArchive, archive_entry_name
 from mddframes.bulk import ProgressCallback, resolve_workers, run_bulk
-from mddframes.errors import ExportFailed, LegacyExportWarning, MddError, NotFoundError
+from mddframes.errors import ExportFailedError, LegacyExportWarning, MddError, NotFoundError
 from mddframes.exports.tasks import start_export
 from mddframes.ids import id_list as ids_of
 
@@ -60,9 +60,9 @@ def export_batch(
 
     Raises
     ------
-    ExportTimeout, ExportFailed
+    ExportTimeoutError, ExportFailedError
         See :meth:`ExportTask.wait`. In the legacy fallback, the first single export
-        that fails stops the others and raises ``ExportFailed`` naming it (``task_id``
+        that fails stops the others and raises ``ExportFailedError`` naming it (``task_id``
         is ``"legacy"``, the cause chained), as a failing batch task would; no zip is
         left behind.
     """
@@ -122,15 +122,11 @@ def _legacy_export(
             try:
                 file_name, text = api.external_export_structure(structure_id, object_type_id)
             except MddError as exc:
-                raise ExportFailed(
+                raise ExportFailedError(
                     f"legacy export: the single export of element {structure_id!r} failed, "
                     f"so no zip was written: {exc.message}",
                     task_id="legacy",
-                    operation=exc.operation,
-                    method=exc.method,
-                    url=exc.url,
-                    status=exc.status,
-                    server_message=exc.server_message,
+                    **exc.request_details(),
                 ) from exc
             part = folder / f"{position[structure_id]}.part"
             with open(part, "w", encoding="utf-8", newline="") as fh:

@@ -20,7 +20,12 @@ import pandas as pd
 
 from mddframes.archive import ExportArchive, safe_file_name
 from mddframes.bulk import ProgressCallback
-from mddframes.errors import DataShapeError, ExportFailed, ExportTimeout, InvalidArgumentError
+from mddframes.errors import (
+    DataShapeError,
+    ExportFailedError,
+    ExportTimeoutError,
+    InvalidArgumentError,
+)
 from mddframes.ids import id_list as ids_of
 
 if TYPE_CHECKING:
@@ -211,10 +216,10 @@ class ExportTask:
 
         Raises
         ------
-        ExportTimeout
+        ExportTimeoutError
             The task was still running at ``timeout``; ``task_id`` lets you attach to it
             again with ``client.export_task(task_id)``.
-        ExportFailed
+        ExportFailedError
             The task ended as FAILED; carries the service's message.
         """
         if timeout is not None and timeout < 0:
@@ -238,7 +243,7 @@ class ExportTask:
                 if current.finished:
                     return current
                 if current.failed:
-                    raise ExportFailed(
+                    raise ExportFailedError(
                         f"export task {self.task_id} failed",
                         task_id=self.task_id,
                         operation="structureMassExportAsyncStatus",
@@ -248,7 +253,7 @@ class ExportTask:
                 if deadline is not None:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
-                        raise ExportTimeout(
+                        raise ExportTimeoutError(
                             f"export task {self.task_id} still {current.status} after "
                             f"{timeout:g} s ({current.done}/{current.total} done); attach to it "
                             f"later with client.export_task({self.task_id!r})",

@@ -74,7 +74,9 @@ def read_packages(api: Api, system: str) -> pd.DataFrame:
     """
     if not isinstance(system, str) or not system:
         raise InvalidArgumentError(f"system must be a non-empty string, got {system!r}")
-    return packages_frame(api.list_deployment_packages(system), what=f"packages of system {system!r}")
+    return packages_frame(
+        api.list_deployment_packages(system), what=f"packages of system {system!r}"
+    )
 
 
 def packages_frame(payload: Any, *, what: str = "packages") -> pd.DataFrame:

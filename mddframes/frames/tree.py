@@ -55,9 +55,7 @@ _PATH_SEP = "/"
 _NAMED_LIMIT = 20  # how many ids a warning lists before it just counts
 
 
-def read_tree(
-    api: Api, system: str, *, types: str | Iterable[str] | None = None
-) -> pd.DataFrame:
+def read_tree(api: Api, system: str, *, types: str | Iterable[str] | None = None) -> pd.DataFrame:
     """Read the element tree of a system as one row per element.
 
     Parameters

@@ -16,8 +16,8 @@ from mddframes.errors import (
     ConcurrentModificationError,
     ConfigurationError,
     DataShapeError,
-    ExportFailed,
-    ExportTimeout,
+    ExportFailedError,
+    ExportTimeoutError,
     IncompletePayloadError,
     InvalidArgumentError,
     MddError,
@@ -36,10 +36,10 @@ _ADVICE: tuple[tuple[type[BaseException], str], ...] = (
         "Refresh the package list and pick an open package (a closed one takes no elements).",
     ),
     (
-        ExportTimeout,
+        ExportTimeoutError,
         "The task still runs on the service: press 'Re-attach' to wait for it again.",
     ),
-    (ExportFailed, "Check the elements and the object type named above, then export again."),
+    (ExportFailedError, "Check the elements and the object type named above, then export again."),
     (
         ConcurrentModificationError,
         "Someone changed it since you read it: read it again and re-apply your edit.",

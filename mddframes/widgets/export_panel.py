@@ -15,7 +15,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from mddframes.archive import ExportArchive
-from mddframes.errors import ExportTimeout, InvalidArgumentError
+from mddframes.errors import ExportTimeoutError, InvalidArgumentError
 from mddframes.exports import ExportTask, Script
 from mddframes.widgets._panel import Panel
 from mddframes.widgets.picker import ElementPicker
@@ -159,7 +159,7 @@ class ExportPanel(Panel):
         ------
         InvalidArgumentError
             Nothing is selected, or no object type is chosen.
-        ExportTimeout
+        ExportTimeoutError
             The batch task outlived ``timeout``; ``reattach()`` waits for it again.
         MddError
             What the export raised (also written into the Output in words).
@@ -215,7 +215,7 @@ class ExportPanel(Panel):
                 progress=False,
                 on_progress=self._on_progress,
             )
-        except ExportTimeout as exc:
+        except ExportTimeoutError as exc:
             self._offer_reattach(exc.task_id, ids)
             raise
 
@@ -227,7 +227,7 @@ class ExportPanel(Panel):
                 progress=False,
                 on_progress=self._on_progress,
             )
-        except ExportTimeout:
+        except ExportTimeoutError:
             self._offer_reattach(task.task_id, self._pending_ids)
             raise
         self.pending_task_id = None
