@@ -175,6 +175,8 @@ def test_a_body_over_the_size_limit_is_413_and_stores_nothing(api, monkeypatch):
     monkeypatch.setattr(limits, "MAX_BODY_BYTES", 1000)
     big = json.dumps({"metadata": {}, "data": [{"a": "x" * 2000}]})
     spring(send(api, "PUT", "table/tbl-0001", big), 413, "larger than 1000 bytes")
+    # the deployment info file comes as multipart: its declared length is checked too
+    spring(send(api, "POST", "structure/deployed", big), 413, "larger than 1000 bytes")
 
     def chunks():
         yield big.encode()  # no Content-Length: the limit holds while reading

@@ -6,23 +6,31 @@ routing, counters, faults, bearer tokens). Each route is declared with its contr
 with, and every status it sends; the OpenAPI document is built from those declarations.
 
 Bodies are read raw and parsed with ``json.loads`` (big integers survive) and answers are
-sent as the stored JSON text, never through FastAPI's encoders.
+sent as the stored JSON text, never through FastAPI's encoders: :mod:`.bodies` does both,
+so this module is the route table alone (kept whole: its order decides which route a
+path reaches, e.g. the literal ``export`` segment before ``structure/{id}``).
 """
 
 from __future__ import annotations
 
-from email.message import Message
 from typing import Any
-from urllib.parse import quote, unquote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from mddframes.emulator import generation, limits, openapi
+from mddframes.emulator import generation, openapi
 from mddframes.emulator import schemas as wire
-from mddframes.emulator.errors import BodyTooLarge
+from mddframes.emulator.bodies import (
+    checked,
+    content_disposition,
+    form_file,
+    json_answer,
+    json_body,
+    read_body,
+    segment,
+)
 from mddframes.emulator.gate import OperationGate, error_response
 from mddframes.emulator.state import EmulatorState
 from mddframes.emulator.store import (
@@ -30,76 +38,11 @@ from mddframes.emulator.store import (
     InvalidInput,
     StateConflict,
     UnknownObject,
-    UnsupportedMedia,
     dumps,
     parse_json_body,
 )
 
 TOKEN_PATH = "/auth/realms/{realm}/protocol/openid-connect/token"
-
-
-def _json(text: str, status: int = 200) -> Response:
-    return Response(text.encode("utf-8"), status_code=status, media_type="application/json")
-
-
-def _segment(value: str) -> str:
-    """A path parameter as the client meant it (the router sees the raw, encoded path).
-
-    A segment whose percent-escapes are not UTF-8 (``%FF``) is refused with 400, as a
-    servlet container refuses a URI it cannot decode.
-    """
-    try:
-        return unquote(value, encoding="utf-8", errors="strict")
-    except UnicodeDecodeError:
-        raise InvalidInput(f"the path segment {value!r} is not percent-encoded UTF-8") from None
-
-
-def _media_type(request: Request) -> str:
-    message = Message()
-    message["content-type"] = request.headers.get("content-type", "")
-    return message.get_content_type() if request.headers.get("content-type") else ""
-
-
-def _require_json(request: Request) -> None:
-    media = _media_type(request)
-    if media != "application/json" and not media.endswith("+json"):
-        raise UnsupportedMedia(
-            f"Content-Type '{media or 'none'}' is not supported; send application/json"
-        )
-
-
-async def _body(request: Request) -> bytes:
-    """The raw body, refused with 413 past ``limits.MAX_BODY_BYTES`` (read no further)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limits.MAX_BODY_BYTES:
-        raise BodyTooLarge(f"the request body is larger than {limits.MAX_BODY_BYTES} bytes")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limits.MAX_BODY_BYTES:
-            raise BodyTooLarge(f"the request body is larger than {limits.MAX_BODY_BYTES} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _checked(model: Any, value: Any, what: str) -> Any:
-    """``value`` when it fits ``model`` (:mod:`.schemas`), else 400 naming the problems."""
-    problems = wire.validate_body(model, value, what)
-    if problems:
-        raise InvalidInput("; ".join(problems))
-    return value
-
-
-async def _json_body(request: Request, what: str, model: Any) -> Any:
-    _require_json(request)
-    return _checked(model, parse_json_body(await _body(request), what), what)
-
-
-def _content_disposition(file_name: str) -> str:
-    fallback = (
-        file_name.encode("ascii", "replace").decode("ascii").replace("?", "_").replace('"', "_")
-    )
-    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(file_name, safe='')}"
 
 
 def create_app(state: EmulatorState) -> FastAPI:
@@ -166,13 +109,13 @@ def create_app(state: EmulatorState) -> FastAPI:
     )
     async def get_token(realm: str, request: Request) -> Response:
         try:
-            realm_name = _segment(realm)
+            realm_name = segment(realm)
         except InvalidInput:  # no realm has a name that is not text
             return JSONResponse({"error": "Realm does not exist"}, status_code=404)
         answer = state.issuer.token_request(
             realm_name,
             request.headers.get("content-type"),
-            await _body(request),
+            await read_body(request),
             request.headers.get("authorization"),
         )
         return JSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
@@ -192,14 +135,14 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def get_tree(name: str) -> Response:
-        return _json(store.tree_json(_segment(name)))
+        return json_answer(store.tree_json(segment(name)))
 
     @app.get(
         f"{api}/object-type",
         **op("getObjectTypes", "object-type", "All object types", answer=list[wire.ObjectType]),
     )
     async def get_object_types() -> Response:
-        return _json(store.object_types_json())
+        return json_answer(store.object_types_json())
 
     @app.get(
         f"{api}/table/{{tableId}}",
@@ -212,7 +155,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def get_table(tableId: str) -> Response:
-        return _json(store.table_json(_segment(tableId)))
+        return json_answer(store.table_json(segment(tableId)))
 
     @app.put(
         f"{api}/table/{{tableId}}",
@@ -228,9 +171,9 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def table_update(tableId: str, request: Request) -> Response:
-        table_id = _segment(tableId)
-        payload = await _json_body(request, f"table {table_id!r}", wire.TableDocument)
-        return _json(store.replace_table(table_id, payload))
+        table_id = segment(tableId)
+        payload = await json_body(request, f"table {table_id!r}", wire.TableDocument)
+        return json_answer(store.replace_table(table_id, payload))
 
     @app.get(
         f"{api}/mapping/{{mappingId}}",
@@ -243,7 +186,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def get_mapping(mappingId: str) -> Response:
-        return _json(store.mapping_json(_segment(mappingId)))
+        return json_answer(store.mapping_json(segment(mappingId)))
 
     @app.put(
         f"{api}/mapping/{{mappingId}}",
@@ -258,9 +201,9 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def mapping_update(mappingId: str, request: Request) -> Response:
-        mapping_id = _segment(mappingId)
-        payload = await _json_body(request, f"mapping {mapping_id!r}", wire.MappingDocument)
-        return _json(store.replace_mapping(mapping_id, payload))
+        mapping_id = segment(mappingId)
+        payload = await json_body(request, f"mapping {mapping_id!r}", wire.MappingDocument)
+        return json_answer(store.replace_mapping(mapping_id, payload))
 
     @app.get(
         f"{api}/system/{{systemName}}/deployment-package",
@@ -273,7 +216,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def list_packages(systemName: str) -> Response:
-        return _json(store.open_packages_json(_segment(systemName)))
+        return json_answer(store.open_packages_json(segment(systemName)))
 
     @app.post(
         f"{api}/system/{{systemName}}/deployment-package/{{dpName}}/structure",
@@ -289,9 +232,9 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def add_to_package(systemName: str, dpName: str, request: Request) -> Response:
-        system, name = _segment(systemName), _segment(dpName)
-        body = await _json_body(request, f"deployment package {name!r}", wire.PackageAdd)
-        return _json(dumps(store.add_to_package(system, name, body)))
+        system, name = segment(systemName), segment(dpName)
+        body = await json_body(request, f"deployment package {name!r}", wire.PackageAdd)
+        return json_answer(dumps(store.add_to_package(system, name, body)))
 
     # ------------------------------------------------------------------ export tasks
     # (before the structure routes: "export" is a literal segment here)
@@ -314,7 +257,7 @@ def create_app(state: EmulatorState) -> FastAPI:
     async def start_export(request: Request) -> Response:
         if state.config.legacy:
             raise UnknownObject(f"No endpoint POST {request.scope['path']}")
-        body = await _json_body(request, "batch export", wire.ExportRequest)
+        body = await json_body(request, "batch export", wire.ExportRequest)
         # a repeated id would give the archive two entries of one name: export it once,
         # as addToDeploymentPackage ignores repeated ids
         ids = list(dict.fromkeys(body["structureIds"]))
@@ -333,7 +276,7 @@ def create_app(state: EmulatorState) -> FastAPI:
                     f"{sid!r} of type {element.get('type')!r}"
                 )
         task = state.tasks.start(ids, object_type_id)
-        return _json(dumps({"taskId": task.task_id}), status=202)
+        return json_answer(dumps({"taskId": task.task_id}), status=202)
 
     def _task(task_id: str, path: str):
         if state.config.legacy:
@@ -354,7 +297,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def export_status(taskId: str, request: Request) -> Response:
-        return _json(dumps(_task(_segment(taskId), request.scope["path"]).poll()))
+        return json_answer(dumps(_task(segment(taskId), request.scope["path"]).poll()))
 
     @app.get(
         f"{api}/structure/export/{{taskId}}/result",
@@ -370,7 +313,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         response_class=Response,
     )
     async def export_result(taskId: str, request: Request) -> Response:
-        task = _task(_segment(taskId), request.scope["path"])
+        task = _task(segment(taskId), request.scope["path"])
         status = task.visible_status()
         if status == "RUNNING":
             raise StateConflict(
@@ -381,7 +324,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         return Response(
             task.result,
             media_type="application/zip",
-            headers={"Content-Disposition": _content_disposition(f"{task.task_id}.zip")},
+            headers={"Content-Disposition": content_disposition(f"{task.task_id}.zip")},
         )
 
     @app.post(
@@ -400,28 +343,10 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def confirm_deployment(request: Request) -> Response:
-        if _media_type(request) != "multipart/form-data":
-            raise UnsupportedMedia(
-                f"Content-Type '{_media_type(request) or 'none'}' is not supported; "
-                "send multipart/form-data with the deployment info file in the field 'file'"
-            )
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limits.MAX_BODY_BYTES:
-            raise BodyTooLarge(f"the request body is larger than {limits.MAX_BODY_BYTES} bytes")
-        try:
-            form = await request.form()
-        except Exception as exc:  # a broken multipart body is the client's fault
-            raise InvalidInput(f"the multipart body could not be read: {exc}") from None
-        try:
-            part = form.get("file")
-            if part is None:
-                raise InvalidInput("the multipart body lacks the field 'file'")
-            content = await part.read() if hasattr(part, "read") else str(part).encode("utf-8")
-        finally:
-            await form.close()
         what = "deployment info file"
-        info = _checked(wire.DeploymentInfo, parse_json_body(content, what), what)
-        return _json(dumps(store.confirm_deployment(info)))
+        content = await form_file(request, "file", what)
+        info = checked(wire.DeploymentInfo, parse_json_body(content, what), what)
+        return json_answer(dumps(store.confirm_deployment(info)))
 
     # ------------------------------------------------------------------ structures
 
@@ -436,7 +361,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def get_structure(id: str) -> Response:  # noqa: A002 - the service's name
-        return _json(store.element_json(_segment(id)))
+        return json_answer(store.element_json(segment(id)))
 
     @app.get(
         f"{api}/structure/{{structureId}}/raw-data",
@@ -449,7 +374,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def get_raw_data(structureId: str) -> Response:
-        return _json(dumps(generation.raw_data(store, _segment(structureId))))
+        return json_answer(dumps(generation.raw_data(store, segment(structureId))))
 
     @app.post(
         f"{api}/structure/{{parentId}}/children/{{type}}",
@@ -466,9 +391,9 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def create_child(parentId: str, type: str, request: Request) -> Response:  # noqa: A002
-        parent_id = _segment(parentId)
-        body = await _json_body(request, f"new child of {parent_id!r}", wire.NewChild)
-        return _json(dumps(store.create_child(parent_id, _segment(type), body)), status=201)
+        parent_id = segment(parentId)
+        body = await json_body(request, f"new child of {parent_id!r}", wire.NewChild)
+        return json_answer(dumps(store.create_child(parent_id, segment(type), body)), status=201)
 
     @app.post(
         f"{api}/structure/{{id}}/export/{{objectTypeId}}",
@@ -483,11 +408,11 @@ def create_app(state: EmulatorState) -> FastAPI:
         response_class=Response,
     )
     async def export_structure(id: str, objectTypeId: str) -> Response:  # noqa: A002
-        file_name, text = generation.render(store, _segment(id), _segment(objectTypeId))
+        file_name, text = generation.render(store, segment(id), segment(objectTypeId))
         return Response(
             text.encode("utf-8"),
             media_type="text/plain; charset=utf-8",
-            headers={"Content-Disposition": _content_disposition(file_name)},
+            headers={"Content-Disposition": content_disposition(file_name)},
         )
 
     @app.post(
@@ -501,7 +426,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def deploy_structure(id: str, deploymentId: str) -> Response:  # noqa: A002
-        return _json(dumps(store.deploy(_segment(id), _segment(deploymentId))))
+        return json_answer(dumps(store.deploy(segment(id), segment(deploymentId))))
 
     # ------------------------------------------------------------------ docs and admin
 
@@ -512,7 +437,7 @@ def create_app(state: EmulatorState) -> FastAPI:
 
     @app.get(f"{prefix}/v3/api-docs", include_in_schema=False)
     async def api_docs() -> Response:
-        return _json(dumps(document()))
+        return json_answer(dumps(document()))
 
     @app.get(f"{prefix}/swagger-ui/index.html", include_in_schema=False)
     async def swagger_ui() -> HTMLResponse:
