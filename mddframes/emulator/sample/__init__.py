@@ -63,6 +63,7 @@ from mddframes.emulator.objecttypes import build_object_types
 from mddframes.emulator.sample.builder import generic_rows, generic_value, parse_columns
 from mddframes.emulator.sample.files import iso_countries, iso_currencies
 from mddframes.emulator.sample.lab import LAB, LAB_AWKWARD_IDS, LAB_PIECE_IDS, build_lab
+from mddframes.emulator.sample.loads import add_mappings
 from mddframes.emulator.sample.warehouse import DWH, Warehouse, deployments, packages
 
 __all__ = [
@@ -90,6 +91,7 @@ def build_sample() -> Dataset:
     """
     warehouse = Warehouse()
     warehouse.build()
+    add_mappings(warehouse)  # the loads read the built warehouse, never the other way
     dwh = warehouse.b
     dwh_elements = dwh.finish(deployments(dwh.elements))
     lab_elements, lab_tables, lab_mappings, lab_packages = build_lab()

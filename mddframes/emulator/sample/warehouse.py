@@ -13,7 +13,6 @@ import copy
 from typing import Any
 
 from mddframes.emulator import records
-from mddframes.emulator.sample import loads
 from mddframes.emulator.sample.builder import (
     TYPE_DETAILS,
     SystemBuilder,
@@ -85,7 +84,6 @@ class Warehouse:
         self._business_vault()
         self._marts()
         self._reference()
-        loads.add_mappings(self)
 
     def _sources(self) -> None:
         b = self.b
