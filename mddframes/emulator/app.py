@@ -453,4 +453,12 @@ def create_app(state: EmulatorState) -> FastAPI:
 
     app.include_router(admin_router(state))
     app.add_middleware(OperationGate, state=state, routes=app.router.routes)
+    if state.config.dialect != "default":
+        from mddframes.emulator.dialects import DialectMiddleware
+
+        # outermost: it rewrites the path before the gate routes and counts it
+        app.add_middleware(
+            DialectMiddleware, dialect=state.config.dialect, prefix=prefix,
+            tenant=state.config.tenant,
+        )  # fmt: skip
     return app

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from mddframes.emulator.dialects import DIALECTS
 from mddframes.emulator.state import DEMO_CLIENT_ID, EmulatorConfig
 
 
@@ -56,6 +57,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--client-id", default=DEMO_CLIENT_ID, help=f"API user id (default {DEMO_CLIENT_ID})"
     )
     parser.add_argument(
+        "--dialect",
+        choices=list(DIALECTS),
+        default="default",
+        help="serve a variation of the wire format the real service might have: "
+        + "; ".join(f"{name}: {what}" for name, what in DIALECTS.items()),
+    )
+    parser.add_argument(
         "--export-seconds-per-element",
         type=float,
         default=0.002,
@@ -79,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         export_seconds_per_element=args.export_seconds_per_element,
         db=args.db,
         elements=args.elements,
+        dialect=args.dialect,
     )
     secret = os.environ.get("MDD_EMULATOR_CLIENT_SECRET")
     if secret:

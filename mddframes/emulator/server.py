@@ -22,6 +22,7 @@ from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from mddframes.emulator.app import TOKEN_PATH, create_app
 from mddframes.emulator.dataset import Dataset
+from mddframes.emulator.dialects import LITERAL_REALM, check_dialect
 from mddframes.emulator.faults import CONNECTIONS
 from mddframes.emulator.state import DEMO_CLIENT_ID, EmulatorConfig, EmulatorState
 
@@ -91,6 +92,10 @@ class EmulatorHandle:
         self.tenant = config.tenant
         self.realm = config.tenant
         self.api_prefix = config.api_prefix
+        self.dialect = config.dialect
+        # the realm the token endpoint answers under (``realm`` is the default a user
+        # would configure; in the literal-realm dialect the client must discover this one)
+        self.token_realm = LITERAL_REALM if config.dialect == "literal-realm" else config.tenant
         self.client_id = config.client_id
         self.client_secret = config.client_secret
         self._state = state
@@ -111,7 +116,7 @@ class EmulatorHandle:
     @property
     def token_url(self) -> str:
         """The token endpoint of the emulator's realm."""
-        return self.base_url + TOKEN_PATH.format(realm=self.realm)
+        return self.base_url + TOKEN_PATH.format(realm=self.token_realm)
 
     def close(self) -> None:
         """Close the handle's HTTP session."""
@@ -283,6 +288,7 @@ def serve(
     client_secret: str | None = None,
     startup_timeout: float = 10,
     dataset: Dataset | None = None,
+    dialect: str = "default",
 ) -> Iterator[EmulatorHandle]:
     """Run an emulator in a background thread for the duration of a ``with`` block.
 
@@ -309,6 +315,10 @@ def serve(
         Seconds to wait for the server to accept connections.
     dataset : Dataset, optional
         Serve this instead of sample or scale data (tests).
+    dialect : str
+        A variation of the wire format the real service might have, served by every
+        route: ``default``, ``spring-page``, ``snake-case``, ``nested-tree``,
+        ``unprefixed`` or ``literal-realm`` (:mod:`mddframes.emulator.dialects`).
 
     Yields
     ------
@@ -322,6 +332,7 @@ def serve(
         export_seconds_per_element=export_seconds_per_element,
         db=db,
         elements=elements,
+        dialect=check_dialect(dialect),
     )
     if client_secret is not None:
         config.client_secret = client_secret
@@ -384,8 +395,10 @@ def run_foreground(
         announce(f"mddframes emulator listening on {base_url}")
         announce(f"  api:           {base_url}{config.api_prefix}")
         announce(f"  swagger ui:    {base_url}{config.api_prefix}/swagger-ui/index.html")
-        announce(f"  tenant/realm:  {config.tenant}")
-        announce(f"  token url:     {base_url}{TOKEN_PATH.format(realm=config.tenant)}")
+        realm = LITERAL_REALM if config.dialect == "literal-realm" else config.tenant
+        announce(f"  dialect:       {config.dialect}")
+        announce(f"  tenant/realm:  {config.tenant}/{realm}")
+        announce(f"  token url:     {base_url}{TOKEN_PATH.format(realm=realm)}")
         announce(f"  client id:     {config.client_id}")
         announce(f"  client secret: {config.client_secret}")
         announce("Press Ctrl-C to stop.")

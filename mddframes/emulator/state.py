@@ -39,6 +39,7 @@ class EmulatorConfig:
     db: str | None = None
     elements: int | None = None
     api_prefix: str = API_PREFIX
+    dialect: str = "default"  # see emulator/dialects.py
 
 
 def sample_dataset() -> Dataset:
