@@ -10,13 +10,13 @@ functions never see the Client, so the arrows point one way. The raw operations 
 from __future__ import annotations
 
 import os
-import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from mddframes import elements, exports, writing
+from mddframes._facade import DEPRECATED_RAW_NAMES, deprecated_raw, facade_of
 from mddframes.api import Api
 from mddframes.archive import ExportArchive
 from mddframes.bulk import ErrorPolicy, ProgressCallback
@@ -108,49 +108,6 @@ def connect(
         profile=profile,
     )
     return Client(settings)
-
-
-def _facade_of(function: Callable[..., Any]) -> Callable[[Callable[..., Any]], Any]:
-    """Give a facade method the docstring of the layer function it calls.
-
-    The layer function documents its first parameter, the ``api``; the method's caller
-    never passes it, so that entry is left out. One docstring, two places to read it.
-    """
-
-    def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
-        lines = (function.__doc__ or "").splitlines()
-        kept, skipping = [], False
-        for line in lines:
-            if line.strip().startswith("api : "):
-                skipping = True
-                continue
-            if skipping and line.startswith(" " * 8) and line.strip():
-                continue  # the api entry's description
-            skipping = False
-            kept.append(line)
-        method.__doc__ = "\n".join(kept)
-        method.__wrapped_function__ = function  # type: ignore[attr-defined]
-        return method
-
-    return decorate
-
-
-def _deprecated_raw(old: str, new: str) -> Callable[..., Any]:
-    """A Client method ``old`` that warns and calls ``client.api.<new>``."""
-
-    def alias(self: Client, *args: Any, **kwargs: Any) -> Any:
-        warnings.warn(
-            f"Client.{old}() is deprecated and will be removed in the next release; "
-            f"use client.api.{new}()",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(self.api, new)(*args, **kwargs)
-
-    alias.__name__ = old
-    alias.__qualname__ = f"Client.{old}"
-    alias.__doc__ = f"Deprecated: use ``client.api.{new}()`` (:meth:`mddframes.api.Api.{new}`)."
-    return alias
 
 
 class Client:
@@ -246,15 +203,15 @@ class Client:
 
     # -- loaders: tree, elements, listings (frames/) ------------------------------
 
-    @_facade_of(tree.read_tree)
+    @facade_of(tree.read_tree)
     def read_tree(self, system: str, *, types: str | Iterable[str] | None = None) -> pd.DataFrame:
         return tree.read_tree(self.api, system, types=types)
 
-    @_facade_of(structures.read_structure)
+    @facade_of(structures.read_structure)
     def read_structure(self, structure_id: str) -> pd.Series:
         return structures.read_structure(self.api, structure_id)
 
-    @_facade_of(structures.read_structures)
+    @facade_of(structures.read_structures)
     def read_structures(
         self,
         ids: Iterable[str],
@@ -267,15 +224,15 @@ class Client:
             self.api, ids, max_workers=max_workers, progress=progress, errors=errors
         )
 
-    @_facade_of(listing.read_raw_data)
+    @facade_of(listing.read_raw_data)
     def read_raw_data(self, structure_id: str, *, flatten: bool = False) -> Any:
         return listing.read_raw_data(self.api, structure_id, flatten=flatten)
 
-    @_facade_of(listing.read_object_types)
+    @facade_of(listing.read_object_types)
     def read_object_types(self) -> pd.DataFrame:
         return listing.read_object_types(self.api)
 
-    @_facade_of(listing.read_packages)
+    @facade_of(listing.read_packages)
     def read_packages(self, system: str) -> pd.DataFrame:
         return listing.read_packages(self.api, system)
 
@@ -292,19 +249,19 @@ class Client:
         """
         return registry_for(self.api)
 
-    @_facade_of(table.read_table)
+    @facade_of(table.read_table)
     def read_table(self, table_id: str) -> pd.DataFrame:
         return table.read_table(self.api, table_id)
 
-    @_facade_of(table.read_table_columns)
+    @facade_of(table.read_table_columns)
     def read_table_columns(self, table_id: str) -> pd.DataFrame:
         return table.read_table_columns(self.api, table_id)
 
-    @_facade_of(table.read_mapping)
+    @facade_of(table.read_mapping)
     def read_mapping(self, mapping_id: str) -> pd.DataFrame:
         return table.read_mapping(self.api, mapping_id)
 
-    @_facade_of(bulk_tables.read_tables)
+    @facade_of(bulk_tables.read_tables)
     def read_tables(
         self,
         ids: Iterable[str],
@@ -317,7 +274,7 @@ class Client:
             self.api, ids, max_workers=max_workers, progress=progress, errors=errors
         )
 
-    @_facade_of(bulk_tables.read_mappings)
+    @facade_of(bulk_tables.read_mappings)
     def read_mappings(
         self,
         ids: Iterable[str],
@@ -330,7 +287,7 @@ class Client:
             self.api, ids, max_workers=max_workers, progress=progress, errors=errors
         )
 
-    @_facade_of(writing.write_table)
+    @facade_of(writing.write_table)
     def write_table(
         self,
         table_id: str,
@@ -347,7 +304,7 @@ class Client:
             allow_deletes=allow_deletes, force=force, backup_dir=backup_dir,
         )  # fmt: skip
 
-    @_facade_of(writing.write_mapping)
+    @facade_of(writing.write_mapping)
     def write_mapping(
         self,
         mapping_id: str,
@@ -363,7 +320,7 @@ class Client:
             force=force, backup_dir=backup_dir,
         )  # fmt: skip
 
-    @_facade_of(writing.restore)
+    @facade_of(writing.restore)
     def restore(
         self,
         backup: str | os.PathLike[str],
@@ -373,7 +330,7 @@ class Client:
     ) -> WriteResult:
         return writing.restore(self.api, backup, dry_run=dry_run, backup_dir=backup_dir)
 
-    @_facade_of(writing.write_tables)
+    @facade_of(writing.write_tables)
     def write_tables(
         self,
         frame: pd.DataFrame,
@@ -390,7 +347,7 @@ class Client:
             backup_dir=backup_dir, max_workers=max_workers, progress=progress,
         )  # fmt: skip
 
-    @_facade_of(writing.write_mappings)
+    @facade_of(writing.write_mappings)
     def write_mappings(
         self,
         frame: pd.DataFrame,
@@ -409,11 +366,11 @@ class Client:
 
     # -- exports (exports/) ------------------------------------------------------
 
-    @_facade_of(exports.export_script)
+    @facade_of(exports.export_script)
     def export_script(self, structure_id: Any, object_type_id: Any) -> Script:
         return exports.export_script(self.api, structure_id, object_type_id)
 
-    @_facade_of(exports.export_scripts)
+    @facade_of(exports.export_scripts)
     def export_scripts(
         self,
         ids: Any,
@@ -429,7 +386,7 @@ class Client:
             on_progress=on_progress,
         )  # fmt: skip
 
-    @_facade_of(exports.start_export)
+    @facade_of(exports.start_export)
     def start_export(self, ids: Any, object_type_id: Any) -> ExportTask:
         return exports.start_export(self.api, ids, object_type_id)
 
@@ -447,7 +404,7 @@ class Client:
         """
         return ExportTask(self.api, task_id)
 
-    @_facade_of(exports.export_batch)
+    @facade_of(exports.export_batch)
     def export_batch(
         self,
         ids: Any,
@@ -469,23 +426,23 @@ class Client:
 
     # -- elements, packages, deployment (elements/) ------------------------------
 
-    @_facade_of(elements.create_child)
+    @facade_of(elements.create_child)
     def create_child(self, parent_id: Any, type: str, name: str, **attributes: Any) -> pd.Series:
         return elements.create_child(self.api, parent_id, type, name, **attributes)
 
-    @_facade_of(elements.create_children)
+    @facade_of(elements.create_children)
     def create_children(self, frame: pd.DataFrame, *, progress: bool = True) -> pd.DataFrame:
         return elements.create_children(self.api, frame, progress=progress)
 
-    @_facade_of(elements.add_to_package)
+    @facade_of(elements.add_to_package)
     def add_to_package(self, system: str, package: str, ids: Any) -> pd.DataFrame:
         return elements.add_to_package(self.api, system, package, ids)
 
-    @_facade_of(elements.deploy)
+    @facade_of(elements.deploy)
     def deploy(self, structure_id: Any, deployment_id: Any) -> pd.Series:
         return elements.deploy(self.api, structure_id, deployment_id)
 
-    @_facade_of(elements.deploy_many)
+    @facade_of(elements.deploy_many)
     def deploy_many(
         self,
         items: Any,
@@ -500,7 +457,7 @@ class Client:
             on_progress=on_progress,
         )  # fmt: skip
 
-    @_facade_of(elements.confirm_deployed)
+    @facade_of(elements.confirm_deployed)
     def confirm_deployed(self, info: Any) -> pd.DataFrame:
         return elements.confirm_deployed(self.api, info)
 
@@ -558,25 +515,7 @@ class Client:
             self, object_id, frame, kind=kind, allow_deletes=allow_deletes, backup_dir=backup_dir
         )
 
-    # -- the raw operations' old names: deprecated, moved to client.api ------------
 
-    get_tree = _deprecated_raw("get_tree", "get_tree")
-    get_structure = _deprecated_raw("get_structure", "get_structure")
-    get_raw_data = _deprecated_raw("get_raw_data", "get_raw_data")
-    get_object_types = _deprecated_raw("get_object_types", "get_object_types")
-    get_table = _deprecated_raw("get_table", "get_table")
-    get_table_stream = _deprecated_raw("get_table_stream", "get_table_stream")
-    put_table = _deprecated_raw("put_table", "put_table")
-    get_mapping = _deprecated_raw("get_mapping", "get_mapping")
-    put_mapping = _deprecated_raw("put_mapping", "put_mapping")
-    list_packages = _deprecated_raw("list_packages", "list_deployment_packages")
-    post_package_structures = _deprecated_raw(
-        "post_package_structures", "add_to_deployment_package"
-    )
-    post_child = _deprecated_raw("post_child", "create_child_structure")
-    export_structure = _deprecated_raw("export_structure", "external_export_structure")
-    post_export = _deprecated_raw("post_export", "structure_mass_export_async")
-    get_export_status = _deprecated_raw("get_export_status", "structure_mass_export_async_status")
-    get_export_result = _deprecated_raw("get_export_result", "structure_mass_export_async_result")
-    deploy_structure = _deprecated_raw("deploy_structure", "deploy_structure")
-    confirm_deployment = _deprecated_raw("confirm_deployment", "confirm_structure_deployment")
+# The raw operations' old names: deprecated for one release, they moved to client.api.
+for _old, _new in DEPRECATED_RAW_NAMES.items():
+    setattr(Client, _old, deprecated_raw(_old, _new))

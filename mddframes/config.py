@@ -21,7 +21,6 @@ The client secret is kept in a :class:`Secret`, whose repr and str mask it.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 import os
 import stat
@@ -32,6 +31,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from mddframes.config_values import (
+    _parse_api_prefix,
+    _parse_bool,
+    _parse_int,
+    _parse_timeout,
+    _parse_verify,
+    check_transport_security,
+)
+from mddframes.config_values import is_loopback_host as is_loopback_host  # public here too
 from mddframes.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
@@ -457,120 +465,3 @@ def _fill_base_url(template: str, tenant: str | None, profile_label: str) -> str
     if parts.query or parts.fragment:
         raise ConfigurationError(f"the base URL {url!r} must not have a query or fragment")
     return url.rstrip("/")
-
-
-def is_loopback_host(host: str) -> bool:
-    """Whether ``host`` is ``localhost``, an address in 127.0.0.0/8, or ``::1``."""
-    host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_transport_security(base_url: str, allow_insecure_http: bool) -> None:
-    """Refuse plain ``http://`` to any host but loopback, unless explicitly allowed.
-
-    Raises
-    ------
-    ConfigurationError
-        If ``base_url`` is ``http://`` to a non-loopback host and
-        ``allow_insecure_http`` is false.
-    """
-    parts = urlsplit(base_url)
-    if parts.scheme == "http" and not allow_insecure_http:
-        if not is_loopback_host(parts.hostname or ""):
-            raise ConfigurationError(
-                f"refusing plain http:// to {parts.hostname!r}: the client secret and tokens "
-                "would travel unencrypted. Use https://, or pass allow_insecure_http=True "
-                "if you really mean it"
-            )
-
-
-def _parse_api_prefix(value: Any, source: str) -> str:
-    if not isinstance(value, str):
-        raise ConfigurationError(f"api_prefix from {source} must be a string")
-    prefix = value.strip().rstrip("/")
-    if prefix and not prefix.startswith("/"):
-        raise ConfigurationError(
-            f"api_prefix from {source} must be empty or start with '/', got {value!r}"
-        )
-    if any(ch in prefix for ch in "?#{}"):
-        raise ConfigurationError(f"api_prefix from {source} must be a plain path, got {value!r}")
-    return prefix
-
-
-def _parse_timeout(value: Any, source: str) -> tuple[float, float]:
-    raw = value
-    if isinstance(value, str):
-        pieces = [p.strip() for p in value.split(",")]
-        try:
-            numbers = [float(p) for p in pieces]
-        except ValueError:
-            raise ConfigurationError(
-                f"timeout from {source} must be seconds or 'connect,read', got {raw!r}"
-            ) from None
-    elif isinstance(value, int | float) and not isinstance(value, bool):
-        numbers = [float(value)]
-    elif isinstance(value, list | tuple):
-        try:
-            numbers = [float(p) for p in value]
-        except (TypeError, ValueError):
-            numbers = []
-    else:
-        numbers = []
-    if len(numbers) == 1:
-        numbers = numbers * 2
-    if len(numbers) != 2 or not all(n > 0 for n in numbers):
-        raise ConfigurationError(
-            f"timeout from {source} must be positive seconds or a (connect, read) pair, got {raw!r}"
-        )
-    return (numbers[0], numbers[1])
-
-
-def _parse_int(name: str, value: Any, source: str, *, minimum: int) -> int:
-    if isinstance(value, bool):
-        number = None
-    elif isinstance(value, int):
-        number = value
-    else:
-        try:
-            number = int(str(value).strip())
-        except ValueError:
-            number = None
-    if number is None or number < minimum:
-        raise ConfigurationError(
-            f"{name} from {source} must be an integer >= {minimum}, got {value!r}"
-        )
-    return number
-
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-def _parse_bool(name: str, value: Any, source: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    raise ConfigurationError(f"{name} from {source} must be true or false, got {value!r}")
-
-
-def _parse_verify(value: Any, source: str) -> bool | str:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        lowered = value.strip().lower()
-        if lowered in _TRUE | _FALSE:
-            return lowered in _TRUE
-        if not Path(value).exists():
-            raise ConfigurationError(
-                f"verify from {source} is neither true/false nor an existing CA bundle: {value!r}"
-            )
-        return value
-    raise ConfigurationError(
-        f"verify from {source} must be true, false or a CA bundle path, got {value!r}"
-    )

@@ -60,7 +60,7 @@ def test_every_operation_has_exactly_one_api_method():
         assert operation in inspect.getdoc(getattr(Api, method)), method
 
 
-DEPRECATED = {
+DEPRECATED = {  # spelled out here so a change to the table in _facade.py is deliberate
     "get_tree": "get_tree",
     "get_structure": "get_structure",
     "get_raw_data": "get_raw_data",
@@ -87,6 +87,12 @@ def test_old_raw_names_warn_and_name_the_new_place(old):
     alias = getattr(Client, old)
     assert f"client.api.{DEPRECATED[old]}()" in alias.__doc__
     assert hasattr(Api, DEPRECATED[old])
+
+
+def test_the_alias_table_is_the_one_the_client_uses():
+    from mddframes._facade import DEPRECATED_RAW_NAMES
+
+    assert DEPRECATED_RAW_NAMES == DEPRECATED
 
 
 def test_an_old_raw_name_still_answers_like_the_api(client):
