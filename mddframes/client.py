@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes import elements, exports, writing
+from mddframes import elements, exports, journal, writing
 from mddframes._facade import DEPRECATED_RAW_NAMES, deprecated_raw, facade_of
 from mddframes.api import Api
 from mddframes.archive import ExportArchive
@@ -363,6 +363,43 @@ class Client:
             self.api, frame, dry_run=dry_run, allow_deletes=allow_deletes, force=force,
             backup_dir=backup_dir, max_workers=max_workers, progress=progress,
         )  # fmt: skip
+
+    # -- the write journal (journal/) ---------------------------------------------
+
+    @facade_of(journal.pending_writes)
+    def pending_writes(
+        self,
+        *,
+        backup_dir: str | os.PathLike[str] | None = None,
+        include_finished: bool = False,
+    ) -> pd.DataFrame:
+        return journal.pending_writes(
+            self.api, backup_dir=backup_dir, include_finished=include_finished
+        )
+
+    @facade_of(journal.resume)
+    def resume(
+        self,
+        batch: str | os.PathLike[str],
+        *,
+        backup_dir: str | os.PathLike[str] | None = None,
+        max_workers: int | None = None,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        return journal.resume(self.api, batch, backup_dir=backup_dir, max_workers=max_workers,
+                              progress=progress)  # fmt: skip
+
+    @facade_of(journal.roll_back)
+    def roll_back(
+        self,
+        batch: str | os.PathLike[str],
+        *,
+        backup_dir: str | os.PathLike[str] | None = None,
+        max_workers: int | None = None,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        return journal.roll_back(self.api, batch, backup_dir=backup_dir,
+                                 max_workers=max_workers, progress=progress)  # fmt: skip
 
     # -- exports (exports/) ------------------------------------------------------
 

@@ -29,6 +29,7 @@ The tree::
     │   └── IncompletePayloadError     the completeness check found errors
     ├── WriteVerificationError         a write was sent but reads back differently
     ├── BackupError                    a backup could not be written
+    ├── JournalError                   a write journal cannot be written, read or acted on
     ├── ExportError                    an export task did not deliver (``task_id``)
     │   ├── ExportTimeoutError         still running at the time-out (alias ExportTimeout)
     │   └── ExportFailedError          ended as FAILED (alias ExportFailed)
@@ -65,6 +66,7 @@ __all__ = [
     "ExportTimeoutError",
     "IncompletePayloadError",
     "InvalidArgumentError",
+    "JournalError",
     "LegacyExportWarning",
     "MddError",
     "MddWarning",
@@ -309,6 +311,20 @@ class WriteVerificationError(MddError):
 
 class BackupError(MddError):
     """A backup file could not be written (no free name, a disk error, content not JSON)."""
+
+
+class JournalError(MddError):
+    """A batch's write journal cannot be written, read, or resumed/rolled back as asked.
+
+    Attributes
+    ----------
+    path : str or None
+        The journal file (or its folder) concerned.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, **kwargs: Any) -> None:
+        self.path = path
+        super().__init__(message, **kwargs)
 
 
 # -- exports ----------------------------------------------------------------------------------

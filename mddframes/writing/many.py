@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -11,6 +12,8 @@ from mddframes.bulk import resolve_workers, run_bulk
 from mddframes.codec import CheckReport
 from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
 from mddframes.frames.bulk_tables import iter_groups
+from mddframes.writing.backups import save_backup
+from mddframes.writing.journal import JournalWriter, PlannedObject, digest
 from mddframes.writing.result import Kind, WriteResult, _not_sent, _Prepared
 from mddframes.writing.single import _prepare, _refuse, _send
 
@@ -76,16 +79,83 @@ def _write_many(
         else:
             to_send.append(item)
     errors: dict[str, Exception] = {}
+    journal = None
     if to_send:
-        sent = run_bulk(lambda item: _send(api, item, backup_dir), to_send,
-                        max_workers=workers, progress=progress, errors="skip",
-                        desc=f"write {kind}s", label=lambda item: item.object_id)  # fmt: skip
-        for position, item in enumerate(to_send):
-            if position in sent.exceptions:
-                errors[item.object_id] = sent.exceptions[position]
-            else:
-                results[item.object_id] = sent.results[position]
-    return _results_frame(key, [g[0] for g in groups], results, errors)
+        journal, sent, failed = send_batch(api, f"write_{kind}s", to_send, backup_dir=backup_dir,
+                                           max_workers=workers, progress=progress)  # fmt: skip
+        results.update(sent)
+        errors.update(failed)
+    frame = _results_frame(key, [g[0] for g in groups], results, errors)
+    # the batch to pass to resume / roll_back (None when nothing was sent)
+    frame.attrs["batch"] = None if journal is None else journal.stem
+    frame.attrs["journal"] = None if journal is None else str(journal)
+    return frame
+
+
+def send_batch(
+    api: Api,
+    operation: str,
+    to_send: list[_Prepared],
+    *,
+    backup_dir: Any,
+    max_workers: int,
+    progress: bool,
+) -> tuple[Path, dict[str, WriteResult], dict[str, Exception]]:
+    """Back up, journal, then send and verify ``to_send`` concurrently (steps 6 to 8).
+
+    Every object is backed up before the journal's plan is written, and the plan is on
+    disk before the first PUT, so a crash at any moment leaves a batch that
+    :func:`mddframes.journal.resume` or :func:`mddframes.journal.roll_back` can finish.
+
+    Returns
+    -------
+    tuple
+        The journal's path, the results of the objects written and verified, and the
+        errors of those that failed (by object id).
+    """
+    kind = to_send[0].kind
+    backups = run_bulk(
+        lambda item: save_backup(api, item.kind, item.object_id, item.current,
+                                 backup_dir=backup_dir),
+        to_send, max_workers=max_workers, progress=False, desc=f"back up {kind}s",
+        label=lambda item: item.object_id,
+    ).results  # fmt: skip
+    planned = [
+        PlannedObject(item.kind, item.object_id, str(backup), digest(item.current),
+                      digest(item.payload), item.payload)
+        for item, backup in zip(to_send, backups, strict=True)
+    ]  # fmt: skip
+    with JournalWriter.create(api, operation, planned, backup_dir) as journal:
+
+        def send(index: int) -> WriteResult:
+            item = to_send[index]
+            try:
+                return _send(api, item, backup_dir, backup=backups[index],
+                             record=lambda event: journal.event(index, event, "after", "write"))  # fmt: skip
+            except Exception as exc:
+                journal.event(index, "failed", "after", "write", error=_describe(exc))
+                raise
+
+        sent = run_bulk(send, list(range(len(to_send))), max_workers=max_workers, progress=progress,
+                        errors="skip", desc=f"write {kind}s",
+                        label=lambda index: to_send[index].object_id)  # fmt: skip
+        if not sent.exceptions:
+            journal.end("written", "write")
+    results: dict[str, WriteResult] = {}
+    errors: dict[str, Exception] = {}
+    for position, item in enumerate(to_send):
+        if position in sent.exceptions:
+            exc = sent.exceptions[position]
+            exc.add_note(f"batch {journal.batch}: finish it with resume({journal.batch!r}) or "
+                         f"undo it with roll_back({journal.batch!r})")  # fmt: skip
+            errors[item.object_id] = exc
+        else:
+            results[item.object_id] = sent.results[position]
+    return journal.path, results, errors
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _refusal(prepared: _Prepared) -> IncompletePayloadError:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -149,11 +150,26 @@ def _refuse(prepared: _Prepared) -> None:
         )
 
 
-def _send(api: Api, prepared: _Prepared, backup_dir: Any) -> WriteResult:
-    """Steps 6 to 8: backup, PUT, read back and compare; record the new context."""
+def _send(
+    api: Api,
+    prepared: _Prepared,
+    backup_dir: Any,
+    *,
+    backup: Path | None = None,
+    record: Callable[[str], None] | None = None,
+) -> WriteResult:
+    """Steps 6 to 8: backup, PUT, read back and compare; record the new context.
+
+    A batch passes the ``backup`` it already took, and ``record``, called with
+    "sending", "sent" and "verified" as the write gets there (its journal).
+    """
     kind, object_id = prepared.kind, prepared.object_id
-    backup = save_backup(api, kind, object_id, prepared.current, backup_dir=backup_dir)
+    if backup is None:
+        backup = save_backup(api, kind, object_id, prepared.current, backup_dir=backup_dir)
+    note = record or (lambda event: None)
+    note("sending")
     _put(api, kind, object_id, prepared.payload)
+    note("sent")
     readback = _get(api, kind, object_id)
     if not _same(readback, prepared.payload):
         mismatch = diff_payloads(prepared.payload, readback, kind=kind)
@@ -162,6 +178,7 @@ def _send(api: Api, prepared: _Prepared, backup_dir: Any) -> WriteResult:
             f"({mismatch.summary()}); what it held before is in {backup}",
             operation=_OPERATION[kind],
         )
+    note("verified")
     logger.info("%s %r written and verified (%s); backup %s", kind, object_id,
                 prepared.diff.summary(), backup)  # fmt: skip
     if prepared.keeps_positions:
