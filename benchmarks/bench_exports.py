@@ -74,7 +74,11 @@ def bench_wait_lag() -> Result:
 
             def watch() -> None:
                 while not stop.is_set():
-                    state = str(watcher_client.api.structure_mass_export_async_status(task.task_id).get("status"))
+                    state = str(
+                        watcher_client.api.structure_mass_export_async_status(task.task_id).get(
+                            "status"
+                        )
+                    )
                     if state.upper() != "RUNNING":
                         finished_at.append(time.perf_counter())
                         return

@@ -140,7 +140,9 @@ def test_adding_to_a_closed_package_raises_package_closed(client, emu, tree):
 def test_post_child_creates_one_element_under_its_parent(client, emu, tree):
     parent = first(tree, type="FOLDER")
     emu.reset_counters()
-    created = client.api.create_child_structure(parent["id"], "VIEW", {"name": "v_new_child", "owner": "tests"})
+    created = client.api.create_child_structure(
+        parent["id"], "VIEW", {"name": "v_new_child", "owner": "tests"}
+    )
     assert created["parentId"] == parent["id"] and created["name"] == "v_new_child"
     assert client.api.get_structure(created["id"])["type"] == "VIEW"
     after = client.api.get_tree(SYSTEM)

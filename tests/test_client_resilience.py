@@ -172,7 +172,9 @@ def test_no_post_is_sent_twice_under_errors_rate_limits_and_drops(emu, sample_id
         failures: list[type[MddError]] = []
         for number in range(attempts):
             try:
-                client.api.create_child_structure(sample_ids["folder"], "VIEW", {"name": f"child_{number}"})
+                client.api.create_child_structure(
+                    sample_ids["folder"], "VIEW", {"name": f"child_{number}"}
+                )
                 succeeded += 1
             except MddError as exc:
                 failures.append(type(exc))

@@ -24,7 +24,9 @@ def setting():
 
 
 def package_ids(client, system, name):
-    return next(p for p in client.api.list_deployment_packages(system) if p["name"] == name)["structureIds"]
+    return next(p for p in client.api.list_deployment_packages(system) if p["name"] == name)[
+        "structureIds"
+    ]
 
 
 def test_add_to_package_dedupes_and_reports_each_id(client, emu, setting):

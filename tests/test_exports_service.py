@@ -140,7 +140,9 @@ def test_legacy_service_falls_back_to_single_exports_with_the_same_layout(
     emu.set_legacy(True)
     try:
         with pytest.raises(NotFoundError):
-            client.api.structure_mass_export_async(ids, object_type)  # the service really has no batch export
+            client.api.structure_mass_export_async(
+                ids, object_type
+            )  # the service really has no batch export
         emu.reset_counters()
         with pytest.warns(LegacyExportWarning, match="no batch export"):
             legacy = client.export_batch(ids, object_type, tmp_path / "legacy.zip", **FAST)

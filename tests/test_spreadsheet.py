@@ -885,7 +885,10 @@ def test_new_and_deleted_rows_from_the_sheet(client, emu, tmp_path):
 def test_mapping_and_table_in_one_workbook(client, emu, tmp_path):
     table_id = owned_id(client, "crm_customer")
     mapping_id = owned_id(client, "stg_crm_customer", "mapping")
-    table_before, mapping_before = client.api.get_table(table_id), client.api.get_mapping(mapping_id)
+    table_before, mapping_before = (
+        client.api.get_table(table_id),
+        client.api.get_mapping(mapping_id),
+    )
     path = tmp_path / "review.xlsx"
     to_excel({table_id: client.read_table(table_id), mapping_id: client.read_mapping(mapping_id)},
              path)  # fmt: skip
@@ -906,4 +909,6 @@ def test_mapping_and_table_in_one_workbook(client, emu, tmp_path):
         mapping_before, client.api.get_mapping(mapping_id),
         {(0, "transformation"): "UPPER(src.customer_no)"}, rows="columnMappings",
     )  # fmt: skip
-    assert_only_cells_changed(table_before, client.api.get_table(table_id), {(4, "is_active"): True})
+    assert_only_cells_changed(
+        table_before, client.api.get_table(table_id), {(4, "is_active"): True}
+    )

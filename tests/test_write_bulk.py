@@ -108,7 +108,10 @@ def test_write_mappings_round_trips_an_edit(client, emu, tmp_path):
 
     assert result["status"].tolist() == ["unchanged", "written", "unchanged"]
     assert updates(emu, "mappingUpdate") == 1
-    assert client.api.get_mapping(ids[1])["columnMappings"][0]["transformation"] == "CAST(src.x AS INT)"
+    assert (
+        client.api.get_mapping(ids[1])["columnMappings"][0]["transformation"]
+        == "CAST(src.x AS INT)"
+    )
 
 
 def test_write_tables_needs_a_long_frame(client):
