@@ -21,6 +21,8 @@ from typing import Any
 from mddframes.config import Settings
 from mddframes.errors import InvalidArgumentError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
+from mddframes.http.keys import is_snake_case, to_camel, to_snake
+from mddframes.http.paging import collect_pages, is_page
 from mddframes.http.session import (
     BodyStream,
     HttpSession,
@@ -53,6 +55,11 @@ OPERATION_METHODS: dict[str, str] = {
     "deployStructure": "deploy_structure",
     "confirmStructureDeployment": "confirm_structure_deployment",
 }
+
+
+# Table and mapping documents are written back whole, so their keys stay as served
+# (the codec reads a column's dataType/data_type either way).
+_KEPT_AS_SERVED = frozenset({"getTable", "tableUpdate", "getMapping", "mappingUpdate"})
 
 
 def json_object(value: Any, operation: str, url: str) -> dict[str, Any]:
@@ -98,6 +105,10 @@ class Api:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.http = HttpSession(settings)
+        #: Operations whose answer came as a Spring page, with the entries collected.
+        self.paged: dict[str, int] = {}
+        #: ``"snake_case"`` once an answer spelled the wire names so (:mod:`.http.keys`).
+        self.key_style: str | None = None
 
     @property
     def tenant(self) -> str | None:
@@ -127,15 +138,36 @@ class Api:
         entry = endpoint(operation)
         response = self.http.call(operation, path_params, **kwargs)
         try:
-            return decode_json(entry, response.url, response), response.url
+            value = decode_json(entry, response.url, response)
         finally:
             response.close()
+        if operation in _KEPT_AS_SERVED:  # written back whole: the service's own keys
+            if self.key_style is None and is_snake_case(value):
+                self.key_style = "snake_case"
+            return value, response.url
+        renamed = to_camel(value)
+        if renamed is not value and self.key_style is None:
+            self.key_style = "snake_case"
+        return renamed, response.url
 
     def _json_object(
         self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
     ) -> dict[str, Any]:
         value, url = self._json_with_url(operation, path_params, **kwargs)
         return json_object(value, operation, url)
+
+    def _list(self, operation: str, path_params: dict[str, Any] | None, what: str, row: int) -> Any:
+        """A list answer; a Spring page is followed to its end (:mod:`.http.paging`)."""
+        value = self._json(operation, path_params)
+        if not is_page(value):
+            return value
+
+        def fetch(page: int, size: int) -> Any:
+            return self._json(operation, path_params, query={"page": page, "size": size})
+
+        entries = collect_pages(value, fetch, what=what, row=row)
+        self.paged[operation] = len(entries)
+        return entries
 
     @staticmethod
     def _nonempty(ids: list[str], method: str) -> list[str]:
@@ -154,9 +186,11 @@ class Api:
         Returns
         -------
         Any
-            Decoded JSON: a flat list of elements with their ids and parent ids.
+            Decoded JSON: a flat list of elements with their ids and parent ids (or
+            what the service sends instead); a Spring page is followed to its end and
+            its entries returned as one list.
         """
-        return self._json("getTree", {"name": system})
+        return self._list("getTree", {"name": system}, f"tree of system {system!r}", 11)
 
     def get_structure(self, structure_id: str) -> dict[str, Any]:
         """The latest version of one element (``getStructure``).
@@ -180,7 +214,7 @@ class Api:
 
     def get_object_types(self) -> Any:
         """All object types defined in the settings (``getObjectTypes``)."""
-        return self._json("getObjectTypes")
+        return self._list("getObjectTypes", None, "list of object types", 14)
 
     def get_table(self, table_id: str) -> dict[str, Any]:
         """The full content of a table: data and metadata (``getTable``).
@@ -264,7 +298,12 @@ class Api:
         system : str
             The system name.
         """
-        return self._json("listDeploymentPackages", {"systemName": system})
+        return self._list(
+            "listDeploymentPackages",
+            {"systemName": system},
+            f"deployment packages of system {system!r}",
+            18,
+        )
 
     def add_to_deployment_package(self, system: str, package: str, ids: list[str]) -> Any:
         """Add elements to a deployment package (raw ``addToDeploymentPackage``).
@@ -364,12 +403,13 @@ class Api:
             The decoded answer, ``{"taskId": ...}``.
         """
         wanted = id_list(ids, what="structure_mass_export_async ids")
+        body = {
+            "structureIds": self._nonempty(wanted, "structure_mass_export_async"),
+            "objectTypeId": object_type_id,
+        }
         answer = self._json_object(
             "structureMassExportAsync",
-            json_body={
-                "structureIds": self._nonempty(wanted, "structure_mass_export_async"),
-                "objectTypeId": object_type_id,
-            },
+            json_body=to_snake(body) if self.key_style == "snake_case" else body,
         )
         if "taskId" not in answer:
             raise ResponseFormatError(

@@ -41,6 +41,9 @@ class Endpoint:
         file to stream.
     under_api_prefix : bool
         Whether the path hangs below the API prefix (every operation but the token call).
+    asynchronous : bool
+        One of the batch export operations, the only ones the service description
+        shows under the prefix (the prefix of the others is discovered, row 2).
     """
 
     operation: str
@@ -49,6 +52,7 @@ class Endpoint:
     body: BodyKind = "none"
     answer: AnswerKind = "json"
     under_api_prefix: bool = True
+    asynchronous: bool = False
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -94,13 +98,25 @@ ENDPOINTS: dict[str, Endpoint] = _table(
         "/api/structure/{id}/export/{objectTypeId}",
         answer="text",
     ),
-    Endpoint("structureMassExportAsync", "POST", "/api/structure/export", body="json"),
-    Endpoint("structureMassExportAsyncStatus", "GET", "/api/structure/export/{taskId}"),
+    Endpoint(
+        "structureMassExportAsync",
+        "POST",
+        "/api/structure/export",
+        body="json",
+        asynchronous=True,
+    ),
+    Endpoint(
+        "structureMassExportAsyncStatus",
+        "GET",
+        "/api/structure/export/{taskId}",
+        asynchronous=True,
+    ),
     Endpoint(
         "structureMassExportAsyncResult",
         "GET",
         "/api/structure/export/{taskId}/result",
         answer="file",
+        asynchronous=True,
     ),
     Endpoint("deployStructure", "POST", "/api/structure/{id}/deploy/{deploymentId}"),
     Endpoint("confirmStructureDeployment", "POST", "/api/structure/deployed", body="multipart"),

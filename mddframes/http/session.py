@@ -44,6 +44,7 @@ from mddframes.http.decoding import (
     decode_token_grant,
     stream_to_file,
 )
+from mddframes.http.discovery import Discovery
 from mddframes.http.endpoints import Endpoint, build_path, endpoint
 from mddframes.http.retry import RETRY_METHODS, make_retry
 from mddframes.http.translation import error_for_response, transport_error
@@ -99,18 +100,22 @@ class HttpSession:
         # Canonical roots, prepared once; every URL is one of these plus a built path.
         self._base_root = _canonical_root(settings.base_url)
         self._api_root = _canonical_root(settings.api_url)
-        token_url = self.url_for(endpoint("getToken"), build_path("getToken", realm=settings.realm))
-        # Asking for a token twice is harmless (it creates nothing), so the token POST
-        # is retried like a GET; the longer prefix makes requests pick this adapter.
-        self._session.mount(
-            token_url,
-            HTTPAdapter(
-                pool_connections=1,
-                pool_maxsize=max(settings.max_workers, 1),
-                max_retries=make_retry(settings.max_retries, RETRY_METHODS | {"POST"}),
-            ),
-        )
-        self._token_url = token_url
+        self.discovery = Discovery(settings)
+        self._roots = {p: _canonical_root(settings.base_url + p) for p in self.discovery.prefixes()}
+        self._token_urls: dict[str, str] = {}
+        for realm in self.discovery.realms():
+            token_url = self._base_root + build_path("getToken", realm=realm)
+            # Asking for a token twice is harmless (it creates nothing), so the token
+            # POST is retried like a GET; the longer prefix makes requests pick this adapter.
+            self._session.mount(
+                token_url,
+                HTTPAdapter(
+                    pool_connections=1,
+                    pool_maxsize=max(settings.max_workers, 1),
+                    max_retries=make_retry(settings.max_retries, RETRY_METHODS | {"POST"}),
+                ),
+            )
+            self._token_urls[realm] = token_url
         self.tokens = TokenProvider(self._fetch_token)
         self.unauthorized_repeats = 0
         self._counter_lock = threading.Lock()
@@ -121,9 +126,16 @@ class HttpSession:
 
     # -- public ---------------------------------------------------------------------
 
-    def url_for(self, entry: Endpoint, path: str) -> str:
-        """The full URL of ``path`` (already built) for the operation ``entry``."""
-        return (self._api_root if entry.under_api_prefix else self._base_root) + path
+    def url_for(self, entry: Endpoint, path: str, prefix: str | None = None) -> str:
+        """The full URL of ``path`` (already built) for the operation ``entry``.
+
+        ``prefix`` replaces the configured API prefix (prefix discovery, row 2).
+        """
+        if not entry.under_api_prefix:
+            return self._base_root + path
+        if prefix is None or entry.asynchronous:
+            return self._api_root + path
+        return self._roots[prefix] + path
 
     def call(
         self,
@@ -133,8 +145,13 @@ class HttpSession:
         json_body: Any = _NO_BODY,
         files: Mapping[str, Any] | None = None,
         stream: bool = False,
+        query: Mapping[str, object] | None = None,
     ) -> requests.Response:
         """Send one API call and return its successful (2xx) response.
+
+        A synchronous operation answered 404 before the API prefix is settled is
+        repeated once under the other prefix (a 404 means nothing was done, so this
+        holds for a POST too); see :mod:`mddframes.http.discovery`.
 
         Parameters
         ----------
@@ -148,6 +165,8 @@ class HttpSession:
             Multipart fields, as ``requests`` takes them.
         stream : bool
             Leave the body unread (the caller streams it and must close the response).
+        query : mapping, optional
+            Query parameters (the ``page``/``size`` of a paged list).
 
         Raises
         ------
@@ -157,8 +176,46 @@ class HttpSession:
         if self._closed:
             raise errors.ClientClosedError("this client is closed", operation=operation)
         entry = endpoint(operation)
-        url = self.url_for(entry, build_path(operation, **dict(path_params or {})))
-        body = None if json_body is _NO_BODY else _encode_json(json_body, entry, url)
+        path = build_path(operation, **dict(path_params or {}))
+        if query:
+            path += "?" + urlencode(query)
+        sync = entry.under_api_prefix and not entry.asynchronous
+        prefixes = self.discovery.prefixes() if sync else [None]
+        body = None if json_body is _NO_BODY else _encode_json(json_body, entry, path)
+        first: tuple[str, requests.Response] | None = None  # the 404 reported if all are
+        for prefix in prefixes:
+            url = self.url_for(entry, path, prefix)
+            response = self._authorised(entry, url, body, files, stream)
+            if first is not None and _is_web_page(response):
+                response.status_code = 404  # a web front end, not the API: no route here
+            if response.status_code != 404:
+                if sync and 200 <= response.status_code < 300:
+                    self.discovery.settle_prefix(prefix)  # type: ignore[arg-type]
+                break
+            if first is None:
+                first = (url, response)
+            else:
+                response.close()
+        if first is not None and response.status_code == 404:
+            url, response = first
+        elif first is not None:
+            first[1].close()
+        if not 200 <= response.status_code < 300:
+            try:
+                raise error_for_response(entry, url, response)
+            finally:
+                response.close()
+        return response
+
+    def _authorised(
+        self,
+        entry: Endpoint,
+        url: str,
+        body: bytes | None,
+        files: Mapping[str, Any] | None,
+        stream: bool,
+    ) -> requests.Response:
+        """Send with a token; on a 401 renew it and repeat once."""
         for attempt in (1, 2):
             token = self.tokens.token()
             response = self._send(entry, url, token=token, body=body, files=files, stream=stream)
@@ -173,11 +230,6 @@ class HttpSession:
                 )
                 continue
             break
-        if not 200 <= response.status_code < 300:
-            try:
-                raise error_for_response(entry, url, response)
-            finally:
-                response.close()
         return response
 
     def close(self) -> None:
@@ -189,6 +241,7 @@ class HttpSession:
 
     def _fetch_token(self) -> TokenGrant:
         entry = endpoint("getToken")
+        realms = self.discovery.realms()
         form = Secret(
             urlencode(
                 {
@@ -198,19 +251,39 @@ class HttpSession:
                 }
             )
         )
-        response = self._send(
-            entry,
-            self._token_url,
-            token=None,
-            body=form,
-            content_type="application/x-www-form-urlencoded",
-        )
-        try:
-            if response.status_code != 200:
-                raise error_for_response(entry, self._token_url, response)
-            return decode_token_grant(entry, self._token_url, response)
-        finally:
-            response.close()
+        refused: requests.Response | None = None
+        for realm in realms:
+            token_url = self._token_urls[realm]
+            response = self._send(
+                entry,
+                token_url,
+                token=None,
+                body=form,
+                content_type="application/x-www-form-urlencoded",
+            )
+            if response.status_code == 404 and realm != realms[-1]:
+                refused, refused_url = response, token_url  # unknown realm: try the next
+                continue
+            try:
+                if response.status_code == 404 and refused is not None:
+                    raise errors.AuthError(
+                        f"no token realm answered: tried {', '.join(map(repr, realms))}, each "
+                        "404 (docs/wire-format.md row 4; set realm to the tenant's realm)",
+                        operation=entry.operation,
+                        method=entry.method,
+                        url=refused_url,
+                        status=404,
+                    )
+                if response.status_code != 200:
+                    raise error_for_response(entry, token_url, response)
+                grant = decode_token_grant(entry, token_url, response)
+            finally:
+                response.close()
+                if refused is not None:
+                    refused.close()
+            self.discovery.settle_realm(realm)
+            return grant
+        raise AssertionError("unreachable: the last realm always returns or raises")
 
     # -- sending -------------------------------------------------------------------
 
@@ -290,6 +363,10 @@ def _encode_json(value: Any, entry: Endpoint, url: str) -> bytes:
             method=entry.method,
             url=url,
         ) from None
+
+
+def _is_web_page(response: requests.Response) -> bool:
+    return response.headers.get("Content-Type", "").startswith("text/html")
 
 
 def _canonical_root(url: str) -> str:

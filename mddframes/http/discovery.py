@@ -1,0 +1,93 @@
+"""What one client finds out about its service: the API prefix and the token realm.
+
+The service description shows ``/api/mdd-backend`` only on the asynchronous paths
+(wire-format row 2) and writes the token realm as ``tenat`` (row 4: a literal realm or
+a typo for the tenant). The configured values are tried first; when the service answers
+404 to them, the alternative is tried once, and whichever works is kept for the rest of
+the client's life and logged (``client.api.http.discovery.report()`` lists it). A 2xx
+answer settles the configured value, so a service that matches the settings costs
+nothing more.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+
+from mddframes.config import DEFAULT_API_PREFIX, Settings
+
+logger = logging.getLogger(__name__)
+
+LITERAL_REALM = "tenat"
+"""The realm the service description writes in the token URL."""
+
+
+@dataclass
+class Discovery:
+    """The prefix of the synchronous operations and the token realm, once known.
+
+    Attributes
+    ----------
+    sync_prefix : str or None
+        The prefix the synchronous operations answered under; ``None`` until one did.
+    realm : str or None
+        The realm a token was granted under; ``None`` until one was.
+    """
+
+    settings: Settings
+    sync_prefix: str | None = None
+    realm: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def prefixes(self) -> list[str]:
+        """The prefixes to try for a synchronous operation, the one to use first."""
+        if self.sync_prefix is not None:
+            return [self.sync_prefix]
+        configured = self.settings.api_prefix
+        return [configured, "" if configured else DEFAULT_API_PREFIX]
+
+    def realms(self) -> list[str]:
+        """The realms to try for a token, the one to use first."""
+        if self.realm is not None:
+            return [self.realm]
+        configured = self.settings.realm
+        other = LITERAL_REALM if configured != LITERAL_REALM else self.settings.tenant
+        return [configured] + ([other] if other and other != configured else [])
+
+    def settle_prefix(self, prefix: str) -> None:
+        """Remember the prefix the synchronous operations answered under."""
+        with self._lock:
+            if self.sync_prefix is None:
+                self.sync_prefix = prefix
+                if prefix != self.settings.api_prefix:
+                    logger.warning(
+                        "the synchronous operations answer without the configured prefix "
+                        "%r, under %r: using it for this client (docs/wire-format.md row 2; "
+                        "set api_prefix to skip the probe)",
+                        self.settings.api_prefix,
+                        prefix,
+                    )
+
+    def settle_realm(self, realm: str) -> None:
+        """Remember the realm a token was granted under."""
+        with self._lock:
+            if self.realm is None:
+                self.realm = realm
+                if realm != self.settings.realm:
+                    logger.warning(
+                        "the token realm %r is unknown to the service; %r granted a token: "
+                        "using it for this client (docs/wire-format.md row 4; set realm to "
+                        "skip the probe)",
+                        self.settings.realm,
+                        realm,
+                    )
+
+    def report(self) -> dict[str, object]:
+        """What was configured and what was found (``None``: not found out yet)."""
+        return {
+            "api_prefix": self.settings.api_prefix,
+            "sync_prefix": self.sync_prefix,
+            "realm": self.settings.realm,
+            "token_realm": self.realm,
+        }

@@ -1,0 +1,129 @@
+"""Following a paged list answer to its end (wire-format rows 11, 14 and 18).
+
+A Spring service often answers a list as a page (``{"content": [...],
+"totalElements", "totalPages", "number", "size", "last"}``). Reading only ``content``
+would silently lose every element after the first page, so :func:`collect_pages`
+fetches the following pages with the ``page``/``size`` query parameters Spring Data
+reads, checks each is the page asked for, bounds their number, and checks the total.
+Anything it cannot vouch for is a :class:`~mddframes.errors.DataShapeError` naming the
+wire-format row, never a shorter list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mddframes.errors import DataShapeError
+
+MAX_PAGES = 10_000
+"""More pages than this is refused before fetching them (a bound, not a limit in use)."""
+
+_PAGING_FIELDS = ("totalPages", "totalElements", "last", "total_pages", "total_elements")
+
+
+def _field(page: Mapping[str, Any], name: str, snake: str) -> Any:
+    return page.get(name, page.get(snake))
+
+
+def is_page(value: Any) -> bool:
+    """Whether ``value`` is a Spring Data page: a ``content`` list and paging fields."""
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("content"), list)
+        and any(key in value for key in _PAGING_FIELDS)
+    )
+
+
+def collect_pages(
+    first: Mapping[str, Any],
+    fetch: Callable[[int, int], Any],
+    *,
+    what: str,
+    row: int,
+    progress: bool = True,
+    max_pages: int = MAX_PAGES,
+) -> list[Any]:
+    """Every entry of a paged list, the first page given, the others fetched.
+
+    Parameters
+    ----------
+    first : mapping
+        The first answer, a page (:func:`is_page`).
+    fetch : callable
+        ``fetch(page, size)`` returns the decoded answer for that page number.
+    what : str
+        What the list is (``"tree of system 'DWH'"``), for messages.
+    row : int
+        The wire-format row of the assumption, for messages.
+    progress : bool
+        Show a ``tqdm.auto`` progress bar when there is more than one page.
+    max_pages : int
+        Refuse a list of more pages than this.
+
+    Returns
+    -------
+    list
+        The entries of every page, in order.
+
+    Raises
+    ------
+    DataShapeError
+        A page that is not the one asked for, more pages than ``max_pages``, or a
+        total that does not match what was collected (the list changed while paging).
+    """
+    where = f"the {what} is paged (docs/wire-format.md row {row})"
+    entries = list(first["content"])
+    size = _field(first, "size", "size") or len(entries)
+    number = _field(first, "number", "number") or 0
+    total_pages = _field(first, "totalPages", "total_pages")
+    total = _field(first, "totalElements", "total_elements")
+    if number != 0:
+        raise DataShapeError(f"{where}, but its first answer is page {number}, not page 0")
+    if not isinstance(size, int) or size < 1:
+        raise DataShapeError(f"{where}, but its page size is {size!r}")
+    if isinstance(total_pages, int) and total_pages > max_pages:
+        raise DataShapeError(
+            f"{where} in {total_pages} pages of {size}; more than the bound of {max_pages}"
+        )
+    from tqdm.auto import tqdm
+
+    page = first
+    with tqdm(
+        total=total_pages if isinstance(total_pages, int) else None,
+        initial=1,
+        desc=what,
+        unit="page",
+        disable=not progress or not isinstance(total_pages, int) or total_pages < 2,
+        leave=False,
+    ) as bar:
+        while not _is_last(page, number, total_pages):
+            number += 1
+            if number >= max_pages:
+                raise DataShapeError(f"{where} and goes on past the bound of {max_pages} pages")
+            page = fetch(number, size)
+            if not is_page(page):
+                raise DataShapeError(f"{where}, but page {number} is not a page")
+            got = _field(page, "number", "number")
+            if got is not None and got != number:
+                raise DataShapeError(
+                    f"{where}, but asking for page {number} gave page {got}: the service "
+                    "does not read the page/size parameters, so the list cannot be read whole"
+                )
+            entries.extend(page["content"])
+            bar.update(1)
+    if isinstance(total, int) and total != len(entries):
+        raise DataShapeError(
+            f"{where}: it announced {total} entries but its pages held {len(entries)} "
+            "(the list changed while it was read; read it again)"
+        )
+    return entries
+
+
+def _is_last(page: Mapping[str, Any], number: int, total_pages: Any) -> bool:
+    last = page.get("last")
+    if isinstance(last, bool):
+        return last
+    if isinstance(total_pages, int):
+        return number >= total_pages - 1
+    return not page["content"]  # no paging fields to go by: an empty page ends it
