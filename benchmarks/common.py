@@ -2,7 +2,8 @@
 
 Each benchmark measures a candidate against its baseline in the same run, on the
 same machine and data, and reports the ratio; absolute seconds are shown only
-for context.
+for context. Timed comparisons run the two interleaved several times
+(:func:`paired_times`) and report the median ratio with its min and max.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import gc
 import json
 import os
 import secrets
+import statistics
 import subprocess
 import sys
 import time
@@ -34,6 +36,11 @@ class Result:
     goal: str  # e.g. "<= 1.5x", ">= 6x faster"
     ratio: float
     ok: bool
+    #: The lowest and highest ratio over the repeats (None: measured once, or best-of).
+    low: float | None = None
+    high: float | None = None
+    #: How many paired runs the ratio is the median of.
+    runs: int = 1
 
 
 def best_time(fn: Callable[[], object], repeat: int = 3) -> float:
@@ -45,6 +52,54 @@ def best_time(fn: Callable[[], object], repeat: int = 3) -> float:
         fn()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def paired_times(
+    baseline: Callable[[], object], candidate: Callable[[], object], repeat: int = 5
+) -> tuple[list[float], list[float]]:
+    """Wall times of ``repeat`` interleaved runs of ``baseline`` and ``candidate`` (seconds).
+
+    Interleaved (baseline, candidate, baseline, ...) so that load from other
+    processes on a shared machine hits both alike; each pair gives one ratio.
+    """
+    base: list[float] = []
+    cand: list[float] = []
+    for _ in range(repeat):
+        for fn, times in ((baseline, base), (candidate, cand)):
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+    return base, cand
+
+
+def _spread(name: str, base: list[float], cand: list[float], ratios: list[float], unit: str,
+            goal: str, ok: Callable[[float], bool]) -> Result:  # fmt: skip
+    middle = statistics.median(ratios)
+    return Result(
+        name, statistics.median(base), statistics.median(cand), unit, goal, middle,
+        ok(middle), min(ratios), max(ratios), len(ratios),
+    )  # fmt: skip
+
+
+def median_at_most(name: str, base: list[float], cand: list[float], limit: float) -> Result:
+    """A result whose goal is the median of ``cand[i] / base[i]`` at most ``limit``."""
+    ratios = [c / b for b, c in zip(base, cand, strict=True)]
+    return _spread(name, base, cand, ratios, "s", f"<= {limit:g}x", lambda r: r <= limit)
+
+
+def median_speedup(name: str, base: list[float], cand: list[float], limit: float,
+                   goal: str | None = None) -> Result:  # fmt: skip
+    """A result whose goal is the median of ``base[i] / cand[i]`` at least ``limit``."""
+    ratios = [b / c for b, c in zip(base, cand, strict=True)]
+    return _spread(name, base, cand, ratios, "s", goal or f">= {limit:g}x faster",
+                   lambda r: r >= limit)  # fmt: skip
+
+
+def load_average() -> str:
+    """The machine's load (1, 5 and 15 minute averages) and its core count, as text."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1/5/15 min) on {os.cpu_count()} cores"
 
 
 def peak_memory(fn: Callable[[], object]) -> float:
@@ -73,13 +128,17 @@ def speedup_at_least(name: str, baseline: float, candidate: float, limit: float)
 
 def print_table(results: list[Result]) -> None:
     """Print the results as a fixed-width table."""
-    header = f"{'benchmark':<58} {'baseline':>10} {'candidate':>10} {'ratio':>7}  {'goal':<15} ok"
+    header = (
+        f"{'benchmark':<58} {'baseline':>10} {'candidate':>10} {'ratio':>7} "
+        f"{'min-max (runs)':>19}  {'goal':<18} ok"
+    )
     print(header)
     print("-" * len(header))
     for r in results:
+        spread = "" if r.low is None else f"{r.low:.2f}-{r.high:.2f}x ({r.runs})"
         print(
             f"{r.name:<58} {r.baseline:>9.3f}{r.unit[0]} {r.candidate:>9.3f}{r.unit[0]} "
-            f"{r.ratio:>6.2f}x  {r.goal:<15} {'yes' if r.ok else 'NO'}"
+            f"{r.ratio:>6.2f}x {spread:>19}  {r.goal:<18} {'yes' if r.ok else 'NO'}"
         )
 
 
