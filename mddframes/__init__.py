@@ -17,6 +17,7 @@ from mddframes.codec import (
     to_payload,
 )
 from mddframes.context import ReadContext
+from mddframes.doctor import doctor_exit_code, run_doctor
 from mddframes.errors import (
     AuthError,
     BackupError,
@@ -102,10 +103,12 @@ __all__ = [
     "check_payload",
     "connect",
     "diff_payloads",
+    "doctor_exit_code",
     "from_payload",
     "iter_groups",
     "read_excel",
     "run_bulk",
+    "run_doctor",
     "to_excel",
     "to_payload",
     "tree_frame",

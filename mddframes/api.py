@@ -58,7 +58,7 @@ OPERATION_METHODS: dict[str, str] = {
 
 
 # Table and mapping documents are written back whole, so their keys stay as served
-# (the codec reads a column's dataType/data_type either way).
+# (the codec reads a column's dataType/data_type and primaryKey/primary_key either way).
 _KEPT_AS_SERVED = frozenset({"getTable", "tableUpdate", "getMapping", "mappingUpdate"})
 
 
@@ -109,6 +109,8 @@ class Api:
         self.paged: dict[str, int] = {}
         #: ``"snake_case"`` once an answer spelled the wire names so (:mod:`.http.keys`).
         self.key_style: str | None = None
+        #: Operations that answered in snake_case (``mddframes doctor`` reports them).
+        self.snake_case_answers: set[str] = set()
 
     @property
     def tenant(self) -> str | None:
@@ -142,13 +144,18 @@ class Api:
         finally:
             response.close()
         if operation in _KEPT_AS_SERVED:  # written back whole: the service's own keys
-            if self.key_style is None and is_snake_case(value):
-                self.key_style = "snake_case"
+            if is_snake_case(value):
+                self._saw_snake_case(operation)
             return value, response.url
         renamed = to_camel(value)
-        if renamed is not value and self.key_style is None:
-            self.key_style = "snake_case"
+        if renamed is not value:
+            self._saw_snake_case(operation)
         return renamed, response.url
+
+    def _saw_snake_case(self, operation: str) -> None:
+        self.snake_case_answers.add(operation)  # a set: adding is atomic under the GIL
+        if self.key_style is None:
+            self.key_style = "snake_case"
 
     def _json_object(
         self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any

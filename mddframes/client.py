@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes import elements, exports, journal, writing
+from mddframes import doctor, elements, exports, journal, writing
 from mddframes._facade import DEPRECATED_RAW_NAMES, deprecated_raw, facade_of
 from mddframes.api import Api
 from mddframes.archive import ExportArchive
@@ -497,6 +497,12 @@ class Client:
     @facade_of(elements.confirm_deployed)
     def confirm_deployed(self, info: Any) -> pd.DataFrame:
         return elements.confirm_deployed(self.api, info)
+
+    # -- checking a service (doctor/) -------------------------------------------
+
+    @facade_of(doctor.run_doctor)
+    def doctor(self, system: str | None = None) -> pd.DataFrame:
+        return doctor.run_doctor(self.api, system)
 
     # -- notebook panels (widgets/: imported on use, ipywidgets is heavy) -------
 

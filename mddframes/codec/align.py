@@ -17,8 +17,11 @@ from mddframes.codec.values import canonical_json
 
 
 def primary_key_columns(columns: Sequence[dict[str, Any]]) -> list[str]:
-    """The names of the declared columns flagged ``primaryKey`` (in declared order)."""
-    return [c["name"] for c in columns if c.get("primaryKey") is True]
+    """The names of the declared columns flagged ``primaryKey`` (in declared order).
+
+    A snake_case service spells the flag ``primary_key``; documents are kept as served.
+    """
+    return [c["name"] for c in columns if c.get("primaryKey", c.get("primary_key")) is True]
 
 
 def key_of(row: dict[str, Any], names: Sequence[str]) -> tuple[Any, ...] | None:

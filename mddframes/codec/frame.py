@@ -111,8 +111,13 @@ def column_order(payload: Any, kind: Kind = "table") -> list[str]:
     return list(dict.fromkeys(chain(declared, chain.from_iterable(payload_rows(payload, kind)))))
 
 
+def declared_type(column: dict[str, Any]) -> Any:
+    """A declared column's ``dataType`` (``data_type`` from a snake_case service)."""
+    return column.get("dataType", column.get("data_type"))
+
+
 def _data_types(payload: Any, kind: Kind) -> dict[str, Any]:
-    return {c["name"]: c.get("dataType") for c in declared_columns(payload, kind)}
+    return {c["name"]: declared_type(c) for c in declared_columns(payload, kind)}
 
 
 def from_payload(payload: dict[str, Any], kind: Kind = "table") -> pd.DataFrame:
@@ -165,7 +170,7 @@ def frame_of_columns(
     declared : list of dict
         The declared column metadata (:func:`declared_columns`).
     """
-    data_types = {c["name"]: c.get("dataType") for c in declared}
+    data_types = {c["name"]: declared_type(c) for c in declared}
     order = dict.fromkeys(chain((c["name"] for c in declared), columns))
     arrays = {}
     for name in order:

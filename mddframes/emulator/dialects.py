@@ -182,6 +182,8 @@ class DialectMiddleware:
     def _unprefixed(self, path: str) -> str | None:
         """The path the app serves, or ``None`` for a prefixed synchronous path (404)."""
         prefixed = path.startswith(f"{self.prefix}/api/")
+        if self.prefix and not prefixed and path.startswith(f"{self.prefix}/"):
+            return path  # the prefix's own documents (OpenAPI, Swagger UI) stay put
         bare = path[len(self.prefix) :] if prefixed else path
         if not bare.startswith("/api/"):
             return path

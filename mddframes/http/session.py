@@ -232,6 +232,14 @@ class HttpSession:
             break
         return response
 
+    def probe(self, entry: Endpoint, url: str) -> requests.Response:
+        """GET ``url`` with a token and return the answer whatever its status.
+
+        For read-only checks of documents outside the operation table (``mddframes
+        doctor`` reads the OpenAPI document); the caller closes the response.
+        """
+        return self._authorised(entry, url, None, None, False)
+
     def close(self) -> None:
         """Close the pooled connections. Further calls raise ``ClientClosedError``."""
         self._closed = True

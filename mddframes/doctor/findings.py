@@ -1,0 +1,95 @@
+"""What one doctor check found, the report frame, and the exit code it means."""
+
+from __future__ import annotations
+
+from dataclasses import astuple, dataclass
+
+import pandas as pd
+
+COLUMNS: tuple[str, ...] = ("check", "row", "result", "evidence", "action")
+"""The columns of the doctor's report."""
+
+RESULTS: tuple[str, ...] = ("ok", "unknown", "differs", "breaks")
+"""Every result, mildest first."""
+
+EXIT_CODES: dict[str, int] = {"ok": 0, "unknown": 1, "differs": 1, "breaks": 2}
+"""The exit code of each result; a report's code is the largest of its rows'."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One row of the doctor's report.
+
+    Attributes
+    ----------
+    check : str
+        What was checked (``"tree"``, ``"token realm"``...).
+    row : str
+        The row(s) of docs/wire-format.md holding the assumption (``"11"``, ``"2, 3"``).
+    result : str
+        ``ok`` (the assumption holds), ``differs`` (it does not, and mddframes copes),
+        ``unknown`` (it could not be checked) or ``breaks`` (mddframes would fail).
+    evidence : str
+        What the service answered, in words (never a token or a secret).
+    action : str
+        What mddframes does about it, or what the user should do.
+    """
+
+    check: str
+    row: str
+    result: str
+    evidence: str
+    action: str = ""
+
+    def __post_init__(self) -> None:
+        if self.result not in RESULTS:
+            raise ValueError(f"result must be one of {RESULTS}, got {self.result!r}")
+
+
+def worst(results: list[str]) -> str:
+    """The most serious of ``results`` (``ok`` for none)."""
+    return max(results, key=RESULTS.index, default="ok")
+
+
+def report_frame(findings: list[Finding], secrets: list[str]) -> pd.DataFrame:
+    """The findings as the report frame, with every ``secrets`` value masked.
+
+    The checks never put a credential in their words; masking here as well means a
+    server that echoes one (in an error message, say) cannot leak it into the report.
+    """
+    rows = [tuple(_masked(str(value), secrets) for value in astuple(f)) for f in findings]
+    return pd.DataFrame(rows, columns=list(COLUMNS)).astype("string")
+
+
+def _masked(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def doctor_exit_code(report: pd.DataFrame) -> int:
+    """The exit code a doctor report means.
+
+    Parameters
+    ----------
+    report : pandas.DataFrame
+        The frame of :func:`~mddframes.doctor.run_doctor`.
+
+    Returns
+    -------
+    int
+        0 when every check holds, 1 when something differs or could not be checked
+        but mddframes copes, 2 when something would break.
+
+    Raises
+    ------
+    ValueError
+        If ``report`` has no ``result`` column or holds an unknown result.
+    """
+    if "result" not in report.columns:
+        raise ValueError("a doctor report has a 'result' column; this frame has none")
+    unknown = set(report["result"]) - set(RESULTS)
+    if unknown:
+        raise ValueError(f"unknown doctor results {sorted(unknown)}; known: {RESULTS}")
+    return EXIT_CODES[worst(list(report["result"]))]

@@ -1,0 +1,238 @@
+"""The client against every emulator dialect: each proves one tolerant reader.
+
+The whole suite runs against the default dialect. Here each other dialect (one emulator
+each, module-scoped, reset per test) repeats only the cases that cross the wire: every
+loader (compared with the default dialect's frames), the full write cycle of a table
+and of a mapping, a single and a batch export, a package addition, and doctor. They
+repeat for every dialect, not only for the one "meant" for them, because the dialect
+middleware sits in front of every route (a prefix, a realm, a key spelling or a page
+changes every call it touches) and the seven cases cost about a second per dialect;
+the rest of the suite (codec properties, widgets, spreadsheets, faults, the emulator's
+own contract) does not depend on the wire's shapes and is not repeated.
+"""
+
+from __future__ import annotations
+
+import copy
+import zipfile
+
+import pandas as pd
+import pytest
+
+from mddframes import Client, doctor_exit_code, run_doctor
+from mddframes.emulator import serve
+from mddframes.errors import DataShapeError
+from mddframes.http.paging import collect_pages
+
+DIALECTS = ["spring-page", "snake-case", "nested-tree", "unprefixed", "literal-realm"]
+TABLE_OWNER = "dwh-0005"  # crm_customer, owns tbl-0001
+EXPORTED = ["dwh-0005", "dwh-0006"]
+EMPTY_PACKAGE = "hotfix-2024.07.1"
+
+#: What mddframes doctor must find different in each dialect (check -> result).
+DIFFERENCES: dict[str, dict[str, str]] = {
+    "default": {},
+    "spring-page": {"tree": "differs", "object types": "differs", "packages": "differs"},
+    "snake-case": {
+        "tree": "differs",
+        "element": "differs",
+        "raw data": "differs",
+        "object types": "differs",
+        "table": "differs",
+        "mapping": "differs",
+        "packages": "differs",
+    },
+    "nested-tree": {"tree": "differs"},
+    "unprefixed": {"API prefix": "differs"},
+    "literal-realm": {"token realm": "differs"},
+}
+
+
+@pytest.fixture(scope="module", params=DIALECTS)
+def dialect_emulator(request):
+    with serve(dialect=request.param) as emu:
+        yield emu
+
+
+@pytest.fixture
+def demu(dialect_emulator):
+    dialect_emulator.reset()
+    yield dialect_emulator
+
+
+@pytest.fixture
+def dclient(demu):
+    c = Client.from_emulator(demu)
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def reference(emulator, tmp_path_factory):
+    """The default dialect's frames, scripts and batch archive of the sample, read once."""
+    emulator.reset()
+    with Client.from_emulator(emulator) as c:
+        found = _read_everything(c)
+        found["script"] = c.export_script(TABLE_OWNER, "sql-ddl")
+        archive = c.export_batch(EXPORTED, "sql-ddl", tmp_path_factory.mktemp("ref") / "a.zip")
+        found["archive"] = _zip_members(archive.path)
+    return found
+
+
+def _zip_members(path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as zf:
+        return {name: zf.read(name) for name in zf.namelist()}
+
+
+def _read_everything(c: Client) -> dict[str, object]:
+    tree = c.read_tree("DWH")
+    owner = tree.loc[tree["id"] == TABLE_OWNER].iloc[0]
+    mapping_id = tree["mapping_id"].dropna().iloc[0]
+    return {
+        "tree": tree,
+        "structure": c.read_structure(TABLE_OWNER),
+        "raw": c.read_raw_data(tree["id"].iloc[-1], flatten=True),
+        "object_types": c.read_object_types(),
+        "packages": c.read_packages("DWH"),
+        "table": c.read_table(owner["table_id"]),
+        "columns": c.read_table_columns(owner["table_id"]),
+        "mapping": c.read_mapping(mapping_id),
+    }
+
+
+def _in_id_order(tree: pd.DataFrame) -> pd.DataFrame:
+    # a nested tree is read in pre-order (documented), a flat one in the payload's order
+    return tree.sort_values("id", kind="stable").reset_index(drop=True)
+
+
+def test_every_loader_reads_what_the_default_dialect_reads(dclient, reference):
+    got = _read_everything(dclient)
+    for kind, want in reference.items():
+        if kind in ("script", "archive"):
+            continue
+        if kind == "tree":
+            got[kind], want = _in_id_order(got[kind]), _in_id_order(want)
+        if isinstance(want, pd.DataFrame):
+            pd.testing.assert_frame_equal(got[kind], want, obj=kind)
+        elif isinstance(want, pd.Series):
+            pd.testing.assert_series_equal(got[kind], want, obj=kind)
+        else:
+            assert got[kind] == want, kind
+    # the tree is the largest list: in spring-page it came in pages, all of them read
+    assert len(got["tree"]) == 155
+
+
+def _edited_document(before: dict, rows_key: str, row: int, column: str, value: str) -> dict:
+    expected = copy.deepcopy(before)
+    expected[rows_key][row][column] = value
+    return expected
+
+
+def _rows_key(document: dict, *candidates: str) -> str:
+    return next(k for k in candidates if k in document)
+
+
+def test_table_write_cycle_changes_exactly_the_edited_cell(dclient, demu, tmp_path):
+    table_id = dclient.read_tree("DWH").set_index("id").loc[TABLE_OWNER, "table_id"]
+    before = dclient.api.get_table(table_id)
+    frame = dclient.read_table(table_id)
+    column = next(c for c in frame.columns if isinstance(before["data"][0].get(c), str))
+    frame.loc[0, column] = "edited in a dialect"
+    preview = dclient.write_table(table_id, frame, dry_run=True)
+    assert len(preview.diff.changed) == 1 and preview.diff.added.empty
+    result = dclient.write_table(table_id, frame, backup_dir=tmp_path)
+    assert result.verified is True and result.backup is not None and result.backup.exists()
+    # every other byte of the document is what it was, in the dialect's own spelling
+    after = dclient.api.get_table(table_id)
+    assert after == _edited_document(before, "data", 0, column, "edited in a dialect")
+    with Client.from_emulator(demu) as other:
+        assert other.read_table(table_id).loc[0, column] == "edited in a dialect"
+
+
+def test_mapping_write_cycle_changes_exactly_the_edited_cell(dclient, demu, tmp_path):
+    mapping_id = dclient.read_tree("DWH")["mapping_id"].dropna().iloc[0]
+    before = dclient.api.get_mapping(mapping_id)
+    rows_key = _rows_key(before, "columnMappings", "column_mappings")
+    frame = dclient.read_mapping(mapping_id)
+    frame.loc[1, "transformation"] = "UPPER(src.first_name)"
+    result = dclient.write_mapping(mapping_id, frame, backup_dir=tmp_path)
+    assert result.verified is True and len(result.diff.changed) == 1
+    after = dclient.api.get_mapping(mapping_id)
+    assert after == _edited_document(before, rows_key, 1, "transformation", "UPPER(src.first_name)")
+    with Client.from_emulator(demu) as other:
+        assert other.read_mapping(mapping_id).loc[1, "transformation"] == "UPPER(src.first_name)"
+
+
+def test_single_and_batch_exports_match_the_default_dialect(dclient, reference, tmp_path):
+    script = dclient.export_script(TABLE_OWNER, "sql-ddl")
+    assert (script.file_name, script.text) == (
+        reference["script"].file_name,
+        reference["script"].text,
+    )
+    archive = dclient.export_batch(EXPORTED, "sql-ddl", tmp_path / "batch.zip")
+    assert archive.task_id is not None  # the asynchronous task, not the legacy fallback
+    assert _zip_members(archive.path) == reference["archive"]
+
+
+def test_package_addition_is_read_back(dclient):
+    added = dclient.add_to_package("DWH", EMPTY_PACKAGE, EXPORTED)
+    assert added["ok"].all() and not added["already_in_package"].any()
+    packages = dclient.read_packages("DWH").set_index("name")
+    assert packages.loc[EMPTY_PACKAGE, "n_structures"] == len(EXPORTED)
+
+
+def test_doctor_names_exactly_the_dialects_differences(dclient, demu):
+    report = run_doctor(dclient.api, system="DWH")
+    assert set(report["result"]) <= {"ok", "differs"}, report.to_string()
+    differs = dict(report.loc[report["result"] != "ok", ["check", "result"]].values)
+    assert differs == DIFFERENCES[demu.dialect], report.to_string()
+    assert doctor_exit_code(report) == 1
+    # every difference says what mddframes does about it and which assumption it is
+    for _, check in report[report["result"] == "differs"].iterrows():
+        assert check["action"] and check["row"], check.to_dict()
+
+
+def test_doctor_against_the_default_dialect_finds_nothing(client):
+    report = run_doctor(client.api, system="DWH")
+    assert (report["result"] == "ok").all(), report.to_string()
+    assert doctor_exit_code(report) == 0
+
+
+# -- what the client does where it cannot cope: loud, naming the row ----------------
+
+
+def _pages(entries: list[int], size: int, *, honour_page: bool = True, drop: int = 0):
+    """A page source like Spring Data's; optionally deaf to ``page`` or losing entries."""
+    total = len(entries)
+
+    def page(number: int) -> dict:
+        n = number if honour_page else 0
+        content = entries[n * size : (n + 1) * size]
+        pages = -(-total // size)
+        return {"content": content, "totalElements": total + drop, "totalPages": pages,
+                "number": n, "size": size, "last": n >= pages - 1}  # fmt: skip
+
+    return page(0), lambda number, _size: page(number)
+
+
+def test_pages_are_followed_to_the_end():
+    first, fetch = _pages(list(range(123)), 50)
+    assert collect_pages(first, fetch, what="list", row=11, progress=False) == list(range(123))
+
+
+def test_a_service_deaf_to_the_page_parameter_fails_naming_the_row():
+    first, fetch = _pages(list(range(123)), 50, honour_page=False)
+    with pytest.raises(DataShapeError, match=r"row 11.*does not read the page/size"):
+        collect_pages(first, fetch, what="tree", row=11, progress=False)
+
+
+def test_a_total_that_does_not_match_fails_instead_of_returning_fewer():
+    first, fetch = _pages(list(range(123)), 50, drop=1)
+    with pytest.raises(DataShapeError, match=r"row 14.*announced 124 entries but .* held 123"):
+        collect_pages(first, fetch, what="object types", row=14, progress=False)
+
+
+def test_too_many_pages_are_refused_before_fetching():
+    first, fetch = _pages(list(range(123)), 5)
+    with pytest.raises(DataShapeError, match="bound of 10"):
+        collect_pages(first, fetch, what="tree", row=11, progress=False, max_pages=10)
