@@ -1,0 +1,176 @@
+"""mddframes doctor: read-only, never shows a credential, exit codes 0/1/2.
+
+Each dialect's own differences are checked in tests/test_dialects.py; here the doctor
+against the default emulator and against settings that break: a wrong secret, a prefix
+that is nowhere, no system, and the comparison of an OpenAPI document with the endpoints
+table. The command line runs through the installed console script.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mddframes import Client, doctor_exit_code
+from mddframes.doctor import COLUMNS, Finding
+from mddframes.doctor.findings import report_frame
+from mddframes.doctor.openapi import check_endpoints, documented_operations
+from mddframes.emulator import serve
+from mddframes.http.endpoints import ENDPOINTS
+
+READ_ONLY = {"getToken", "getTree", "getStructure", "getRawData", "getObjectTypes", "getTable",
+             "getMapping", "listDeploymentPackages"}  # fmt: skip
+SCRIPT = Path(sys.executable).with_name("mddframes")
+
+
+def test_the_report_has_one_row_per_check_and_the_documented_columns(client):
+    report = client.doctor("DWH")
+    assert tuple(report.columns) == COLUMNS
+    assert list(report["check"]) == [
+        "token realm", "API prefix", "OpenAPI document", "endpoints", "object types",
+        "tree", "element", "raw data", "table", "mapping", "packages",
+    ]  # fmt: skip
+    assert (report["result"] == "ok").all(), report.to_string()
+    assert doctor_exit_code(report) == 0
+
+
+def test_doctor_only_reads(client, emu):
+    emu.reset_counters()
+    client.doctor("DWH")
+    called = {op for op, n in emu.counters().items() if n}
+    assert called <= READ_ONLY and {"getTree", "getTable", "getMapping"} <= called
+
+
+def test_neither_the_secret_nor_the_token_appears_in_the_report_or_the_log(emu, caplog):
+    caplog.set_level(logging.DEBUG, logger="mddframes")
+    with Client.from_emulator(emu) as c:
+        report = c.doctor("DWH")
+        token = c.http.tokens.token().reveal()
+    shown = report.to_csv() + caplog.text
+    assert emu.client_secret not in shown and token not in shown
+
+
+def test_a_wrong_secret_breaks_and_is_not_shown(emu):
+    wrong = "not-the-secret-" + "x" * 24
+    with Client.from_emulator(emu, client_secret=wrong) as c:
+        report = c.doctor("DWH")
+    token = report.set_index("check").loc["token realm"]
+    assert token["result"] == "breaks" and token["row"] == "4"
+    assert "unauthorized_client" in token["evidence"]
+    assert set(report["result"].iloc[1:]) == {"unknown"}  # nothing checked without a token
+    assert doctor_exit_code(report) == 2
+    assert wrong not in report.to_csv() and emu.client_secret not in report.to_csv()
+
+
+def test_a_prefix_that_answers_nowhere_breaks_naming_row_2(emu):
+    with Client.from_emulator(emu, api_prefix="/nowhere") as c:
+        report = c.doctor("DWH").set_index("check")
+    assert report.loc["API prefix", ["row", "result"]].tolist() == ["2", "breaks"]
+    assert "'/nowhere' and ''" in report.loc["API prefix", "evidence"]
+    assert doctor_exit_code(report.reset_index()) == 2
+
+
+def test_without_a_system_the_reads_are_unknown_and_the_exit_code_1(client):
+    report = client.doctor().set_index("check")
+    assert report.loc["object types", "result"] == "ok"
+    for check in ("tree", "element", "raw data", "table", "mapping", "packages"):
+        assert report.loc[check, "result"] == "unknown"
+        assert "no system given" in report.loc[check, "evidence"]
+    assert doctor_exit_code(report.reset_index()) == 1
+
+
+def test_an_unknown_system_breaks_the_tree_check(client):
+    report = client.doctor("NO-SUCH-SYSTEM").set_index("check")
+    assert report.loc["tree", "result"] == "breaks"
+    assert report.loc["element", "result"] == "unknown"
+
+
+def test_masking_catches_a_credential_a_server_might_echo():
+    finding = Finding("token realm", "4", "breaks", "server said: bad secret s3cr3t-value")
+    assert "s3cr3t-value" not in report_frame([finding], ["s3cr3t-value"]).to_csv()
+
+
+def test_exit_codes_and_results_are_checked():
+    def frame(*results: str) -> pd.DataFrame:
+        return pd.DataFrame({"result": list(results)})
+
+    assert doctor_exit_code(frame("ok", "ok")) == 0
+    assert doctor_exit_code(frame("ok", "unknown")) == 1
+    assert doctor_exit_code(frame("differs", "ok")) == 1
+    assert doctor_exit_code(frame("differs", "breaks", "ok")) == 2
+    with pytest.raises(ValueError, match="unknown doctor results"):
+        doctor_exit_code(frame("fine"))
+    with pytest.raises(ValueError, match="result must be one of"):
+        Finding("x", "1", "fine", "")
+
+
+# -- the OpenAPI comparison on documents a real service might publish ----------------
+
+
+def _document(skip=(), rename=None, servers="/api/mdd-backend", prefixed_paths=False):
+    """An OpenAPI document of the endpoints table, parameters renamed, some ops changed."""
+    paths: dict[str, dict] = {}
+    for entry in ENDPOINTS.values():
+        if entry.operation == "getToken" or entry.operation in skip:
+            continue
+        path = entry.path.replace("{id}", "{structureId}")  # the service's own names
+        path = ("/api/mdd-backend" + path) if prefixed_paths else path
+        op_id = (rename or {}).get(entry.operation, entry.operation)
+        paths.setdefault(path, {})[entry.method.lower()] = {"operationId": op_id}
+    paths["/api/health"] = {"get": {"operationId": "health"}}
+    return {"openapi": "3.0.1", "servers": [{"url": f"https://acme.example.com{servers}"}],
+            "paths": paths}  # fmt: skip
+
+
+def test_a_document_listing_every_path_under_its_prefix_matches(client):
+    for document in (_document(), _document(servers="", prefixed_paths=True)):
+        assert len(documented_operations(document, ["/api/mdd-backend"])) == 18
+        finding = check_endpoints(client.api, document)
+        assert finding.result == "ok", finding
+        assert "17 match" in finding.evidence and "1 other" in finding.evidence
+
+
+def test_renamed_operations_differ_and_missing_ones_break(client):
+    renamed = check_endpoints(client.api, _document(rename={"getMapping": "getMappingById"}))
+    assert renamed.result == "differs" and "getMapping is 'getMappingById'" in renamed.evidence
+    assert "calls paths, not ids" in renamed.action
+    legacy = check_endpoints(client.api, _document(skip={"structureMassExportAsync"}))
+    assert legacy.result == "differs" and "falls back to single exports" in legacy.action
+    missing = check_endpoints(client.api, _document(skip={"deployStructure"}))
+    assert missing.result == "breaks" and "deployStructure (POST /api/structure/{}/deploy/{})" in (
+        missing.evidence
+    )
+
+
+# -- the command line, through the installed console script ---------------------------
+
+
+def _cli_has_doctor() -> bool:
+    from mddframes import cli
+
+    return "doctor" in Path(cli.__file__).read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="the console script is not installed")
+@pytest.mark.parametrize(
+    ("dialect", "expected"), [("default", 0), ("spring-page", 1), ("literal-realm", 1)]
+)
+def test_the_command_line_reports_and_exits_as_specified(dialect, expected):
+    if not _cli_has_doctor():
+        pytest.skip("mddframes/cli.py has no doctor command yet")
+    with serve(dialect=dialect) as emu:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MDD_")}
+        env.update(MDD_TENANT=emu.tenant, MDD_BASE_URL=emu.base_url,
+                   MDD_CLIENT_ID=emu.client_id, MDD_CLIENT_SECRET=emu.client_secret,
+                   MDD_API_PREFIX=emu.api_prefix)  # fmt: skip
+        done = subprocess.run([str(SCRIPT), "doctor", "DWH"], env=env, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+    assert done.returncode == expected, done.stdout + done.stderr
+    assert "token realm" in done.stdout
+    assert emu.client_secret not in done.stdout + done.stderr  # the token: library tests
