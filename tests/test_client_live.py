@@ -68,3 +68,27 @@ def test_unknown_ids_are_not_found(any_client):
     with pytest.raises(NotFoundError) as caught:
         client.api.get_table(f"mddframes-missing-{uuid.uuid4()}")
     assert caught.value.status == 404 and caught.value.operation == "getTable"
+
+
+def test_doctor_then_the_read_only_loaders(any_client):
+    """What the README says to run first against a tenant, then every read-only loader."""
+    client, system = any_client
+    report = client.doctor(system)
+    assert not (report["result"] == "breaks").any(), report.to_string()
+    secret = client.api.settings.client_secret.reveal()
+    assert secret not in report.to_csv()
+    assert client.read_object_types()["id"].notna().all()
+    if not system:
+        pytest.skip("set MDD_LIVE_SYSTEM to a system name for the live loaders")
+    tree = client.read_tree(system)
+    assert len(tree) and tree["id"].is_unique
+    client.read_packages(system)
+    element = tree["id"].iloc[0]
+    assert client.read_structure(element)["id"] == element
+    client.read_raw_data(element, flatten=True)
+    for column, read in (("table_id", client.read_table), ("mapping_id", client.read_mapping)):
+        owned = tree[column].dropna() if column in tree.columns else []
+        if len(owned):
+            read(owned.iloc[0])
+    if "table_id" in tree.columns and tree["table_id"].notna().any():
+        client.read_table_columns(tree["table_id"].dropna().iloc[0])
