@@ -14,6 +14,7 @@ own contract) does not depend on the wire's shapes and is not repeated.
 from __future__ import annotations
 
 import copy
+import logging
 import zipfile
 
 import pandas as pd
@@ -21,7 +22,7 @@ import pytest
 
 from mddframes import Client, doctor_exit_code, run_doctor
 from mddframes.emulator import serve
-from mddframes.errors import DataShapeError
+from mddframes.errors import AuthError, DataShapeError
 from mddframes.http.paging import collect_pages
 
 DIALECTS = ["spring-page", "snake-case", "nested-tree", "unprefixed", "literal-realm"]
@@ -236,3 +237,66 @@ def test_too_many_pages_are_refused_before_fetching():
     first, fetch = _pages(list(range(123)), 5)
     with pytest.raises(DataShapeError, match="bound of 10"):
         collect_pages(first, fetch, what="tree", row=11, progress=False, max_pages=10)
+
+
+# -- the prefix and the realm: found once per client, reported, or a loud failure ----
+
+
+@pytest.fixture(scope="module")
+def unprefixed():
+    with serve(dialect="unprefixed") as emu:
+        yield emu
+
+
+@pytest.fixture(scope="module")
+def literal_realm():
+    with serve(dialect="literal-realm") as emu:
+        yield emu
+
+
+def _discovery_warnings(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "mddframes.http.discovery"]
+
+
+def test_the_prefix_is_found_once_per_client_and_logged(unprefixed, caplog, tmp_path):
+    caplog.set_level(logging.INFO, logger="mddframes.http.discovery")
+    with Client.from_emulator(unprefixed) as c:
+        assert c.api.http.discovery.report()["sync_prefix"] is None  # nothing found yet
+        for _ in range(3):
+            c.read_object_types()
+        archive = c.export_batch(EXPORTED, "sql-ddl", tmp_path / "a.zip")
+        assert archive.task_id is not None  # the batch export kept the prefix
+        assert c.api.http.discovery.report() == {
+            "api_prefix": "/api/mdd-backend",
+            "sync_prefix": "",
+            "realm": "acme",
+            "token_realm": "acme",
+        }
+    (warning,) = _discovery_warnings(caplog)
+    assert "row 2" in warning and "'/api/mdd-backend'" in warning
+
+
+def test_a_configured_prefix_that_holds_is_not_probed(unprefixed, caplog):
+    caplog.set_level(logging.INFO, logger="mddframes.http.discovery")
+    with Client.from_emulator(unprefixed, api_prefix="") as c:
+        c.read_object_types()
+        assert c.api.http.discovery.report()["sync_prefix"] == ""
+    assert _discovery_warnings(caplog) == []
+
+
+def test_the_literal_realm_is_found_and_logged(literal_realm, caplog):
+    caplog.set_level(logging.INFO, logger="mddframes.http.discovery")
+    with Client.from_emulator(literal_realm) as c:
+        c.read_object_types()
+        c.read_object_types()
+        assert c.api.http.discovery.report()["token_realm"] == "tenat"
+        assert c.http.tokens.fetches == 1
+    (warning,) = _discovery_warnings(caplog)
+    assert "row 4" in warning and "'tenat'" in warning
+
+
+def test_no_realm_answering_is_an_auth_error_naming_row_4(emulator):
+    with Client.from_emulator(emulator, realm="no-such-realm") as c:
+        with pytest.raises(AuthError, match=r"tried 'no-such-realm', 'tenat'.*row 4") as caught:
+            c.read_object_types()
+    assert caught.value.status == 404
