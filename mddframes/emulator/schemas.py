@@ -21,6 +21,8 @@ from pydantic.functional_validators import PlainValidator
 from pydantic.json_schema import WithJsonSchema
 from pydantic_core import PydanticCustomError
 
+from mddframes.emulator.documents import describe_kind
+
 __all__ = [
     "Column",
     "ColumnMapping",
@@ -49,27 +51,17 @@ _OPEN = ConfigDict(extra="allow", strict=True)
 _CLOSED = ConfigDict(extra="forbid", strict=True)
 
 
-def _kind(value: Any) -> str:
-    return {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        type(None): "null",
-    }.get(type(value), type(value).__name__)
-
-
 def _objects(value: Any) -> list[Any]:
     if not isinstance(value, list):
         raise PydanticCustomError(
-            "objects", "must be a list of objects, got {got}", {"got": _kind(value)}
+            "objects", "must be a list of objects, got {got}", {"got": describe_kind(value)}
         )
     for index, item in enumerate(value):
         if not isinstance(item, dict):
             raise PydanticCustomError(
-                "objects_item", "must be an object, got {got}", {"index": index, "got": _kind(item)}
+                "objects_item",
+                "must be an object, got {got}",
+                {"index": index, "got": describe_kind(item)},
             )
     return value
 
@@ -404,7 +396,7 @@ def _phrase(error: dict[str, Any]) -> str:
         return error["msg"]
     phrase = _PHRASES.get(kind, error["msg"].lower())
     if kind.endswith("_type") or kind == "model_attributes_type":
-        phrase += f", got {_kind(error.get('input'))}"
+        phrase += f", got {describe_kind(error.get('input'))}"
     return phrase
 
 

@@ -18,10 +18,22 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 from mddframes.emulator.dataset import Dataset
+from mddframes.emulator.documents import (  # noqa: F401 - re-exported for the routes
+    OWNED_FIELDS,
+    TREE_FIELDS,
+    child_name_and_attributes,
+    deployment_info_ids,
+    dumps,
+    parse_json_body,
+    tree_entry,
+    utc_now,
+    validate_mapping_payload,
+    validate_package_ids,
+    validate_table_payload,
+)
 from mddframes.emulator.errors import (  # noqa: F401 - re-exported: the routes import them here
     EmulatorError,
     InvalidInput,
@@ -29,7 +41,6 @@ from mddframes.emulator.errors import (  # noqa: F401 - re-exported: the routes 
     UnknownObject,
     UnsupportedMedia,
 )
-from mddframes.emulator.limits import parse_json
 
 JSON = dict[str, Any]
 
@@ -53,92 +64,6 @@ CREATE TABLE IF NOT EXISTS packages (
     UNIQUE (system, name));
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-
-# The fields of an element that its tree entry carries (DESIGN.md section 3).
-TREE_FIELDS = ("id", "name", "type", "parentId", "systemName", "version", "deployed")
-OWNED_FIELDS = ("tableId", "mappingId")
-
-
-def dumps(value: Any) -> str:
-    """Serialise JSON compactly, keeping non-ASCII text and refusing NaN/Infinity."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def parse_json_body(body: bytes, what: str) -> Any:
-    """Parse a request body as strict JSON within the emulator's limits (:mod:`.limits`).
-
-    ``json.loads`` keeps integers of any size exactly, which is why bodies are parsed
-    here rather than by the web framework.
-    """
-    return parse_json(body, what)
-
-
-def utc_now() -> str:
-    """The current time as ISO-8601 UTC with milliseconds, e.g. ``2024-05-01T12:00:00.000Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def tree_entry(element: JSON) -> JSON:
-    """The tree entry of an element: the tree fields plus ``tableId``/``mappingId`` if owned."""
-    entry = {key: element.get(key) for key in TREE_FIELDS}
-    for key in OWNED_FIELDS:
-        if element.get(key) is not None:
-            entry[key] = element[key]
-    return entry
-
-
-def _describe_type(value: Any) -> str:
-    return {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        type(None): "null",
-    }.get(type(value), type(value).__name__)
-
-
-def _require_list_of_objects(value: Any, where: str) -> None:
-    if not isinstance(value, list):
-        raise InvalidInput(f"{where} must be a list of objects, got {_describe_type(value)}")
-    for position, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise InvalidInput(f"{where}[{position}] must be an object, got {_describe_type(item)}")
-
-
-def validate_table_payload(payload: Any, table_id: str) -> None:
-    """Check the envelope of a ``tableUpdate`` body: an object with ``metadata`` and ``data``."""
-    where = f"table {table_id!r}"
-    if not isinstance(payload, dict):
-        raise InvalidInput(
-            f"{where}: the body must be a JSON object, got {_describe_type(payload)}"
-        )
-    missing = [key for key in ("metadata", "data") if key not in payload]
-    if missing:
-        raise InvalidInput(
-            f"{where}: the body lacks {', '.join(missing)} (a write replaces the whole table)"
-        )
-    metadata = payload["metadata"]
-    if not isinstance(metadata, dict):
-        raise InvalidInput(f"{where}: metadata must be an object, got {_describe_type(metadata)}")
-    if "columns" in metadata:
-        _require_list_of_objects(metadata["columns"], f"{where}: metadata.columns")
-    _require_list_of_objects(payload["data"], f"{where}: data")
-
-
-def validate_mapping_payload(payload: Any, mapping_id: str) -> None:
-    """Check the envelope of a ``mappingUpdate`` body: an object with ``columnMappings``."""
-    where = f"mapping {mapping_id!r}"
-    if not isinstance(payload, dict):
-        raise InvalidInput(
-            f"{where}: the body must be a JSON object, got {_describe_type(payload)}"
-        )
-    if "columnMappings" not in payload:
-        raise InvalidInput(
-            f"{where}: the body lacks columnMappings (a write replaces the whole mapping)"
-        )
-    _require_list_of_objects(payload["columnMappings"], f"{where}: columnMappings")
 
 
 def _safe_id(value: str) -> str:
@@ -488,19 +413,7 @@ class Store:
         Every body key but ``name`` becomes an attribute; a body key ``attributes``
         holding an object is merged into the attributes rather than nested.
         """
-        if not element_type.strip():
-            raise InvalidInput("the element type in the URL is empty")
-        if not isinstance(body, dict):
-            raise InvalidInput(
-                f"the body must be a JSON object with a name, got {_describe_type(body)}"
-            )
-        name = body.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise InvalidInput("the body must carry a non-empty string 'name'")
-        attributes: JSON = {}
-        if isinstance(body.get("attributes"), dict):
-            attributes.update(body["attributes"])
-        attributes.update({k: v for k, v in body.items() if k not in ("name", "attributes")})
+        name, attributes = child_name_and_attributes(element_type, body)
         with self._transaction() as conn:
             row = conn.execute("SELECT system FROM elements WHERE id = ?", (parent_id,)).fetchone()
             if row is None:
@@ -526,15 +439,7 @@ class Store:
 
     def add_to_package(self, system: str, name: str, body: Any) -> JSON:
         """Add element ids (a JSON list of strings) to an OPEN package; duplicates are ignored."""
-        if not isinstance(body, list) or not body:
-            raise InvalidInput(
-                f"the body must be a non-empty JSON list of element ids, got {_describe_type(body)}"
-            )
-        for position, value in enumerate(body):
-            if not isinstance(value, str):
-                raise InvalidInput(
-                    f"element id at position {position} must be a string, got {_describe_type(value)}"
-                )
+        validate_package_ids(body)
         with self._transaction() as conn:
             package = self.package(system, name)
             if package.get("status") != "OPEN":
@@ -581,27 +486,7 @@ class Store:
 
     def confirm_deployment(self, info: Any) -> list[JSON]:
         """Mark every structure of a deployment info document deployed; returns the elements."""
-        if not isinstance(info, dict):
-            raise InvalidInput(
-                f"the deployment info must be a JSON object, got {_describe_type(info)}"
-            )
-        deployment_id = info.get("deploymentId")
-        if not isinstance(deployment_id, str) or not deployment_id.strip():
-            raise InvalidInput("the deployment info lacks a non-empty string 'deploymentId'")
-        structures = info.get("structures")
-        if not isinstance(structures, list) or not structures:
-            raise InvalidInput("the deployment info lacks a non-empty list 'structures'")
-        ids: list[str] = []
-        for position, item in enumerate(structures):
-            if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-                raise InvalidInput(
-                    f"structures[{position}] must be an object with a string 'id', got {dumps(item)[:80]}"
-                )
-            if "version" in item and not (
-                isinstance(item["version"], int) and not isinstance(item["version"], bool)
-            ):
-                raise InvalidInput(f"structures[{position}].version must be an integer")
-            ids.append(item["id"])
+        deployment_id, ids = deployment_info_ids(info)
         with self._transaction() as conn:
             missing = self.missing_elements(ids)
             if missing:
