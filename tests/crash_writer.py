@@ -1,0 +1,118 @@
+"""The child process of tests/test_journal_crash.py: a bulk write that gets killed.
+
+:func:`run` reads tables, edits one value of each, and writes them all with
+``write_tables``. With a *kill point* it sends itself SIGKILL at an exact step (the
+test process also kills it at random moments from outside). The kill points wrap
+library functions in this process only; the library has no test hooks.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+
+#: Where a child may kill itself, and which call of that step (1-based) dies.
+KILL_POINTS = (
+    "backup-start",  # entering save_backup: some backups taken, others not
+    "backup-unnamed",  # a backup written to its temporary file, not yet given its name
+    "plan-torn",  # half of the journal's plan line written
+    "event-torn",  # half of a sending/sent/verified line written
+    "after-put",  # a PUT answered, before its "sent" line and its verification
+)
+
+
+def edit(long: pd.DataFrame) -> pd.DataFrame:
+    """One deterministic change per table: the first text cell of its first row."""
+    long = long.copy()
+    for table_id in long["table_id"].unique():
+        rows = (long["table_id"] == table_id).to_numpy()
+        first = long.index[rows][0]
+        mask = rows & (long.index == first)
+        for column in long.columns:
+            if column in ("table_id", "_meta"):
+                continue
+            value = long.loc[mask, column].iloc[0]
+            if isinstance(value, str) and value:
+                long[column] = long[column].astype(object)
+                long.loc[mask, column] = value + " (bulk)"
+                break
+    return long
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _install(point: str, nth: int) -> None:
+    from mddframes.writing import backups, many, single
+    from mddframes.writing.journal import JournalWriter
+
+    lock = threading.Lock()
+    calls = [0]
+
+    def hit() -> bool:
+        with lock:
+            calls[0] += 1
+            return calls[0] == nth
+
+    if point == "backup-start":
+        real_save = many.save_backup
+
+        def save_backup(*args: Any, **kwargs: Any) -> Any:
+            if hit():
+                _die()
+            return real_save(*args, **kwargs)
+
+        many.save_backup = save_backup
+    elif point == "backup-unnamed":
+        real_claim = backups._claim
+
+        def claim(temp: Any, path: Any) -> bool:
+            if hit():
+                _die()
+            return real_claim(temp, path)
+
+        backups._claim = claim
+    elif point in ("plan-torn", "event-torn"):
+        real_append = JournalWriter._append_line
+
+        def append(self: JournalWriter, line: str) -> None:
+            if hit():
+                data = (line + "\n").encode("utf-8")
+                # under the writer's lock, as a real line is written: no other thread's
+                # line can follow the torn half before the process dies
+                with self._lock:
+                    self._handle.write(data[: len(data) // 2])
+                    self._handle.flush()
+                    os.fsync(self._handle.fileno())
+                    _die()
+            real_append(self, line)
+
+        JournalWriter._append_line = append  # type: ignore[method-assign]
+    elif point == "after-put":
+        real_put = single._put
+
+        def put(*args: Any) -> None:
+            real_put(*args)
+            if hit():
+                _die()
+
+        single._put = put
+    else:
+        raise ValueError(f"unknown kill point {point!r}")
+
+
+def run(emulator: dict[str, str], ids: list[str], backup_dir: str, kill: Any = None) -> None:
+    """Read ``ids``, edit them, write them all; die at ``kill`` = (point, nth) if given."""
+    from mddframes import Client
+
+    if kill is not None:
+        _install(*kill)
+    with Client.from_emulator(SimpleNamespace(**emulator), max_workers=4) as client:
+        long = client.read_tables(ids, progress=False)
+        client.write_tables(edit(long), backup_dir=backup_dir, progress=False)
