@@ -14,14 +14,15 @@ as what they do: ``put_table``/``put_mapping``. :data:`OPERATION_METHODS` is the
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
 from mddframes.config import Settings
-from mddframes.errors import InvalidArgumentError, ResponseFormatError
+from mddframes.errors import InvalidArgumentError, MddError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
-from mddframes.http.keys import is_snake_case, to_camel, to_snake
+from mddframes.http.keys import is_snake_case, spelling, to_camel, to_snake
 from mddframes.http.paging import collect_pages, is_page
 from mddframes.http.session import (
     BodyStream,
@@ -36,6 +37,8 @@ from mddframes.ids import id_list
 DEPLOYMENT_INFO_FILENAME = "deployment-info.json"
 
 #: The Api method of every service operation (all but the token, which the session gets).
+logger = logging.getLogger(__name__)
+
 OPERATION_METHODS: dict[str, str] = {
     "getTree": "get_tree",
     "getStructure": "get_structure",
@@ -107,7 +110,8 @@ class Api:
         self.http = HttpSession(settings)
         #: Operations whose answer came as a Spring page, with the entries collected.
         self.paged: dict[str, int] = {}
-        #: ``"snake_case"`` once an answer spelled the wire names so (:mod:`.http.keys`).
+        #: How the service spells the wire names, once an answer showed it:
+        #: ``"snake_case"`` or ``"camelCase"`` (:mod:`.http.keys`); ``None`` until then.
         self.key_style: str | None = None
         #: Operations that answered in snake_case (``mddframes doctor`` reports them).
         self.snake_case_answers: set[str] = set()
@@ -150,12 +154,13 @@ class Api:
         renamed = to_camel(value)
         if renamed is not value:
             self._saw_snake_case(operation)
+        elif self.key_style is None and spelling(value) == "camelCase":
+            self.key_style = "camelCase"
         return renamed, response.url
 
     def _saw_snake_case(self, operation: str) -> None:
         self.snake_case_answers.add(operation)  # a set: adding is atomic under the GIL
-        if self.key_style is None:
-            self.key_style = "snake_case"
+        self.key_style = "snake_case"
 
     def _json_object(
         self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
@@ -414,6 +419,14 @@ class Api:
             "structureIds": self._nonempty(wanted, "structure_mass_export_async"),
             "objectTypeId": object_type_id,
         }
+        if self.key_style is None:
+            # The body's names must be spelled as the service spells them, and nothing
+            # read yet showed how: one small read tells (a 400 would not say why). If it
+            # fails, the start goes out in camelCase, the wire format's spelling.
+            try:
+                self.get_object_types()
+            except MddError as exc:
+                logger.debug("could not learn the service's key spelling: %s", exc)
         answer = self._json_object(
             "structureMassExportAsync",
             json_body=to_snake(body) if self.key_style == "snake_case" else body,

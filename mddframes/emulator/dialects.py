@@ -11,7 +11,9 @@ alternative is proven against a server rather than against a hand-written fixtur
 ``snake-case``
     Every field name of the wire format in snake_case (``parent_id``, ``table_id``,
     ``data_type``...), in answers and in request bodies; the keys users own (table rows
-    under ``data``, element ``attributes``) are untouched (rows 11-24).
+    under ``data``, element ``attributes``) are untouched (rows 11-24). A request body
+    using a camelCase wire name is refused (400 naming it), as a ``SNAKE_CASE`` Jackson
+    does not know it: a client must write in the service's spelling.
 ``nested-tree``
     The tree as nested ``children`` lists, roots at the top, without parent ids (row 11).
 ``unprefixed``
@@ -166,7 +168,12 @@ class DialectMiddleware:
             await self.app(scope, receive, send)
             return
         if self.dialect == "snake-case":
-            receive = await _renamed_request(scope, receive)
+            receive, camel = await _renamed_request(scope, receive)
+            if camel:  # a SNAKE_CASE Jackson does not know these: refused, not ignored
+                message = f"Unrecognized field(s) {', '.join(sorted(camel))} (snake_case names)"
+                answer = json.dumps(spring_error(400, message, path))
+                await _send_json(send, 400, answer.encode())
+                return
         await self._rewritten_answer(scope, receive, send)
 
     def _realm(self, scope: dict[str, Any], path: str) -> dict[str, Any]:
@@ -238,30 +245,52 @@ async def _send_json(send: Callable, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def _renamed_request(scope: dict[str, Any], receive: Callable) -> Callable:
-    """A ``receive`` whose JSON body has its snake_case wire names in camelCase."""
+def camel_names(value: Any) -> set[str]:
+    """The camelCase wire names used as keys in ``value`` (users' keys not looked at)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            found.update(k for k in item if k in TO_SNAKE)
+            stack.extend(v for k, v in item.items() if k not in _USER_KEYS)
+    return found
+
+
+async def _renamed_request(scope: dict[str, Any], receive: Callable) -> tuple[Callable, set[str]]:
+    """A ``receive`` whose JSON body has its snake_case wire names in camelCase.
+
+    Also returns the camelCase wire names the body used: a snake_case service does not
+    know them.
+    """
     headers = dict(scope.get("headers", []))
     if not headers.get(b"content-type", b"").startswith(b"application/json"):
-        return receive
+        return receive, set()
     parts: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return _replay([message], receive)
+            return _replay([message], receive), set()
         parts.append(message.get("body", b""))
         size += len(parts[-1])
         if not message.get("more_body") or size > _MAX_REWRITTEN_BODY:
             break
     body = b"".join(parts)
     more = message.get("more_body", False)
+    camel: set[str] = set()
     if not more:
         try:
-            body = json.dumps(rename_keys(json.loads(body), TO_CAMEL)).encode("utf-8")
+            value = json.loads(body)
         except ValueError:
             pass  # invalid JSON: the route answers 400 naming it
+        else:
+            camel = camel_names(value)
+            body = json.dumps(rename_keys(value, TO_CAMEL)).encode("utf-8")
     first = {"type": "http.request", "body": body, "more_body": more}
-    return _replay([first], receive)
+    return _replay([first], receive), camel
 
 
 def _replay(messages: list[dict[str, Any]], then: Callable) -> Callable:

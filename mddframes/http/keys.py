@@ -66,6 +66,17 @@ def is_snake_case(value: Any) -> bool:
     return any(key in TO_CAMEL for key in _sampled_keys(value))
 
 
+def spelling(value: Any) -> str | None:
+    """How ``value`` spells the wire names: ``"snake_case"``, ``"camelCase"`` or ``None``.
+
+    ``None`` when it holds none of them (a bare list of ids, say).
+    """
+    keys = set(_sampled_keys(value))
+    if keys & TO_CAMEL.keys():
+        return "snake_case"
+    return "camelCase" if keys & TO_SNAKE.keys() else None
+
+
 def rename(value: Any, names: dict[str, str]) -> Any:
     """``value`` with the keys found in ``names`` renamed; users' keys left alone."""
     if isinstance(value, list):
