@@ -1,0 +1,209 @@
+"""The ``mddframes`` command line: the demo, the emulator, and commands for pipelines.
+
+Pipeline commands connect with :func:`mddframes.connect`: settings come from ``--tenant``,
+``--base-url`` and ``--profile``, then the ``MDD_*`` environment variables, then the
+profile file. The client secret is never taken from the command line (other users of the
+machine can read process arguments); set ``MDD_CLIENT_SECRET`` or use a profile.
+
+Modules: ``_output`` (formats, stderr messages, a closed stdout), ``_service`` (reads,
+packages, exports, deployment, doctor), ``_code`` (pull, plan, apply), ``_journal``
+(writes, resume, roll-back).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pandas as pd
+
+from mddframes.cli import _code, _journal, _service
+from mddframes.cli._output import (
+    EXIT_STDOUT_CLOSED,
+    Messages,
+    StdoutClosed,
+    emit,
+    log_level,
+)
+
+EXIT_OK = 0
+#: An error (its message on stderr), or a refused or failed write.
+EXIT_ERROR = 1
+#: ``plan``: changes are pending; ``writes``: a batch is unfinished; ``doctor``: would break.
+EXIT_PENDING = 2
+#: A bulk command whose result has failed rows (the result is still printed).
+EXIT_PARTIAL_FAILURE = 3
+#: Bad usage (sysexits' EX_USAGE; not argparse's 2, which ``plan`` means as "changes").
+EXIT_USAGE = 64
+EXIT_INTERRUPTED = 130
+__all__ = [
+    "EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_PARTIAL_FAILURE", "EXIT_PENDING",
+    "EXIT_STDOUT_CLOSED", "EXIT_USAGE", "build_parser", "main",
+]  # fmt: skip
+
+EXIT_CODES = f"""\
+exit codes:
+  0    success (plan: nothing would change; apply, resume, roll-back: all done)
+  1    an error (message on stderr), or something refused or failed
+  2    plan: changes pending; writes: a batch is unfinished; doctor: would break
+  3    deploy, package-add, confirm-deployed: some rows failed (the result is printed)
+  64   bad usage
+  130  interrupted
+  {EXIT_STDOUT_CLOSED}  stdout was closed by its reader (e.g. '| head -1')
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with exit code 64 for bad usage (2 means "changes pending" to plan)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """-q, -v and --progress, accepted before and after the command name."""
+    default = (lambda value: value) if top else (lambda value: argparse.SUPPRESS)
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", default=default(False),
+        help="only errors on stderr (the exit code says the rest)",
+    )  # fmt: skip
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=default(0),
+        help="more logging (-vv: debug)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=default(None),
+        help="progress bars on stderr (default: only when stderr is a terminal)",
+    )  # fmt: skip
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser with one sub-command per job."""
+    parser = _Parser(
+        prog="mddframes",
+        description="pandas DataFrames over a metadata-management service.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(parser, top=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = commands.add_parser("demo", help="run the demo against the embedded emulator")
+    demo.set_defaults(handler=_run_demo)
+
+    from mddframes.emulator.cli import add_arguments as add_emulator_arguments
+    from mddframes.emulator.cli import run as run_emulator
+
+    emulator = commands.add_parser("emulator", help="run the local emulator in the foreground")
+    add_emulator_arguments(emulator)
+    emulator.set_defaults(handler=run_emulator)
+
+    _service.add_commands(commands, _service_command)
+    _code.add_commands(commands, _service_command)
+    _journal.add_commands(commands, _service_command)
+    return parser
+
+
+def _service_command(
+    commands: Any,
+    name: str,
+    help: str,
+    handler: Callable[[Any, argparse.Namespace], Any],
+    *,
+    frame: bool = True,
+) -> argparse.ArgumentParser:
+    """A command that connects; ``frame``: it prints a frame (-o and --format csv|json|text)."""
+    command = commands.add_parser(
+        name, help=help, description=help, epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    _common(command, top=False)
+    group = command.add_argument_group("connection (else MDD_* variables, else the profile file)")
+    group.add_argument("--tenant", help="tenant name (MDD_TENANT)")
+    group.add_argument("--base-url", help="base URL, may contain {tenant} (MDD_BASE_URL)")
+    group.add_argument("--profile", help="profile of ~/.config/mddframes/config.toml (MDD_PROFILE)")
+    if frame:
+        out = command.add_argument_group("output")
+        out.add_argument(
+            "--format", choices=("csv", "json", "text"),
+            help="how the frame is printed (default: text on a terminal, else csv; with -o "
+            "by its suffix)",
+        )  # fmt: skip
+        out.add_argument(
+            "-o", "--output", type=Path, help="write the frame to this file instead of stdout"
+        )
+    command.set_defaults(handler=lambda args: _with_client(args, handler), parser=command)
+    return command
+
+
+def _with_client(
+    args: argparse.Namespace, handler: Callable[[Any, argparse.Namespace], Any]
+) -> int:
+    from mddframes import connect
+
+    with connect(args.tenant, base_url=args.base_url, profile=args.profile) as client:
+        result = handler(client, args)
+    code = None
+    if isinstance(result, tuple):
+        result, code = result
+    if isinstance(result, int) and not isinstance(result, bool):
+        return result
+    if result is None:
+        return EXIT_OK if code is None else code
+    emit(result, args)
+    if code is not None:
+        return code
+    if (
+        isinstance(result, pd.DataFrame)
+        and "ok" in result.columns
+        and not result["ok"].fillna(False).all()
+    ):
+        return EXIT_PARTIAL_FAILURE
+    return EXIT_OK
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from mddframes.demo import main as demo_main
+
+    return demo_main()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    messages = Messages(log_level(args)).install()
+    args.messages = messages
+    from mddframes.errors import MddError
+
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except StdoutClosed:
+        _silence_stdout()
+        return EXIT_STDOUT_CLOSED
+    except MddError as exc:  # the CLI's one place that turns library errors into words
+        messages.say("error", str(exc))
+        return EXIT_ERROR
+    finally:
+        messages.remove()
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (tests capture it): nothing to flush at exit
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

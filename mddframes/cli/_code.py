@@ -1,0 +1,134 @@
+"""Tables as code on the command line: ``pull``, ``plan``, ``apply``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mddframes.cli._output import progress_wanted, write_stdout
+from mddframes.cli._service import read_ids
+
+#: ``apply``'s exit code when something was refused or failed (0: all written and verified).
+EXIT_APPLY_FAILED = 1
+
+
+def add_commands(commands: Any, service_command: Any) -> None:
+    """Add pull, plan and apply."""
+    pull = service_command(
+        commands,
+        "pull",
+        "write every table and mapping of a system into a folder, one file per object",
+        _pull,
+    )
+    pull.add_argument("system")
+    pull.add_argument("folder", type=Path, metavar="DIR")
+    pull.add_argument(
+        "--ids-file",
+        type=Path,
+        help="only these tables, mappings or elements (one id per line, '-' for stdin)",
+    )
+    pull.add_argument(
+        "--file-format",
+        choices=("csv", "json", "xlsx"),
+        help="format of the files (default: each object's existing format, else csv)",
+    )
+
+    plan = service_command(
+        commands,
+        "plan",
+        "compare a folder with the service and print what apply would change; sends nothing "
+        "(exit 0 nothing would change, 2 changes pending, 1 something refused or failed)",
+        _plan,
+        frame=False,
+    )
+    plan.add_argument("folder", type=Path, metavar="DIR")
+    plan.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="text (default), markdown (a pull-request comment) or json (the plan file)",
+    )
+    plan.add_argument("--out", type=Path, help="also write the plan file, for 'apply PLANFILE'")
+    _allow_deletes(plan)
+
+    apply = service_command(
+        commands,
+        "apply",
+        "write the changes of a folder (planned afresh) or of a plan file, through the write "
+        "journal; refuses objects changed since the plan (exit 0 only when all were written "
+        "and verified, else 1)",
+        _apply,
+    )
+    apply.add_argument("target", type=Path, metavar="DIR|PLANFILE")
+    apply.add_argument(
+        "--dir", type=Path, help="with a plan file: the folder, if it moved since the plan"
+    )
+    apply.add_argument(
+        "--backup-dir",
+        type=Path,
+        help="root folder of the backups and journals (default .mddframes/backups)",
+    )
+    _allow_deletes(apply)
+
+
+def _allow_deletes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-deletes",
+        action="store_true",
+        help="allow rows (and undeclared columns) to be deleted; else such an object is refused",
+    )
+
+
+def _pull(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+    from mddframes.tables_as_code import pull
+
+    ids = read_ids(args, required=False) if args.ids_file is not None else None
+    frame = pull(client.api, args.system, args.folder, ids=ids, fmt=args.file_format,
+                 progress=progress_wanted(args))  # fmt: skip
+    counts = Counter(frame["action"])
+    args.messages.note(
+        f"pull: {len(frame)} object(s) in {args.folder}: "
+        + ", ".join(f"{n} {a}" for a, n in sorted(counts.items())),
+    )  # fmt: skip
+    return frame
+
+
+def _plan(client: Any, args: argparse.Namespace) -> int:
+    from mddframes.tables_as_code import make_plan
+    from mddframes.tables_as_code.render import plan_markdown, plan_text
+
+    plan = make_plan(client.api, args.folder, allow_deletes=args.allow_deletes,
+                     progress=progress_wanted(args))  # fmt: skip
+    if args.out is not None:
+        plan.save(args.out)
+    if args.format == "json":
+        text = json.dumps(plan.to_dict(), ensure_ascii=False, indent=1) + "\n"
+    elif args.format == "markdown":
+        text = plan_markdown(plan)
+    else:
+        text = plan_text(plan, verbose=args.verbose > 0)
+    if not args.quiet or args.format != "text":
+        write_stdout(text)
+    return plan.exit_code
+
+
+def _apply(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
+    from mddframes.tables_as_code import Plan, apply_plan, make_plan
+
+    if args.target.is_file():
+        # a plan file applies as planned: its own --allow-deletes decided what it deletes
+        plan = Plan.load(args.target, folder=args.dir)
+    else:
+        plan = make_plan(client.api, args.target, allow_deletes=args.allow_deletes,
+                         progress=progress_wanted(args))  # fmt: skip
+    result = apply_plan(client.api, plan, backup_dir=args.backup_dir,
+                        progress=progress_wanted(args))  # fmt: skip
+    counts = Counter(result["status"])
+    args.messages.note("apply: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    shown = result[result["status"] != "unchanged"].reset_index(drop=True)
+    return shown, 0 if result.attrs.get("ok") else EXIT_APPLY_FAILED

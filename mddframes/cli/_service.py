@@ -1,0 +1,146 @@
+"""The commands that read from and act on the service (tree, table, ..., deploy, doctor)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mddframes.cli._output import progress_wanted
+
+
+def add_commands(commands: Any, service_command: Any) -> None:
+    """Add the service commands; ``service_command(commands, name, help, handler, frame)``."""
+    tree = service_command(commands, "tree", "the element tree of a system", _tree)
+    tree.add_argument("system")
+    tree.add_argument("--types", help="comma-separated element types to keep")
+
+    table = service_command(commands, "table", "the rows of a table", _table)
+    table.add_argument("table_id")
+
+    mapping = service_command(commands, "mapping", "the column mappings of a mapping", _mapping)
+    mapping.add_argument("mapping_id")
+
+    service_command(commands, "object-types", "the object types", _object_types)
+
+    packages = service_command(
+        commands, "packages", "the open deployment packages of a system", _packages
+    )
+    packages.add_argument("system")
+
+    add = service_command(
+        commands, "package-add", "add elements to an open deployment package", _package_add
+    )
+    add.add_argument("system")
+    add.add_argument("package")
+    ids_argument(add)
+
+    export = service_command(
+        commands,
+        "export",
+        "generate scripts for elements as one zip (batch export; single exports on an older "
+        "service)",
+        _export,
+        frame=False,
+    )
+    export.add_argument("object_type", help="object type id (selects the template)")
+    ids_argument(export)
+    export.add_argument("--dest", type=Path, required=True, help="zip file to write")
+    export.add_argument("--timeout", type=float, default=None, help="seconds to wait for the task")
+    export.add_argument("--extract", type=Path, help="also extract the scripts into this folder")
+
+    deploy = service_command(
+        commands, "deploy", "mark elements as deployed (exit 3 if some failed)", _deploy
+    )
+    deploy.add_argument("deployment_id")
+    ids_argument(deploy)
+
+    service_command(
+        commands,
+        "confirm-deployed",
+        "mark elements as deployed from a deployment info file ('push to git')",
+        _confirm_deployed,
+    ).add_argument("info_file", type=Path)
+
+    service_command(
+        commands,
+        "doctor",
+        "check the tenant, read-only, against the wire format mddframes assumes "
+        "(exit 0 all hold, 1 differs but copes, 2 would break)",
+        _doctor,
+    )
+
+
+def ids_argument(parser: argparse.ArgumentParser) -> None:
+    """Element ids as arguments and/or ``--ids-file``."""
+    parser.add_argument("ids", nargs="*", metavar="ID", help="element ids")
+    parser.add_argument("--ids-file", type=Path, help="a file with one id per line ('-' for stdin)")
+
+
+def read_ids(args: argparse.Namespace, *, required: bool = True) -> list[str]:
+    """The ids of the arguments and of ``--ids-file``; usage error when none and required."""
+    ids = list(getattr(args, "ids", None) or [])
+    if args.ids_file is not None:
+        text = sys.stdin.read() if str(args.ids_file) == "-" else args.ids_file.read_text("utf-8")
+        ids.extend(line.strip() for line in text.splitlines() if line.strip())
+    if not ids and required:
+        args.parser.error("give ids as arguments or with --ids-file")
+    return ids
+
+
+def _tree(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+    types = [t.strip() for t in args.types.split(",") if t.strip()] if args.types else None
+    return client.read_tree(args.system, types=types)
+
+
+def _table(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+    return client.read_table(args.table_id)
+
+
+def _mapping(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+    return client.read_mapping(args.mapping_id)
+
+
+def _object_types(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+    return client.read_object_types()
+
+
+def _packages(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+    return client.read_packages(args.system)
+
+
+def _package_add(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+    return client.add_to_package(args.system, args.package, read_ids(args))
+
+
+def _export(client: Any, args: argparse.Namespace) -> None:
+    archive = client.export_batch(
+        read_ids(args), args.object_type, args.dest, timeout=args.timeout,
+        progress=progress_wanted(args),
+    )  # fmt: skip
+    args.messages.note(f"wrote {args.dest}")
+    if args.extract is not None:
+        archive.extract(args.extract)
+        args.messages.note(f"extracted into {args.extract}")
+
+
+def _deploy(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+    return client.deploy_many(read_ids(args), args.deployment_id, progress=progress_wanted(args))
+
+
+def _confirm_deployed(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+    return client.confirm_deployed(args.info_file)
+
+
+def _doctor(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
+    try:
+        from mddframes.doctor import doctor_exit_code, run_doctor
+    except ImportError as exc:  # pragma: no cover - until mddframes.doctor exists
+        from mddframes.errors import MddError
+
+        raise MddError(f"mddframes.doctor is not available in this version ({exc})") from exc
+    frame = run_doctor(client.api)
+    return frame, int(doctor_exit_code(frame))
