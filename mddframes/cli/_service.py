@@ -65,12 +65,18 @@ def add_commands(commands: Any, service_command: Any) -> None:
         _confirm_deployed,
     ).add_argument("info_file", type=Path)
 
-    service_command(
+    doctor = service_command(
         commands,
         "doctor",
         "check the tenant, read-only, against the wire format mddframes assumes "
-        "(exit 0 all hold, 1 differs but copes, 2 would break)",
+        "(exit 0 all hold, 1 differs but copes or could not be checked, 2 would break)",
         _doctor,
+    )
+    doctor.add_argument(
+        "system",
+        nargs="?",
+        metavar="SYSTEM",
+        help="also read this system's tree, an element, a table, a mapping and its packages",
     )
 
 
@@ -136,11 +142,7 @@ def _confirm_deployed(client: Any, args: argparse.Namespace) -> pd.DataFrame:
 
 
 def _doctor(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
-    try:
-        from mddframes.doctor import doctor_exit_code, run_doctor
-    except ImportError as exc:  # pragma: no cover - until mddframes.doctor exists
-        from mddframes.errors import MddError
+    from mddframes.doctor import doctor_exit_code, run_doctor
 
-        raise MddError(f"mddframes.doctor is not available in this version ({exc})") from exc
-    frame = run_doctor(client.api)
+    frame = run_doctor(client.api, args.system)
     return frame, int(doctor_exit_code(frame))
