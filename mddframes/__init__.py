@@ -54,6 +54,7 @@ from mddframes.errors import (
 from mddframes.exports import ExportTask, Script
 from mddframes.frames import iter_groups, tree_frame
 from mddframes.spreadsheet import read_excel, to_excel
+from mddframes.tables_as_code import Plan, apply_plan, plan_folder, pull_folder
 from mddframes.writing import WriteResult
 
 __version__ = "0.1.0"
@@ -86,6 +87,7 @@ __all__ = [
     "NotFoundError",
     "PackageClosedError",
     "PartialFailureWarning",
+    "Plan",
     "RateLimitError",
     "ReadContext",
     "ResponseFormatError",
@@ -100,12 +102,15 @@ __all__ = [
     "WriteResult",
     "WriteVerificationError",
     "__version__",
+    "apply_plan",
     "check_payload",
     "connect",
     "diff_payloads",
     "doctor_exit_code",
     "from_payload",
     "iter_groups",
+    "plan_folder",
+    "pull_folder",
     "read_excel",
     "run_bulk",
     "run_doctor",

@@ -85,10 +85,10 @@ def _allow_deletes(parser: argparse.ArgumentParser) -> None:
 
 
 def _pull(client: Any, args: argparse.Namespace) -> pd.DataFrame:
-    from mddframes.tables_as_code import pull
+    from mddframes.tables_as_code import pull_folder
 
     ids = read_ids(args, required=False) if args.ids_file is not None else None
-    frame = pull(client.api, args.system, args.folder, ids=ids, fmt=args.file_format,
+    frame = pull_folder(client.api, args.system, args.folder, ids=ids, fmt=args.file_format,
                  progress=progress_wanted(args))  # fmt: skip
     counts = Counter(frame["action"])
     args.messages.note(
@@ -99,10 +99,10 @@ def _pull(client: Any, args: argparse.Namespace) -> pd.DataFrame:
 
 
 def _plan(client: Any, args: argparse.Namespace) -> int:
-    from mddframes.tables_as_code import make_plan
+    from mddframes.tables_as_code import plan_folder
     from mddframes.tables_as_code.render import plan_markdown, plan_text
 
-    plan = make_plan(client.api, args.folder, allow_deletes=args.allow_deletes,
+    plan = plan_folder(client.api, args.folder, allow_deletes=args.allow_deletes,
                      progress=progress_wanted(args))  # fmt: skip
     if args.out is not None:
         plan.save(args.out)
@@ -118,13 +118,13 @@ def _plan(client: Any, args: argparse.Namespace) -> int:
 
 
 def _apply(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
-    from mddframes.tables_as_code import Plan, apply_plan, make_plan
+    from mddframes.tables_as_code import Plan, apply_plan, plan_folder
 
     if args.target.is_file():
         # a plan file applies as planned: its own --allow-deletes decided what it deletes
         plan = Plan.load(args.target, folder=args.dir)
     else:
-        plan = make_plan(client.api, args.target, allow_deletes=args.allow_deletes,
+        plan = plan_folder(client.api, args.target, allow_deletes=args.allow_deletes,
                          progress=progress_wanted(args))  # fmt: skip
     result = apply_plan(client.api, plan, backup_dir=args.backup_dir,
                         progress=progress_wanted(args))  # fmt: skip

@@ -102,7 +102,7 @@ def apply_plan(
     api : Api
         The raw layer of a client of the plan's tenant.
     plan : Plan
-        From :func:`~mddframes.tables_as_code.plan.make_plan` or ``Plan.load``.
+        From :func:`~mddframes.tables_as_code.plan.plan_folder` or ``Plan.load``.
     backup_dir : path, optional
         Root folder of the backups and journals; default ``.mddframes/backups``.
     max_workers : int, optional

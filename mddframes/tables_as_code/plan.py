@@ -276,7 +276,7 @@ def plan_object(api: Api, folder: Path, path: Path, *, allow_deletes: bool) -> P
     return entry
 
 
-def make_plan(
+def plan_folder(
     api: Api,
     folder: str | os.PathLike[str],
     *,
@@ -291,7 +291,7 @@ def make_plan(
     api : Api
         The raw layer (``client.api``).
     folder : path
-        A tables-as-code folder (see :func:`mddframes.tables_as_code.pull`).
+        A tables-as-code folder (see :func:`mddframes.tables_as_code.pull_folder`).
     allow_deletes : bool, default False
         Plan deleted rows (else an object that deletes rows is refused).
     max_workers : int, optional

@@ -28,7 +28,7 @@ from mddframes.tables_as_code.names import FORMATS, KIND_FOLDERS, Kind, encode_i
 if TYPE_CHECKING:
     from mddframes.api import Api
 
-#: The columns of :func:`pull`'s result.
+#: The columns of :func:`pull_folder`'s result.
 PULL_COLUMNS = ("kind", "id", "file", "rows", "action")
 
 
@@ -68,7 +68,7 @@ def system_objects(
     return list(chosen)
 
 
-def pull(
+def pull_folder(
     api: Api,
     system: str,
     folder: str | Path,
