@@ -330,6 +330,21 @@ class Client:
     ) -> WriteResult:
         return writing.restore(self.api, backup, dry_run=dry_run, backup_dir=backup_dir)
 
+    @facade_of(writing.restore_backups)
+    def restore_backups(
+        self,
+        backups: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+        *,
+        dry_run: bool = False,
+        backup_dir: str | os.PathLike[str] | None = None,
+        max_workers: int | None = None,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        return writing.restore_backups(
+            self.api, backups, dry_run=dry_run, backup_dir=backup_dir,
+            max_workers=max_workers, progress=progress,
+        )  # fmt: skip
+
     @facade_of(writing.write_tables)
     def write_tables(
         self,

@@ -18,13 +18,16 @@
    :class:`~mddframes.errors.WriteVerificationError`).
 
 :func:`restore` puts a backup back (backing up first). :func:`write_tables` /
-:func:`write_mappings` write the objects of a long frame: every object is read and
-checked before any is sent.
+:func:`write_mappings` write the objects of a long frame, and :func:`restore_backups`
+puts several backups back: every object is read and checked before any is sent, and
+the batch keeps a journal (:mod:`~mddframes.writing.journal`) so that a crash half-way
+can be resumed or rolled back (:mod:`mddframes.journal`).
 
 The package, by job: :mod:`~mddframes.writing.result` (:class:`WriteResult`),
 :mod:`~mddframes.writing.single` (one object, and :func:`restore`),
 :mod:`~mddframes.writing.backups` (backup files), :mod:`~mddframes.writing.many`
-(a long frame of objects).
+(a long frame of objects), :mod:`~mddframes.writing.restores` (several backups),
+:mod:`~mddframes.writing.journal` (the batch journal file).
 """
 
 from mddframes.writing.backups import (
@@ -34,11 +37,13 @@ from mddframes.writing.backups import (
     save_backup,
 )
 from mddframes.writing.many import RESULT_COLUMNS, write_mappings, write_tables
+from mddframes.writing.restores import RESTORE_COLUMNS, restore_backups
 from mddframes.writing.result import Kind, Status, WriteResult
 from mddframes.writing.single import restore, write_mapping, write_table
 
 __all__ = [
     "DEFAULT_BACKUP_ROOT",
+    "RESTORE_COLUMNS",
     "RESULT_COLUMNS",
     "Kind",
     "Status",
@@ -46,6 +51,7 @@ __all__ = [
     "backup_folder",
     "load_backup",
     "restore",
+    "restore_backups",
     "save_backup",
     "write_mapping",
     "write_table",

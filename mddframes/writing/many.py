@@ -83,8 +83,8 @@ def _write_many(
     if to_send:
         journal, sent, failed = send_batch(api, f"write_{kind}s", to_send, backup_dir=backup_dir,
                                            max_workers=workers, progress=progress)  # fmt: skip
-        results.update(sent)
-        errors.update(failed)
+        results.update((to_send[position].object_id, result) for position, result in sent.items())
+        errors.update((to_send[position].object_id, exc) for position, exc in failed.items())
     frame = _results_frame(key, [g[0] for g in groups], results, errors)
     # the batch to pass to resume / roll_back (None when nothing was sent)
     frame.attrs["batch"] = None if journal is None else journal.stem
@@ -100,20 +100,32 @@ def send_batch(
     backup_dir: Any,
     max_workers: int,
     progress: bool,
-) -> tuple[Path, dict[str, WriteResult], dict[str, Exception]]:
+) -> tuple[Path, dict[int, WriteResult], dict[int, Exception]]:
     """Back up, journal, then send and verify ``to_send`` concurrently (steps 6 to 8).
 
     Every object is backed up before the journal's plan is written, and the plan is on
     disk before the first PUT, so a crash at any moment leaves a batch that
     :func:`mddframes.journal.resume` or :func:`mddframes.journal.roll_back` can finish.
 
+    Parameters
+    ----------
+    api : Api
+    operation : str
+        The batch's operation, written in its plan (``write_tables``...).
+    to_send : list of _Prepared
+        The checked objects, of one kind or of both.
+    backup_dir, max_workers, progress
+        As for :func:`write_tables`.
+
     Returns
     -------
     tuple
         The journal's path, the results of the objects written and verified, and the
-        errors of those that failed (by object id).
+        errors of those that failed, both by position in ``to_send`` (a table and a
+        mapping may share an id).
     """
-    kind = to_send[0].kind
+    kinds = sorted({item.kind for item in to_send})
+    kind = kinds[0] if len(kinds) == 1 else "object"
     backups = run_bulk(
         lambda item: save_backup(api, item.kind, item.object_id, item.current,
                                  backup_dir=backup_dir),
@@ -141,16 +153,16 @@ def send_batch(
                         label=lambda index: to_send[index].object_id)  # fmt: skip
         if not sent.exceptions:
             journal.end("written", "write")
-    results: dict[str, WriteResult] = {}
-    errors: dict[str, Exception] = {}
-    for position, item in enumerate(to_send):
+    results: dict[int, WriteResult] = {}
+    errors: dict[int, Exception] = {}
+    for position in range(len(to_send)):
         if position in sent.exceptions:
             exc = sent.exceptions[position]
             exc.add_note(f"batch {journal.batch}: finish it with resume({journal.batch!r}) or "
                          f"undo it with roll_back({journal.batch!r})")  # fmt: skip
-            errors[item.object_id] = exc
+            errors[position] = exc
         else:
-            results[item.object_id] = sent.results[position]
+            results[position] = sent.results[position]
     return journal.path, results, errors
 
 
