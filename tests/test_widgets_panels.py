@@ -167,6 +167,35 @@ def test_review_shows_the_diff_and_writes_only_once_confirmed(client, countries,
     assert result.backup is not None and result.backup.is_relative_to(tmp_path)
     assert client.read_table("tbl-0109").loc[first, "name"] == "Renamed"
     assert f"verified=True; backup: {result.backup}" in output_text(review.output)
+    assert f"client.restore({str(result.backup)!r})" in output_text(review.output)
+    assert "client.pending_writes()" in output_text(review.output)
+
+
+def test_review_names_an_unfinished_bulk_write_of_the_same_table(client, emu, tmp_path):
+    long = client.read_tables(["tbl-0109", "tbl-0110"], progress=False)
+    first = long.index[(long["table_id"] == "tbl-0109").to_numpy()][0]
+    long.loc[(long["table_id"] == "tbl-0109").to_numpy() & (long.index == first), "name"] = "Bulk"
+    written = client.write_tables(long, backup_dir=tmp_path, progress=False)
+    batch = written.attrs["batch"]
+    # a crash after the plan, before any PUT: the journal holds its plan line only
+    journal = written.attrs["journal"]
+    with open(journal, "rb") as handle:
+        plan = handle.readline()
+    with open(journal, "wb") as handle:
+        handle.write(plan)
+    emu.reset()
+
+    frame = client.read_table("tbl-0109")
+    frame.loc[first, "name"] = "Single"
+    review = WriteReview(client, "tbl-0109", frame, backup_dir=tmp_path)
+    assert review.unfinished == [batch] and review.writable
+    assert "Unfinished bulk write" in review.summary.value
+    assert f"client.resume(&#x27;{batch}&#x27;)" in review.summary.value
+    assert f"client.roll_back(&#x27;{batch}&#x27;)" in review.summary.value
+
+    other = client.read_table("tbl-0111")
+    elsewhere = WriteReview(client, "tbl-0111", other, backup_dir=tmp_path)
+    assert elsewhere.unfinished == [] and "Unfinished" not in elsewhere.summary.value
 
 
 def test_review_of_an_incomplete_payload_shows_the_report_and_cannot_write(client, emu, countries):

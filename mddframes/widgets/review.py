@@ -4,10 +4,16 @@ On creation it runs the writer as a dry run (``write_table``/``write_mapping`` w
 ``dry_run=True``: the full payload is built and checked, nothing is sent) and shows the
 diff beside the check report. "Write" is enabled only when the check found no error, the
 edit changes something, and the reviewer ticked the confirm box.
+
+It also reads the write journal (:mod:`mddframes.journal`): when the object belongs to
+a bulk write that did not finish (a crash, a failure), the summary names the batch and
+how to finish or undo it, since writing the object now would make that batch refuse it.
+After the write it says where the backup is and how to put it back.
 """
 
 from __future__ import annotations
 
+import html
 import os
 from typing import Any
 
@@ -15,9 +21,10 @@ import ipywidgets as widgets
 import pandas as pd
 
 from mddframes.context import ATTRS_KEY
-from mddframes.errors import IncompletePayloadError, InvalidArgumentError
+from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
 from mddframes.widgets._messages import describe_error
 from mddframes.widgets._panel import Panel
+from mddframes.writing.journal import read_journal
 
 _KINDS = ("table", "mapping")
 
@@ -59,6 +66,9 @@ class WriteReview(Panel):
         The dry run's result (None when the check or a concurrent change refused it).
     refusal : Exception or None
         Why the dry run was refused.
+    unfinished : list of str
+        The unfinished bulk-write batches (``client.pending_writes``) that include this
+        object, oldest first; named in the summary.
     confirm : ipywidgets.Checkbox
     button : ipywidgets.Button
         "Write", enabled when the dry run passed, changes something, and confirm is ticked.
@@ -86,6 +96,7 @@ class WriteReview(Panel):
         self.backup_dir = backup_dir
         self.dry_run: Any = None
         self.refusal: Exception | None = None
+        self.unfinished: list[str] = []
         self.summary = widgets.HTML()
         self.diff_output = widgets.Output(layout=widgets.Layout(width="50%"))
         self.diff_output.add_class("mdd-review-diff")
@@ -150,8 +161,34 @@ class WriteReview(Panel):
             self.summary.value = f"<b>{label}</b>: {what}. Check: {report.summary()}."
             self.diff_output.append_display_data(diff)
             self.report_output.append_display_data(report)
+        self.summary.value += self._journal_note()
         self._refresh_buttons()
         return self.dry_run
+
+    def _journal_note(self) -> str:
+        """The unfinished bulk writes that include this object, in words (HTML)."""
+        self.unfinished = []
+        try:
+            pending = self.client.pending_writes(backup_dir=self.backup_dir)
+            for batch, path in zip(pending["batch"], pending["journal"], strict=True):
+                journal = read_journal(path)
+                if journal is not None and any(
+                    item.kind == self.kind and item.id == self.object_id for item in journal.objects
+                ):
+                    self.unfinished.append(str(batch))
+        except MddError as exc:  # a damaged journal: say so, the review itself still works
+            return f"<br>Write journal: {html.escape(exc.message)}"
+        if not self.unfinished:
+            return ""
+        last = html.escape(repr(self.unfinished[-1]))
+        names = ", ".join(html.escape(b) for b in self.unfinished)
+        return (
+            f"<br><b>Unfinished bulk write</b>: this {self.kind} is in batch {names} (see "
+            f"<code>client.pending_writes()</code>). Finish it with "
+            f"<code>client.resume({last})</code> or undo it with "
+            f"<code>client.roll_back({last})</code> first: once this write changes the "
+            f"{self.kind}, the batch refuses it."
+        )
 
     @property
     def writable(self) -> bool:
@@ -192,6 +229,10 @@ class WriteReview(Panel):
     def _show_written(self, result: Any) -> None:
         self._say(
             f"{self.kind} {self.object_id!r}: {result.status}; verified={result.verified}; "
-            f"backup: {result.backup}"
+            f"backup: {result.backup}\n"
+            f"To undo it: client.restore({str(result.backup)!r}). Bulk writes "
+            "(write_tables, write_mappings, restore_backups) also keep a journal per batch "
+            "in the backup folder: client.pending_writes() lists those that did not finish, "
+            "client.resume(batch) / client.roll_back(batch) finish or undo them."
         )
         self.confirm.value = False
