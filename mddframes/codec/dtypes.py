@@ -87,6 +87,21 @@ def value_types(values: list[Any]) -> set[type]:
     return types
 
 
+def _classify(values: list[Any]) -> tuple[set[type], list[Any]]:
+    """:func:`value_types`, and the values with NaN floats as None when they are all NaN.
+
+    (A NaN only comes from a ``NaN`` literal, which ``json.loads`` accepts: in a column
+    of ints or booleans it is a missing value, not a reason to fail or to say False.)
+    """
+    types = set(map(type, values))
+    types.discard(type(None))
+    # all-NaN floats count as nulls; any() stops at the first real float
+    if float in types and not any(type(v) is float and v == v for v in values):
+        types.discard(float)
+        values = [None if type(v) is float else v for v in values]
+    return types, values
+
+
 def _object_array(values: list[Any]) -> np.ndarray:
     # np.fromiter keeps each value as one object (np.array would turn lists into axes)
     return np.fromiter(values, dtype=object, count=len(values))
@@ -127,7 +142,7 @@ def _bool_array(values: list[Any]) -> Any:
 def infer_array(values: list[Any], types: set[type] | None = None) -> Any:
     """The array of a column with no usable declared type (see the module table)."""
     if types is None:
-        types = value_types(values)
+        types, values = _classify(values)
     if types == {bool}:
         return _bool_array(values)
     if types == {int}:
@@ -224,7 +239,7 @@ def column_array(values: list[Any], data_type: Any = None, *, name: Any = None) 
         An array of the declared dtype when every value fits it, else of the inferred
         dtype. Nothing is ever rounded, truncated or stringified.
     """
-    types = value_types(values)
+    types, values = _classify(values)
     family = type_family(data_type)
     if family is None:
         return infer_array(values, types)

@@ -1,5 +1,11 @@
 """A large table or mapping payload -> frame, without the whole document in memory.
 
+Fast path: the rows are cut into batches of about a megabyte as the chunks arrive and
+each batch is decoded by orjson (:mod:`mddframes.codec.splitter`, exact fallback to
+``json.loads`` per batch: big integers and lone surrogates come out as ``json.loads``
+makes them). What follows describes the incremental parser, which takes over from the
+kept bytes for any document the splitter cannot vouch for.
+
 :func:`frame_from_chunks` reads a JSON document as a stream of byte chunks (an HTTP
 body): each chunk goes into a zlib compressor (the document is kept, compressed, for
 the write-back context: :class:`KeptJson`) and into an incremental parser (ijson's
@@ -33,7 +39,7 @@ import re
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from typing import Any
 
 import ijson
@@ -41,9 +47,12 @@ import numpy as np
 import pandas as pd
 
 from mddframes.codec.frame import ROWS_KEYS, Kind, declared_columns, frame_of_columns
+from mddframes.codec.splitter import RowSplitter
 
 #: Rows split into columns at a time (bounds the row dicts alive at once).
 BATCH_ROWS = 2048
+#: Whether the orjson path packs its column batches too (see :func:`_pack`).
+PACK_FAST = True
 #: Size of the pieces :meth:`KeptJson.chunks` hands out.
 CHUNK_SIZE = 256 * 1024
 #: zlib level of the kept document: level 1 keeps a table at about a fifth of its
@@ -234,6 +243,10 @@ def _pack(values: list[Any]) -> list[Any] | _Packed | int:
     return _Packed(data, missing)
 
 
+def _keep(values: list[Any]) -> list[Any]:
+    return values
+
+
 def _unpack(parts: list[Any]) -> list[Any]:
     values: list[Any] = []
     for part in parts:
@@ -263,8 +276,9 @@ class _Columns:
     in which their keys are first seen.
     """
 
-    def __init__(self, exact: bool) -> None:
+    def __init__(self, exact: bool, *, pack: bool = True) -> None:
         self.rows = ijson.sendable_list()
+        self._pack = _pack if pack else _keep
         self.columns = _PackedColumns()
         self.count = 0
         self.bad_row = False
@@ -284,8 +298,8 @@ class _Columns:
             parts = self.columns.get(name)
             if parts is None:
                 parts = self.columns[name] = [self.count] if self.count else []
-            values = [row.get(name) for row in batch]
-            parts.append(_pack(_as_floats(values) if self._exact else values))
+            values = list(map(dict.get, batch, repeat(name, size)))  # faster than a listcomp
+            parts.append(self._pack(_as_floats(values) if self._exact else values))
             self._filled[name] = self.count + size
         del batch
         self.count += size
@@ -396,38 +410,64 @@ def frame_from_chunks(
         document kept compressed. The frame is None when the stream cannot vouch for
         the document (see the module notes): decode ``kept`` as a whole instead, which
         also raises the errors a malformed document deserves.
+
+    Notes
+    -----
+    The rows are first cut into batches and parsed by orjson as the chunks arrive
+    (:class:`~mddframes.codec.splitter.RowSplitter`, three to four times faster than
+    the incremental parser). A document the splitter cannot vouch for is parsed again
+    from the kept bytes by the incremental parser (ijson), as described above.
     """
     keeper = _Keeper()
-    watch = _SurrogateWatch()
+    fast = _Columns(exact=False, pack=PACK_FAST)
 
-    def keep(chunk: bytes) -> None:
+    def take(rows: list[dict[str, Any]]) -> None:
+        fast.rows.extend(rows)
+        fast.flush()
+        if fast.bad_row:
+            splitter.fail()
+
+    splitter = RowSplitter(ROWS_KEYS[kind][0], take)
+    first = True
+    for chunk in chunks:
         keeper.add(chunk)
-        watch.feed(chunk)
+        if first and chunk:
+            first = False
+            if chunk.startswith(b"\xef\xbb\xbf") or b"\x00" in chunk[:4]:
+                splitter.fail()  # a byte-order mark or UTF-16/32: json.loads decides
+        splitter.feed(chunk)
+    splitter.finish()
+    kept = keeper.finish()
+    if not splitter.failed and splitter.envelope is not None:
+        if fast.count < 2:
+            return None, kept  # small enough to decode whole, as before
+        declared = declared_columns(splitter.envelope, kind)
+        return frame_of_columns(fast.columns, fast.count, declared), kept
+    fast.columns.clear()  # what the splitter handed over before it gave up
+    return _frame_from_kept(kept, kind), kept
 
-    source = iter(chunks)
+
+def _frame_from_kept(kept: KeptJson, kind: Kind) -> pd.DataFrame | None:
+    """The frame of a kept document by the incremental parser (ijson), or None."""
+    watch = _SurrogateWatch()
     try:
-        columns, metadata = _parse(source, kind, exact=False, on_chunk=keep)
+        columns, metadata = _parse(kept.chunks(), kind, exact=False, on_chunk=watch.feed)
     except (_NeedsExact, _Unsure) as exc:
-        for chunk in source:  # keep the rest of the document, unparsed
-            keep(chunk)
-        kept = keeper.finish()
         if isinstance(exc, _Unsure) or _lone_surrogate(watch):
-            return None, kept
+            return None
         try:
             columns, metadata = _parse(kept.chunks(), kind, exact=True)
         except (_NeedsExact, _Unsure):
-            return None, kept
+            return None
     else:
-        kept = keeper.finish()
         if _lone_surrogate(watch):
-            return None, kept
+            return None
     if columns.count < 2:
         # no rows, or one "row" that may be the value of a key "item" of an object
         # under "data" rather than an element of a list: json.loads tells
-        return None, kept
+        return None
     declared = declared_columns({"metadata": metadata[-1]}, kind) if metadata else []
-    frame = frame_of_columns(columns.columns, columns.count, declared)
-    return frame, kept
+    return frame_of_columns(columns.columns, columns.count, declared)
 
 
 def _lone_surrogate(watch: _SurrogateWatch) -> bool:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas._libs import lib as _pandas_lib
 from pandas.api.types import infer_dtype
 
+from mddframes.codec.dtypes import STRING_DTYPE, infer_array
+from mddframes.codec.frame import frame_of_arrays
 from mddframes.errors import DataShapeError
 
 #: Keys under which a service may wrap a list (Spring pages use ``content``).
@@ -193,12 +197,81 @@ def tidy_column(column: pd.Series) -> pd.Series:
 def records_frame(records: list[Mapping[str, Any]]) -> pd.DataFrame:
     """Build a frame from JSON objects, keeping every field and every int exact.
 
-    ``pd.DataFrame(records)`` turns an int field with gaps into float64; here such a
-    column is rebuilt from the records when the floats cannot prove they came from
-    exact ints, so an id like ``9007199254740993`` never becomes ``...992``. Columns
-    then get nullable dtypes (:func:`tidy_column`).
+    Built column by column from the values (``dict.get`` per record), each column
+    with the dtype :func:`mddframes.codec.dtypes.infer_array` gives it: ``string``,
+    ``boolean``, ``Int64`` (``object`` holding Python ints beyond int64), ``Float64``
+    (ints and floats together only while every int is exact in a float), ``object``
+    for nested or mixed values. Never through ``pd.DataFrame(records)``, which turns an
+    int field with gaps into float64 (``9007199254740993`` would become ``...992``)
+    and infers every column's type a second time. Columns keep their order of first
+    appearance.
     """
-    frame = pd.DataFrame.from_records(records) if records else pd.DataFrame()
+    if not records:
+        return pd.DataFrame()
+    if set(map(type, records)) != {dict}:
+        return _records_frame_via_pandas(records)
+    size = len(records)
+    names = list(dict.fromkeys(chain.from_iterable(records)))
+    table = _dicts_to_array(records, names)
+    arrays = {}
+    for position, name in enumerate(names):
+        array = _simple_array(table[:, position]) if table is not None else None
+        if array is None:  # anything but plain strings, ints, booleans: value by value
+            array = infer_array(list(map(dict.get, records, repeat(name, size))))
+        arrays[name] = array
+    return frame_of_arrays(arrays, pd.RangeIndex(size))
+
+
+def _dicts_to_array(records: list[dict[str, Any]], names: list[str]) -> np.ndarray | None:
+    """The records as a 2-D object array (NaN where a key is absent), in C, or None.
+
+    pandas' own transposition of a list of dicts (what ``pd.DataFrame(records)``
+    uses), three times faster than a ``dict.get`` per record and column; it is not
+    public API, so when it is missing or changed the caller goes value by value.
+    """
+    convert = getattr(_pandas_lib, "dicts_to_array", None)
+    if convert is None:
+        return None
+    try:
+        table = convert(records, names)
+    except (TypeError, ValueError):
+        return None
+    if getattr(table, "shape", None) != (len(records), len(names)):
+        return None
+    return table
+
+
+def _simple_array(column: np.ndarray) -> Any:
+    """A column of only strings, only ints within int64 or only booleans (and gaps) as
+    the array :func:`~mddframes.codec.dtypes.infer_array` would make; else None."""
+    kind = infer_dtype(column, skipna=True)
+    if kind == "string":
+        return pd.array(column, dtype=STRING_DTYPE)
+    if kind not in ("integer", "boolean"):
+        return None
+    missing = pd.isna(column)
+    present = column[~missing]
+    if kind == "boolean":
+        if not all(type(v) is bool for v in present.tolist()):
+            return None
+        data = np.zeros(len(column), dtype=bool)
+        data[~missing] = present.astype(bool)
+        return pd.arrays.BooleanArray(data, missing)
+    values = present.tolist()
+    if not all(type(v) is int for v in values):
+        return None  # numpy ints or bools among them: not what JSON makes
+    try:
+        numbers = np.array(values, dtype=np.int64)
+    except OverflowError:
+        return None  # beyond int64: Python ints in an object column
+    data = np.zeros(len(column), dtype=np.int64)
+    data[~missing] = numbers
+    return pd.arrays.IntegerArray(data, missing)
+
+
+def _records_frame_via_pandas(records: list[Mapping[str, Any]]) -> pd.DataFrame:
+    """:func:`records_frame` of mappings other than dicts (rare): through pandas."""
+    frame = pd.DataFrame.from_records(records)
     if frame.empty and not len(frame.columns):
         return frame
     for position, name in enumerate(frame.columns):

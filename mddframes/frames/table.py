@@ -16,6 +16,7 @@ import pandas as pd
 from mddframes.api import json_object
 from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
+from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.frame import declared_columns, frame_of_arrays
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import ReadContext, record_read
@@ -85,7 +86,8 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
         list of row objects under ``data``.
     """
     table_id = require_id(table_id, what="table_id")
-    with api.get_table_stream(table_id) as body:
+    # no cyclic GC passes over the many row objects a parse makes (see fastjson)
+    with gc_paused(), api.get_table_stream(table_id) as body:
         if body.length is not None and body.length <= STREAM_THRESHOLD:
             payload = json_object(body.json(), body.entry.operation, body.url)
             frame = from_payload(payload, "table")
@@ -124,8 +126,9 @@ def read_mapping(api: Api, mapping_id: str) -> pd.DataFrame:
         The write-back context is recorded as for :func:`read_table`.
     """
     mapping_id = require_id(mapping_id, what="mapping_id")
-    payload = api.get_mapping(mapping_id)
-    frame = from_payload(payload, "mapping")
+    with gc_paused():
+        payload = api.get_mapping(mapping_id)
+        frame = from_payload(payload, "mapping")
     record_read(api, frame, ReadContext("mapping", mapping_id, payload))
     return frame
 
