@@ -37,6 +37,7 @@ from typing import Any
 
 import pandas as pd
 
+from mddframes.codec.align import align_rows, primary_key_columns
 from mddframes.codec.dtypes import type_family
 from mddframes.codec.frame import (
     INDEX_NAME,
@@ -44,6 +45,7 @@ from mddframes.codec.frame import (
     declared_type,
     frame_of_columns,
     from_payload,
+    overlay,
     payload_rows,
     rows_key,
 )
@@ -51,6 +53,7 @@ from mddframes.context import ATTRS_KEY, ReadContext
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.tables_as_code.csvtext import CsvSyntaxError, format_csv, parse_csv
 from mddframes.tables_as_code.names import KIND_FOLDERS, Kind, sidecar_path, split_name
+from mddframes.writing.journal import digest
 
 #: The format tag of sidecars and JSON object files.
 OBJECT_FORMAT = "mddframes-object/1"
@@ -81,6 +84,13 @@ class ObjectFile:
     digest : str
         SHA-256 over the bytes of :attr:`paths` (a plan checks the files did not
         change before it is applied).
+    rows_key : str
+        Where the payload keeps its rows (``data`` or ``columnMappings``).
+    rows_digest : str or None
+        The digest of the rows as pulled (:func:`mddframes.writing.journal.digest`):
+        while the service still holds exactly them, the ``row`` positions address its
+        rows; once it holds anything else (after an apply that added or deleted rows,
+        or a change by someone else) the rows are matched afresh (:meth:`frame_for`).
     """
 
     kind: Kind
@@ -92,21 +102,40 @@ class ObjectFile:
     envelope: dict[str, Any]
     digest: str
     rows_key: str = field(default="data")
+    rows_digest: str | None = None
+
+    def labels_for(self, current: dict[str, Any]) -> list[int | None]:
+        """Which row of ``current`` each file row is (None: a new row).
+
+        The pulled positions while the service holds the pulled rows; else the
+        codec's row alignment (:func:`mddframes.codec.align.align_rows`): by the
+        declared primary key when it identifies every row, else in order when the
+        counts agree, else by content.
+        """
+        rows = payload_rows(current, self.kind)
+        if self.rows_digest is not None and digest(rows) == self.rows_digest:
+            return list(self.positions)
+        mine = overlay(self.frame, {**self.envelope, self.rows_key: []}, kind=self.kind)
+        wanted = payload_rows(mine.payload, self.kind)
+        keys = primary_key_columns(declared_columns(current, self.kind))
+        # nulls and absent keys are one thing to a file: compare rows without them
+        return align_rows(_without_nulls(rows), _without_nulls(wanted), primary_key=keys)
 
     def frame_for(self, current: dict[str, Any]) -> pd.DataFrame:
         """The frame to overlay on ``current`` (what the service holds now).
 
-        Kept rows are labelled by their position; new rows get labels after the last
-        row of ``current`` (and of the file), so they never address a row the service
-        holds. The frame carries ``current`` as its write-back context: the writer
-        then compares against exactly this content and refuses if the service moves
-        on before the PUT.
+        Rows that are rows of ``current`` (:meth:`labels_for`) are labelled by their
+        position there; new rows get labels after the last row, so they never address
+        a row the service holds. The frame carries ``current`` as its write-back
+        context: the writer then compares against exactly this content and refuses if
+        the service moves on before the PUT.
         """
         count = len(payload_rows(current, self.kind))
-        known = [p for p in self.positions if p is not None]
+        matched = self.labels_for(current)
+        known = [p for p in matched if p is not None]
         following = max([count - 1, *known]) + 1
         labels = []
-        for position in self.positions:
+        for position in matched:
             if position is None:
                 position, following = following, following + 1
             labels.append(position)
@@ -114,6 +143,10 @@ class ObjectFile:
         frame.index = pd.Index(labels, dtype="int64", name=INDEX_NAME)
         frame.attrs[ATTRS_KEY] = ReadContext(self.kind, self.object_id, current)
         return frame
+
+
+def _without_nulls(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.items() if v is not None} for row in rows]
 
 
 # -- writing ---------------------------------------------------------------------------
@@ -166,7 +199,8 @@ def csv_texts(payload: dict[str, Any], kind: Kind, object_id: str, name: str) ->
         lines.append(cells)
     sidecar = _header(
         {"format": OBJECT_FORMAT, "kind": kind, "id": object_id, "file": name,
-         "rowsKey": key, "cells": encodings, "envelope": envelope}
+         "rowsKey": key, "rowsDigest": digest(payload[key]), "cells": encodings,
+         "envelope": envelope}
     ) + "\n}\n"  # fmt: skip
     return format_csv(lines), sidecar
 
@@ -176,7 +210,7 @@ def json_text(payload: dict[str, Any], kind: Kind, object_id: str) -> str:
     key, envelope = _envelope(payload, kind)
     head = _header(
         {"format": OBJECT_FORMAT, "kind": kind, "id": object_id, "rowsKey": key,
-         "envelope": envelope}
+         "rowsDigest": digest(payload[key]), "envelope": envelope}
     )  # fmt: skip
     rows = [
         f"  [{position}, {_dumps(row)}]" for position, row in enumerate(payload_rows(payload, kind))
@@ -337,7 +371,12 @@ def _read_csv(path: Path) -> ObjectFile:
     kind, envelope = meta["kind"], meta["envelope"]
     return ObjectFile(kind, meta["id"], path, [path, meta_path],
                       _frame(kind, envelope, columns, len(positions)), positions, envelope,
-                      _digest([path, meta_path]), meta["rowsKey"])  # fmt: skip
+                      _digest([path, meta_path]), meta["rowsKey"],
+                      _text_or_none(meta.get("rowsDigest")))  # fmt: skip
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _cell(raw: str | None, encoding: str, place: str, column: Any) -> Any:
@@ -373,7 +412,8 @@ def _read_json(path: Path) -> ObjectFile:
     kind, envelope = document["kind"], document["envelope"]
     return ObjectFile(kind, document["id"], path, [path],
                       _frame(kind, envelope, columns, len(cells)), positions, envelope,
-                      _digest([path]), document["rowsKey"])  # fmt: skip
+                      _digest([path]), document["rowsKey"],
+                      _text_or_none(document.get("rowsDigest")))  # fmt: skip
 
 
 def _read_xlsx(path: Path) -> ObjectFile:
@@ -393,7 +433,7 @@ def _read_xlsx(path: Path) -> ObjectFile:
     frame = frame.reset_index(drop=True)
     frame.attrs.pop(ATTRS_KEY, None)
     return ObjectFile(context.kind, context.object_id, path, [path], frame, positions,
-                      envelope, _digest([path]), key)  # fmt: skip
+                      envelope, _digest([path]), key, digest(pulled[key]))  # fmt: skip
 
 
 def read_object(path: Path) -> ObjectFile:

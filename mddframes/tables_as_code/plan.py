@@ -152,6 +152,7 @@ class Plan:
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the plan file (JSON); the folder is kept relative to the file's folder."""
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         document = self.to_dict(relative_to=path.parent)
         path.write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", "utf-8")
         return path
