@@ -23,7 +23,7 @@ from mddframes.config import Settings
 from mddframes.errors import InvalidArgumentError, MddError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
 from mddframes.http.keys import is_snake_case, spelling, to_camel, to_snake
-from mddframes.http.paging import collect_pages, is_page
+from mddframes.http.paging import ASKED_PAGE_SIZE, collect_pages, is_page, worth_bigger_pages
 from mddframes.http.session import (
     BodyStream,
     HttpSession,
@@ -177,6 +177,9 @@ class Api:
         def fetch(page: int, size: int) -> Any:
             return self._json(operation, path_params, query={"page": page, "size": size})
 
+        if worth_bigger_pages(value):
+            bigger = fetch(0, ASKED_PAGE_SIZE)
+            value = bigger if is_page(bigger) else value  # not a page: keep the first one
         entries = collect_pages(value, fetch, what=what, row=row)
         self.paged[operation] = len(entries)
         return entries

@@ -300,3 +300,14 @@ def test_no_realm_answering_is_an_auth_error_naming_row_4(emulator):
         with pytest.raises(AuthError, match=r"tried 'no-such-realm', 'tenat'.*row 4") as caught:
             c.read_object_types()
     assert caught.value.status == 404
+
+
+def test_a_long_paged_list_is_read_whole_in_few_requests():
+    """3,000 elements in pages of 50 by default: the client asks for pages of 1,000."""
+    with serve(dialect="spring-page", elements=3000) as emu, Client.from_emulator(emu) as c:
+        emu.reset_counters()
+        tree = c.read_tree("SCALE")
+        assert len(tree) == 3000 and tree["id"].is_unique
+        assert tree["depth"].notna().all()  # every parent was read before its children
+        assert emu.counters()["getTree"] == 1 + 3  # the default page, then 3 of 1,000
+        assert c.api.paged == {"getTree": 3000}

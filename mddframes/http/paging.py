@@ -19,6 +19,10 @@ from mddframes.errors import DataShapeError
 MAX_PAGES = 10_000
 """More pages than this is refused before fetching them (a bound, not a limit in use)."""
 
+ASKED_PAGE_SIZE = 1000
+"""The page size asked for once a list turned out to span pages (Spring Data caps what
+it serves at its ``max-page-size``, 2000 by default; the size served is what counts)."""
+
 _PAGING_FIELDS = ("totalPages", "totalElements", "last", "total_pages", "total_elements")
 
 
@@ -33,6 +37,18 @@ def is_page(value: Any) -> bool:
         and isinstance(value.get("content"), list)
         and any(key in value for key in _PAGING_FIELDS)
     )
+
+
+def worth_bigger_pages(first: Mapping[str, Any], asked: int = ASKED_PAGE_SIZE) -> bool:
+    """Whether a first page (asked without a size) is worth asking again with ``asked``.
+
+    A service's default page (Spring's 20, say) would cost one request per 20 entries;
+    asking page 0 again with a larger size costs one request and saves the others.
+    """
+    size = _field(first, "size", "size")
+    total_pages = _field(first, "totalPages", "total_pages")
+    many = isinstance(total_pages, int) and total_pages > 1
+    return many and isinstance(size, int) and 0 < size < asked
 
 
 def collect_pages(
