@@ -190,6 +190,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MddError as exc:  # the CLI's one place that turns library errors into words
         messages.say("error", str(exc))
         return EXIT_ERROR
+    except OSError as exc:  # a file named on the command line (ids, -o, a folder)
+        messages.say(
+            "error", f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
+        )
+        return EXIT_ERROR
     finally:
         messages.remove()
 

@@ -46,6 +46,10 @@ class _Refused(Exception):
     pass
 
 
+_Checked = tuple[PlannedObject, ObjectFile, dict[str, Any]]
+_Rows = dict[tuple[str, str, str], dict[str, Any]]
+
+
 def _check(api: Api, folder: Path, entry: PlannedObject) -> tuple[ObjectFile, dict[str, Any]]:
     path = folder / entry.file
     try:
@@ -146,7 +150,7 @@ def apply_plan(
             rows[(o.kind, o.id, o.file)]["status"] = o.status
             refused = True
     pending = [o for o in plan.objects if o.status == "changes"]
-    checked: dict[str, list[tuple[PlannedObject, ObjectFile, dict[str, Any]]]] = {}
+    checked: dict[str, list[_Checked]] = {}
     if not refused:
         for entry in pending:
             try:
@@ -164,7 +168,10 @@ def apply_plan(
     return _frame(list(rows.values()), pending)
 
 
-def _dry_run(api, plan, checked, rows, max_workers) -> bool:  # type: ignore[no-untyped-def]
+def _dry_run(
+    api: Api, plan: Plan, checked: dict[str, list[_Checked]], rows: _Rows,
+    max_workers: int | None,
+) -> bool:  # fmt: skip
     """True when the writer would send something other than what the plan recorded."""
     refused = False
     for kind, items in checked.items():
@@ -191,7 +198,11 @@ def _dry_run(api, plan, checked, rows, max_workers) -> bool:  # type: ignore[no-
     return refused
 
 
-def _write(api, kind, items, rows, plan, backup_dir, max_workers, progress) -> None:  # type: ignore[no-untyped-def]
+def _write(
+    api: Api, kind: str, items: list[_Checked], rows: _Rows, plan: Plan, backup_dir: Any,
+    max_workers: int | None, progress: bool,
+) -> None:  # fmt: skip
+    """Send one kind's objects as one batch; record each one's outcome in ``rows``."""
     pairs = [(held, current) for _, held, current in items]
     _record_contexts(api, pairs)
     writer = write_tables if kind == "table" else write_mappings
