@@ -1,7 +1,7 @@
 """The child process of tests/test_journal_crash.py: a bulk write that gets killed.
 
 :func:`run` reads tables, edits one value of each, and writes them all with
-``write_tables``. With a *kill point* it sends itself SIGKILL at an exact step (the
+``write_tables``; :func:`recover` resumes or rolls back a batch. With a *kill point* it sends itself SIGKILL at an exact step (the
 test process also kills it at random moments from outside). The kill points wrap
 library functions in this process only; the library has no test hooks.
 """
@@ -23,6 +23,7 @@ KILL_POINTS = (
     "plan-torn",  # half of the journal's plan line written
     "event-torn",  # half of a sending/sent/verified line written
     "after-put",  # a PUT answered, before its "sent" line and its verification
+    "recovery-put",  # a resume's or roll back's PUT answered, before its "sent" line
 )
 
 
@@ -103,6 +104,17 @@ def _install(point: str, nth: int) -> None:
                 _die()
 
         single._put = put
+    elif point == "recovery-put":
+        from mddframes.journal import recovery
+
+        real_recovery_put = recovery._put
+
+        def recovery_put(*args: Any) -> None:
+            real_recovery_put(*args)
+            if hit():
+                _die()
+
+        recovery._put = recovery_put
     else:
         raise ValueError(f"unknown kill point {point!r}")
 
@@ -116,3 +128,15 @@ def run(emulator: dict[str, str], ids: list[str], backup_dir: str, kill: Any = N
     with Client.from_emulator(SimpleNamespace(**emulator), max_workers=4) as client:
         long = client.read_tables(ids, progress=False)
         client.write_tables(edit(long), backup_dir=backup_dir, progress=False)
+
+
+def recover(
+    emulator: dict[str, str], batch: str, backup_dir: str, which: str, kill: Any = None
+) -> None:
+    """Run ``resume`` or ``roll_back`` (``which``) of ``batch``; die at ``kill`` if given."""
+    from mddframes import Client
+
+    if kill is not None:
+        _install(*kill)
+    with Client.from_emulator(SimpleNamespace(**emulator), max_workers=4) as client:
+        getattr(client, which)(batch, backup_dir=backup_dir, progress=False)

@@ -176,7 +176,7 @@ def test_a_damaged_line_in_the_middle_is_an_error_not_a_torn_line(batch, client,
     journal.write_bytes(b"\n".join(text))
 
     with pytest.raises(JournalError, match="line 3 is damaged") as caught:
-        client.pending_writes(backup_dir=tmp_path)
+        client.pending_writes(backup_dir=tmp_path, include_finished=True)
     assert caught.value.path == str(journal)
 
 
@@ -325,3 +325,34 @@ def test_a_recovery_that_keeps_failing_is_journalled_and_can_be_run_again(
         again = getattr(client, recovery)(name, backup_dir=tmp_path, progress=False)
     assert again.attrs["finished"] and set(again["action"]) == {"sent"}
     assert stored(emu, table_ids) == (new if recovery == "resume" else old)
+
+
+def test_a_roll_back_of_a_finished_batch_that_breaks_off_is_pending_again(
+    batch, emu, table_ids, tmp_path
+):
+    result, old, new = batch
+    name = result.attrs["batch"]
+    with Client.from_emulator(emu, max_retries=0) as client:
+        assert client.pending_writes(backup_dir=tmp_path).empty
+        emu.inject_faults(error_rate=1.0, error_statuses=(503,), operations=["tableUpdate"])
+        with pytest.warns(UserWarning):
+            client.roll_back(name, backup_dir=tmp_path, progress=False)
+        emu.clear_faults()
+        pending = client.pending_writes(backup_dir=tmp_path)
+        assert pending["batch"].tolist() == [name]
+        assert pending["state"].tolist() == ["rolling back"]
+        client.roll_back(name, backup_dir=tmp_path, progress=False)
+        assert client.pending_writes(backup_dir=tmp_path).empty
+    assert stored(emu, table_ids) == old
+
+
+def test_finished_batches_are_skipped_from_their_last_line(batch, client, tmp_path):
+    result, _, _ = batch
+    journal = Path(result.attrs["journal"])
+    data = bytearray(journal.read_bytes())
+    data[20:30] = b"#" * 10  # the plan damaged: only a full read would notice
+    journal.write_bytes(bytes(data))
+
+    assert client.pending_writes(backup_dir=tmp_path).empty  # the end line was enough
+    with pytest.raises(JournalError, match="line 1 is damaged"):
+        client.pending_writes(backup_dir=tmp_path, include_finished=True)

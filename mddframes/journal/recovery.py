@@ -29,6 +29,7 @@ from mddframes.writing.journal import (
     PlannedObject,
     Target,
     digest,
+    ends_finished,
     find_journal,
     journal_folder,
     read_journal,
@@ -113,6 +114,8 @@ def pending_writes(
     folder = journal_folder(api, backup_dir)
     rows = []
     for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        if not include_finished and ends_finished(path):
+            continue  # finished: known from the tail, without parsing the payloads
         journal = read_journal(path)
         if journal is None:
             continue  # the plan was cut off while written: nothing was sent

@@ -151,12 +151,43 @@ def read_journal(path: str | os.PathLike[str]) -> JournalState | None:
     plan = records[0]
     objects = [PlannedObject(**item) for item in plan["objects"]]
     events = [r for r in records[1:] if r["type"] == "event"]
-    ends = [r for r in records[1:] if r["type"] == "end"]
+    outcome = None
+    for record in records[1:]:
+        if record["type"] == "end":
+            outcome = record["outcome"]
+        elif record["type"] == "event":
+            # a roll back of a finished batch appends after its end: until it ends too,
+            # the batch is unfinished again (it may have crashed half-way)
+            outcome = None
     return JournalState(
         path=path, batch=plan["batch"], operation=plan["operation"], tenant=plan.get("tenant"),
-        created_at=plan["createdAt"], objects=objects, events=events,
-        outcome=ends[-1]["outcome"] if ends else None, torn=torn,
+        created_at=plan["createdAt"], objects=objects, events=events, outcome=outcome,
+        torn=torn,
     )  # fmt: skip
+
+
+def ends_finished(path: str | os.PathLike[str]) -> bool:
+    """True when the journal's last line is a complete ``end`` line.
+
+    Reads only the file's tail: the plan line holds every payload, so a folder of
+    finished batches is listed without parsing them. False when unsure (the caller
+    then reads the whole journal).
+    """
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - 4096))
+            tail = handle.read()
+    except OSError:
+        return False
+    lines = tail.split(b"\n")
+    if lines[-1] != b"" or len(lines) < 3:  # torn last line, or the plan is all there is
+        return False
+    try:
+        record = json.loads(lines[-2])
+    except ValueError:
+        return False
+    return isinstance(record, dict) and record.get("type") == "end"
 
 
 def _is_reopened(raw: bytes) -> bool:
