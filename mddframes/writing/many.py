@@ -242,8 +242,12 @@ def write_tables(
 
     Each table is read and checked first (concurrently); if any table changed since
     it was read or fails its completeness check, nothing is sent and one error names
-    them all. Then the changed tables are backed up, written and verified
-    concurrently with a progress bar.
+    them all. Then the changed tables are backed up, the batch's journal is written
+    (``<backup root>/<tenant>/journal/<batch>.jsonl``), and the tables are written and
+    verified concurrently with a progress bar. If the process dies half-way,
+    :func:`mddframes.journal.pending_writes` lists the batch and
+    :func:`~mddframes.journal.resume` / :func:`~mddframes.journal.roll_back` finish or
+    undo it.
 
     Parameters
     ----------
@@ -264,12 +268,16 @@ def write_tables(
         One row per table: ``table_id``, ``status`` (written, unchanged, dry-run, or
         failed when its PUT or verification failed), ``changed_cells``, ``added_rows``,
         ``deleted_rows``, ``backup``, ``verified``, ``error``;
-        ``attrs["results"]`` maps each id to its :class:`WriteResult`.
+        ``attrs["results"]`` maps each id to its :class:`WriteResult`;
+        ``attrs["batch"]`` and ``attrs["journal"]`` name the batch and its journal
+        (None when nothing was sent).
 
     Raises
     ------
     ConcurrentModificationError, IncompletePayloadError, MddError
         Before anything is sent, as described above.
+    BackupError, JournalError
+        A backup or the journal could not be written (nothing was sent).
     """
     return _write_many(api, "table", frame, dry_run=dry_run, allow_deletes=allow_deletes,
                        force=force, backup_dir=backup_dir, max_workers=max_workers,
@@ -290,7 +298,7 @@ def write_mappings(
     """Write every mapping of a long frame (from ``read_mappings``), safely.
 
     The same steps as :func:`write_tables`: every mapping is read and checked before
-    any is sent.
+    any is sent, and the batch keeps a journal.
 
     Parameters
     ----------
@@ -309,7 +317,8 @@ def write_mappings(
     -------
     pandas.DataFrame
         One row per mapping: ``mapping_id`` and the columns of :func:`write_tables`;
-        ``attrs["results"]`` maps each id to its :class:`WriteResult`.
+        ``attrs["results"]`` maps each id to its :class:`WriteResult`;
+        ``attrs["batch"]`` and ``attrs["journal"]`` as for :func:`write_tables`.
 
     Raises
     ------
