@@ -256,7 +256,7 @@ class Api:
         response = self.http.call(operation, {"tableId": table_id}, stream=True)
         return BodyStream(endpoint(operation), response.url, response)
 
-    def put_table(self, table_id: str, payload: dict[str, Any]) -> Any:
+    def put_table(self, table_id: str, payload: dict[str, Any], *, answer: bool = True) -> Any:
         """Replace the whole content of a table (``tableUpdate``).
 
         This is the raw call: omitted attributes are lost on the service. Prefer
@@ -268,14 +268,25 @@ class Api:
             The table id.
         payload : dict
             The complete table document.
+        answer : bool, default True
+            Decode the answer. False reads it and drops it (the service answers with
+            the whole table again: ``write_table`` reads it back anyway).
 
         Returns
         -------
         Any
-            The decoded answer, or ``None`` if the service sent no body.
+            The decoded answer, or ``None`` if the service sent no body (or ``answer``
+            is False).
         """
         _require_dict("put_table", "payload", payload)
-        return self._json("tableUpdate", {"tableId": table_id}, json_body=payload)
+        if answer:
+            return self._json("tableUpdate", {"tableId": table_id}, json_body=payload)
+        response = self.http.call("tableUpdate", {"tableId": table_id}, json_body=payload,
+                                  stream=True)  # fmt: skip
+        with BodyStream(endpoint("tableUpdate"), response.url, response) as body:
+            for _ in body.chunks():  # read to the end: the connection goes back to the pool
+                pass
+        return None
 
     def get_mapping(self, mapping_id: str) -> dict[str, Any]:
         """The full content of a mapping (``getMapping``).

@@ -302,8 +302,8 @@ def test_verification_catches_a_table_that_reads_back_different(
     frame.loc[0, "notes"] = "mine"
     real_put = client.api.put_table
 
-    def put_then_someone_else_writes(object_id, payload):
-        answer = real_put(object_id, payload)
+    def put_then_someone_else_writes(object_id, payload, **options):
+        answer = real_put(object_id, payload, **options)
         emu.touch_table(object_id)  # a real change on the service between PUT and read-back
         return answer
 

@@ -347,8 +347,12 @@ def check_payload(
                 add("error", f"{TYPE_DRIFT}: column holds {'/'.join(sorted(classes))}, "
                     f"got {value_class}", row=label(i), column=name, value=value)  # fmt: skip
 
-    if not _serialisable(new_rows):
-        for i, row in enumerate(new_rows):
+    # untouched rows are the very objects parsed from the service's JSON: only the
+    # touched ones can hold a NaN or a non-JSON object (a whole-payload dump cost more
+    # than the rest of the check on a large table)
+    if not _serialisable([new_rows[i] for i in touched]):
+        for i in touched:
+            row = new_rows[i]
             for name, value in row.items():
                 if has_non_finite(value):
                     add("error", NOT_FINITE, row=label(i), column=name, value=value)

@@ -25,6 +25,7 @@ import pandas as pd
 from mddframes.codec.dtypes import STRING_DTYPE, column_array
 from mddframes.codec.values import (
     ABSENT,
+    canonical_bytes,
     cell_changed,
     is_missing_cell,
     is_missing_json,
@@ -172,6 +173,19 @@ def frame_of_columns(
     declared : list of dict
         The declared column metadata (:func:`declared_columns`).
     """
+    arrays = arrays_of_columns(columns, n_rows, declared)
+    return frame_of_arrays(arrays, pd.RangeIndex(n_rows, name=INDEX_NAME))
+
+
+def arrays_of_columns(
+    columns: dict[str, list[Any]], n_rows: int, declared: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The column arrays :func:`frame_of_columns` makes its frame of, in frame order.
+
+    For callers that take the columns apart anyway (``read_tables`` concatenates the
+    columns of many tables): the frame of each table would be built only to be
+    taken apart again.
+    """
     data_types = {c["name"]: declared_type(c) for c in declared}
     order = dict.fromkeys(chain((c["name"] for c in declared), columns))
     arrays = {}
@@ -181,7 +195,16 @@ def frame_of_columns(
             values = [None] * n_rows
         arrays[name] = column_array(values, data_types.get(name), name=name)
         del values
-    return frame_of_arrays(arrays, pd.RangeIndex(n_rows, name=INDEX_NAME))
+    return arrays
+
+
+def payload_arrays(payload: dict[str, Any], kind: Kind = "table") -> tuple[dict[str, Any], int]:
+    """The column arrays of :func:`from_payload`'s frame and its number of rows, no frame."""
+    rows = payload_rows(payload, kind)
+    names = dict.fromkeys(chain.from_iterable(rows))
+    size = len(rows)
+    columns = {name: list(map(dict.get, rows, repeat(name, size))) for name in names}
+    return arrays_of_columns(columns, size, declared_columns(payload, kind)), size
 
 
 def frame_of_arrays(arrays: dict[str, Any], index: pd.Index) -> pd.DataFrame:
@@ -312,6 +335,21 @@ def _candidate_changes(old: Any, new: Any, originals: list[Any]) -> np.ndarray:
     return np.asarray(changed, dtype=np.int64)
 
 
+def _same_objects(originals: list[Any], new: Any) -> bool:
+    """Whether an ``object`` column holds exactly the original JSON values, by one
+    canonical encoding of each side (a cell-by-cell deep comparison of 100,000 nested
+    values costs seconds). False when unsure: the caller then compares cell by cell."""
+    if getattr(getattr(new, "dtype", None), "kind", None) != "O":
+        return False
+    values = new.tolist() if hasattr(new, "tolist") else list(new)
+    if any(value is pd.NA for value in values):
+        return False  # NA where a value or null was: the cells decide
+    try:
+        return canonical_bytes(originals) == canonical_bytes(values)
+    except (TypeError, ValueError):
+        return False
+
+
 def overlay(
     frame: pd.DataFrame,
     original: dict[str, Any],
@@ -397,9 +435,11 @@ def overlay(
             new = new.take(kept_frame)
         # None stands for both null and absent here: the two compare alike, and the
         # row copy below keeps whichever the original had
-        originals = [row.get(name) for row in kept_rows]
+        originals = list(map(dict.get, kept_rows, repeat(name, len(kept_rows))))
         if name in known:
             templates[name] = _sample(rows, name)
+            if _same_objects(originals, new):
+                continue  # a JSON column left as it was: no cell to compare one by one
             old = column_array(originals, data_types.get(name), name=name)
             candidates = _candidate_changes(old, new, originals)
         else:

@@ -48,6 +48,7 @@ import pandas as pd
 
 from mddframes.codec.frame import ROWS_KEYS, Kind, declared_columns, frame_of_columns
 from mddframes.codec.splitter import RowSplitter
+from mddframes.codec.values import canonical_bytes, canonical_json
 
 #: Rows split into columns at a time (bounds the row dicts alive at once).
 BATCH_ROWS = 2048
@@ -473,3 +474,48 @@ def _frame_from_kept(kept: KeptJson, kind: Kind) -> pd.DataFrame | None:
 def _lone_surrogate(watch: _SurrogateWatch) -> bool:
     watch.feed(b"", last=True)
     return watch.found
+
+
+def keep_chunks(chunks: Iterable[bytes]) -> KeptJson:
+    """A document given in byte pieces, kept compressed with its SHA-256 (not parsed)."""
+    keeper = _Keeper()
+    for chunk in chunks:
+        keeper.add(chunk)
+    return keeper.finish()
+
+
+def same_document(kept: KeptJson, payload: Any, kind: Kind = "table") -> bool:
+    """Whether a kept document holds exactly ``payload`` (equal canonical JSON).
+
+    Checked a batch of rows at a time (:class:`~mddframes.codec.splitter.RowSplitter`),
+    so the document is never parsed whole. True means the same content with the same
+    types (key order aside), as ``canonical_json(loads(kept)) == canonical_json(payload)``
+    says; False also when the document cannot be checked this way, so the caller then
+    compares the whole documents.
+    """
+    key = ROWS_KEYS[kind][0]
+    rows = payload.get(key) if isinstance(payload, dict) else None
+    if not isinstance(rows, list):
+        return False
+    position = 0
+    equal = True
+
+    def compare(batch: list[dict[str, Any]]) -> None:
+        nonlocal position, equal
+        end = position + len(batch)
+        if equal and (
+            end > len(rows) or canonical_bytes(batch) != canonical_bytes(rows[position:end])
+        ):
+            equal = False
+        position = end
+
+    splitter = RowSplitter(key, compare)
+    for chunk in kept.chunks():
+        splitter.feed(chunk)
+        if not equal:
+            return False
+    splitter.finish()
+    if splitter.failed or not equal or position != len(rows) or splitter.envelope is None:
+        return False
+    expected = {name: ([] if name == key else value) for name, value in payload.items()}
+    return canonical_json(splitter.envelope) == canonical_json(expected)  # small: exact

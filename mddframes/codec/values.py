@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 
 from mddframes.errors import DataShapeError
@@ -144,6 +145,24 @@ def canonical_json(value: Any) -> str:
     hashing, never sent).
     """
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """A canonical JSON encoding of ``value`` for equality tests, fast where it can be.
+
+    orjson with sorted keys (about ten times faster than :func:`canonical_json`), or
+    the UTF-8 of :func:`canonical_json` where orjson refuses the value (integers
+    beyond 64 bits, lone surrogates, non-JSON objects). Equal bytes mean strictly
+    equal values (``1``, ``1.0`` and ``True`` encode differently) when both sides
+    took the same path; a value taking one path and its equal the other compare
+    unequal, which only sends a caller to its slower exact comparison. orjson writes
+    NaN as ``null``: compare only values that hold no NaN (JSON read by a strict
+    parser, a payload about to be sent strictly).
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONEncodeError, TypeError):
+        return b"json:" + canonical_json(value).encode("utf-8", "surrogatepass")
 
 
 def has_non_finite(value: Any) -> bool:

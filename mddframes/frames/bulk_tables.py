@@ -75,9 +75,9 @@ def read_tables(
         dtypes :func:`~mddframes.frames.table.read_table` gives them, and each read
         records its write-back context in the client as a single read would.
     """
-    from mddframes.frames.table import read_table
+    from mddframes.frames.table import read_table_arrays
 
-    return _read_many(api, ids, read_table, key="table_id", desc="read_tables",
+    return _read_many(api, ids, read_table_arrays, key="table_id", desc="read_tables",
                       max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
 
 
@@ -117,7 +117,11 @@ def read_mappings(
     """
     from mddframes.frames.table import read_mapping
 
-    return _read_many(api, ids, read_mapping, key="mapping_id", desc="read_mappings",
+    def read_mapping_arrays(api: Api, mapping_id: str) -> tuple[dict[Any, Any], pd.Index]:
+        part = read_mapping(api, mapping_id)
+        return column_arrays(part), part.index
+
+    return _read_many(api, ids, read_mapping_arrays, key="mapping_id", desc="read_mappings",
                       max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
 
 
@@ -187,7 +191,7 @@ def failure_records(failures: pd.DataFrame) -> list[dict[str, Any]]:
 def _read_many(
     api: Api,
     ids: Iterable[str],
-    reader: Callable[[Api, str], pd.DataFrame],
+    reader: Callable[[Api, str], tuple[dict[Any, Any], pd.Index]],
     *,
     key: str,
     desc: str,
@@ -198,15 +202,15 @@ def _read_many(
     wanted = id_list(ids, what=f"{desc} ids", id_columns=(key,))
 
     def read_one(object_id: str) -> tuple[dict[Any, Any], pd.Index]:
-        part = reader(api, object_id)
-        if key in part.columns:
+        # the columns as arrays, in the worker, where building them overlaps other
+        # workers' waiting; the caller's thread only concatenates arrays
+        arrays, index = reader(api, object_id)
+        if key in arrays:
             raise DataShapeError(
                 f"{key.split('_')[0]} {object_id!r} has its own column {key!r}, which the long "
                 f"frame of {desc} uses for the id; read it alone"
             )
-        # taken apart here, in the worker, where it overlaps other workers' waiting;
-        # the caller's thread only concatenates arrays
-        return column_arrays(part), part.index
+        return arrays, index
 
     outcome = run_bulk(
         read_one,

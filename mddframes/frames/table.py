@@ -11,15 +11,16 @@ from __future__ import annotations
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from mddframes.api import json_object
 from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
 from mddframes.codec.fastjson import gc_paused
-from mddframes.codec.frame import declared_columns, frame_of_arrays
+from mddframes.codec.frame import INDEX_NAME, declared_columns, frame_of_arrays, payload_arrays
 from mddframes.codec.stream import frame_from_chunks
-from mddframes.context import ReadContext, record_read
+from mddframes.context import ReadContext, record_read, registry_for
 from mddframes.frames._shape import snake_case
 from mddframes.http.session import decode_json_content
 from mddframes.ids import require_id
@@ -105,6 +106,31 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
             context = ReadContext("table", table_id, kept=kept)
     record_read(api, frame, context)
     return frame
+
+
+def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index]:
+    """:func:`read_table`'s columns as arrays (as ``Series.array`` gives them) and its index.
+
+    The same read, the same arrays and the same write-back context (recorded in the
+    client's registry, as every read of rows does), without the DataFrame: for
+    ``read_tables``, which concatenates the columns of many tables and would only
+    take each table's frame apart again.
+    """
+    table_id = require_id(table_id, what="table_id")
+    with gc_paused(), api.get_table_stream(table_id) as body:
+        small = body.length is not None and body.length <= STREAM_THRESHOLD
+        payload = json_object(body.json(), body.entry.operation, body.url) if small else None
+    if payload is None:
+        frame = read_table(api, table_id)  # a large table: streamed, as read_table does
+        return {name: column.array for name, column in frame.items()}, frame.index
+    with gc_paused():
+        arrays, size = payload_arrays(payload, "table")
+    registry_for(api).record(ReadContext("table", table_id, payload))
+    # object columns as Series.array has them (a NumpyExtensionArray, not an ndarray)
+    return {
+        name: pd.arrays.NumpyExtensionArray(array) if isinstance(array, np.ndarray) else array
+        for name, array in arrays.items()
+    }, pd.RangeIndex(size, name=INDEX_NAME)
 
 
 def read_mapping(api: Api, mapping_id: str) -> pd.DataFrame:

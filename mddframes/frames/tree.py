@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from mddframes.codec.fastjson import gc_paused
 from mddframes.errors import DataShapeError, InvalidArgumentError, TreeIntegrityWarning
 from mddframes.frames._shape import frame_from_objects, snake_case, unwrap_list
 
@@ -75,8 +76,10 @@ def read_tree(api: Api, system: str, *, types: str | Iterable[str] | None = None
     """
     if not isinstance(system, str) or not system:
         raise InvalidArgumentError(f"system must be a non-empty string, got {system!r}")
-    payload = api.get_tree(system)
-    return tree_frame(payload, types=types, what=f"tree of system {system!r}")
+    # no cyclic GC passes over the element objects while they are decoded and framed
+    with gc_paused():
+        payload = api.get_tree(system)
+        return tree_frame(payload, types=types, what=f"tree of system {system!r}")
 
 
 def tree_frame(

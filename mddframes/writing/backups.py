@@ -11,10 +11,13 @@ import datetime as _dt
 import json
 import os
 import tempfile
+from collections.abc import Iterable
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from mddframes.codec.stream import KeptJson
 from mddframes.errors import BackupError, DataShapeError
 from mddframes.writing.result import Kind
 
@@ -86,15 +89,54 @@ def save_backup(
         ) from exc
 
 
-def _write_new(folder: Path, stem: str, text: str) -> Path:
-    """Write ``text`` to a new file ``<stem>[-n].json`` in ``folder``, atomically."""
+def save_backup_document(
+    api: Api,
+    kind: Kind,
+    object_id: str,
+    document: KeptJson,
+    *,
+    backup_dir: str | os.PathLike[str] | None = None,
+) -> Path:
+    """:func:`save_backup` of a document kept as received (bytes, compressed).
+
+    The same file as :func:`save_backup` writes (``load_backup`` reads it alike), with
+    the service's own bytes as ``payload``, streamed to disk piece by piece: a large
+    table is never serialised again nor held whole in memory for its backup.
+
+    Raises
+    ------
+    BackupError
+        The file could not be written (nothing was sent).
+    """
+    folder = backup_folder(api, kind, object_id, backup_dir)
+    now = _dt.datetime.now(_dt.UTC)
+    head = json.dumps(
+        {"kind": kind, "id": object_id, "tenant": getattr(api, "tenant", None),
+         "savedAt": now.isoformat().replace("+00:00", "Z")},
+        ensure_ascii=False,
+    )  # fmt: skip
+    pieces = chain([head[:-1].encode("utf-8"), b', "payload": '], document.chunks(), [b"}"])
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return _write_new(folder, now.strftime("%Y%m%dT%H%M%S.%fZ"), pieces)
+    except OSError as exc:
+        raise BackupError(
+            f"cannot save the backup of {kind} {object_id!r} in {folder}: "
+            f"{exc.strerror or exc} ({exc.filename or folder}); nothing was sent"
+        ) from exc
+
+
+def _write_new(folder: Path, stem: str, text: str | Iterable[bytes]) -> Path:
+    """Write ``text`` (or the byte pieces) to a new file ``<stem>[-n].json`` in ``folder``,
+    atomically."""
     handle = tempfile.NamedTemporaryFile(  # closed below, before it is given its name
-        "w", encoding="utf-8", dir=folder, prefix=f".{stem}.", suffix=".tmp", delete=False
+        "wb", dir=folder, prefix=f".{stem}.", suffix=".tmp", delete=False
     )
     temp = Path(handle.name)
     try:
         with handle:
-            handle.write(text)
+            for piece in [text.encode("utf-8")] if isinstance(text, str) else text:
+                handle.write(piece)
             handle.flush()
             os.fsync(handle.fileno())  # on disk before it has its name: never half-written
         for attempt in range(1000):

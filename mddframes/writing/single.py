@@ -8,12 +8,16 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from mddframes.api import json_object
 from mddframes.codec import check_payload, diff_payloads, overlay, to_payload
+from mddframes.codec.fastjson import gc_paused
+from mddframes.codec.stream import KeptJson, keep_chunks, same_document
 from mddframes.codec.values import canonical_json
 from mddframes.context import ATTRS_KEY, ReadContext, context_of, registry_for
 from mddframes.errors import (
@@ -24,8 +28,9 @@ from mddframes.errors import (
     WriteVerificationError,
 )
 from mddframes.frames._shape import snake_case
+from mddframes.http.decoding import decode_json_content
 from mddframes.ids import require_id
-from mddframes.writing.backups import load_backup, save_backup
+from mddframes.writing.backups import load_backup, save_backup, save_backup_document
 from mddframes.writing.result import Kind, WriteResult, _not_sent, _Prepared
 
 if TYPE_CHECKING:
@@ -42,9 +47,40 @@ def _get(api: Api, kind: Kind, object_id: str) -> dict[str, Any]:
     return api.get_table(object_id) if kind == "table" else api.get_mapping(object_id)
 
 
+@dataclass(frozen=True)
+class _Fetched:
+    """A table's document as received (compressed, not parsed) and where it came from."""
+
+    kept: KeptJson
+    entry: Any
+    url: str
+    status: int
+    content_type: str | None
+
+    def parse(self) -> dict[str, Any]:
+        """The document parsed (whole), with the errors any read of it would raise."""
+        decoded = decode_json_content(self.entry, self.url, self.kept.content(),
+                                      status=self.status, content_type=self.content_type)  # fmt: skip
+        return json_object(decoded, self.entry.operation, self.url)
+
+
+def _get_kept(api: Api, kind: Kind, object_id: str) -> _Fetched | None:
+    """The object's document as received, compressed, with its SHA-256; not parsed.
+
+    Tables only (the large ones): None for a mapping, which is read parsed.
+    """
+    if kind != "table":
+        return None
+    with api.get_table_stream(object_id) as body:
+        kept = keep_chunks(body.chunks())
+        return _Fetched(kept, body.entry, body.url, body.status, body.content_type)
+
+
 def _put(api: Api, kind: Kind, object_id: str, payload: dict[str, Any]) -> None:
     if kind == "table":
-        api.put_table(object_id, payload)
+        # the answer (the whole table again) is dropped unparsed: the read-back that
+        # follows is what the write is checked against
+        api.put_table(object_id, payload, answer=False)
     else:
         api.put_mapping(object_id, payload)
 
@@ -93,6 +129,27 @@ def _prepare(
     force: bool = False,
 ) -> _Prepared:
     """Steps 1 to 4: read, conflict check, overlay, completeness check."""
+    return _prepare_kept(api, kind, object_id, frame, columns=columns,
+                         allow_deletes=allow_deletes, force=force)[0]  # fmt: skip
+
+
+def _prepare_kept(
+    api: Api,
+    kind: Kind,
+    object_id: str,
+    frame: pd.DataFrame,
+    *,
+    columns: Any = None,
+    allow_deletes: bool = False,
+    force: bool = False,
+) -> tuple[_Prepared, _Fetched | None]:
+    """:func:`_prepare`, and what the service holds now as received (a table's bytes,
+    compressed), from which :func:`_write` streams the backup.
+
+    A table is fetched as bytes and parsed only when needed: when its SHA-256 is that
+    of the bytes the frame was read from (a streamed read), it is that same content,
+    and the original parsed once serves as both.
+    """
     if not isinstance(frame, pd.DataFrame):
         raise InvalidArgumentError(
             f"write_{kind} needs a DataFrame (from read_{kind}), got {type(frame).__name__}"
@@ -105,10 +162,23 @@ def _prepare(
             "frame (keep its index), or pass force=True to take what the service holds now "
             "as the original"
         )
-    current = _get(api, kind, object_id)
+    current_kept = _get_kept(api, kind, object_id)
     # once: a streamed read's context parses its kept document on each access
     original = context.payload if context is not None else None
-    conflict = original is not None and not _same(original, current)
+    if (
+        original is not None
+        and current_kept is not None
+        and context is not None
+        and context.kept is not None
+        and context.kept.sha256 == current_kept.kept.sha256
+    ):
+        # the very bytes that were read: the same content, no second parse to compare
+        current = original
+    elif current_kept is not None:
+        current = current_kept.parse()
+    else:
+        current = _get(api, kind, object_id)
+    conflict = original is not None and current is not original and not _same(original, current)
     if conflict and not force:
         changes = diff_payloads(original, current, kind=kind)
         raise ConcurrentModificationError(
@@ -137,8 +207,9 @@ def _prepare(
             base, result.payload, kind=kind, origin=result.origin, labels=result.labels
         )
     keeps_positions = not result.deleted and all(p is not None for p in result.origin)
-    return _Prepared(kind, object_id, current, result.payload, diff, report, keeps_positions,
-                     frame)  # fmt: skip
+    prepared = _Prepared(kind, object_id, current, result.payload, diff, report,
+                         keeps_positions, frame)  # fmt: skip
+    return prepared, current_kept
 
 
 def _refuse(prepared: _Prepared) -> None:
@@ -170,8 +241,14 @@ def _send(
     note("sending")
     _put(api, kind, object_id, prepared.payload)
     note("sent")
-    readback = _get(api, kind, object_id)
-    if not _same(readback, prepared.payload):
+    readback_kept = _get_kept(api, kind, object_id)
+    if readback_kept is not None and same_document(readback_kept.kept, prepared.payload, kind):
+        readback: Any = None  # verified batch by batch, never parsed whole
+    else:
+        readback = (
+            readback_kept.parse() if readback_kept is not None else _get(api, kind, object_id)
+        )
+    if readback is not None and not _same(readback, prepared.payload):
         mismatch = diff_payloads(prepared.payload, readback, kind=kind)
         raise WriteVerificationError(
             f"{kind} {object_id!r} was written but reads back different from what was sent "
@@ -185,7 +262,12 @@ def _send(
         # the frame still lines up row for row with what the service now holds, so it
         # can be edited and written again; after added or deleted rows it cannot, and
         # the stale context makes a second write of it stop with a conflict
-        context = ReadContext(kind, object_id, readback)
+        # a table's context keeps the read-back bytes compressed, as a streamed read does
+        context = (
+            ReadContext(kind, object_id, kept=readback_kept.kept)
+            if readback_kept is not None
+            else ReadContext(kind, object_id, readback)
+        )
         registry_for(api).record(context)
         if prepared.frame is not None:
             prepared.frame.attrs[ATTRS_KEY] = context
@@ -206,14 +288,20 @@ def _write(
     backup_dir: str | os.PathLike[str] | None = None,
 ) -> WriteResult:
     object_id = require_id(object_id, what=f"{kind}_id")
-    prepared = _prepare(api, kind, object_id, frame, columns=columns,
-                        allow_deletes=allow_deletes, force=force)  # fmt: skip
-    if prepared.diff.empty:
-        return _not_sent(prepared, "unchanged")
-    _refuse(prepared)
-    if dry_run:
-        return _not_sent(prepared, "dry-run")
-    return _send(api, prepared, backup_dir)
+    with gc_paused():  # no cyclic GC passes over the rows of the documents held here
+        prepared, current_kept = _prepare_kept(api, kind, object_id, frame, columns=columns,
+                                               allow_deletes=allow_deletes, force=force)  # fmt: skip
+        if prepared.diff.empty:
+            return _not_sent(prepared, "unchanged")
+        _refuse(prepared)
+        if dry_run:
+            return _not_sent(prepared, "dry-run")
+        backup = None
+        if current_kept is not None:
+            # the bytes as received, streamed to disk: no second serialisation in memory
+            backup = save_backup_document(api, kind, object_id, current_kept.kept,
+                                          backup_dir=backup_dir)  # fmt: skip
+        return _send(api, prepared, backup_dir, backup=backup)
 
 
 def write_table(
