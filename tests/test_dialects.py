@@ -19,6 +19,7 @@ import zipfile
 
 import pandas as pd
 import pytest
+from dialect_expectations import DIFFERENCES
 
 from mddframes import Client, doctor_exit_code, run_doctor
 from mddframes.emulator import serve
@@ -29,24 +30,6 @@ DIALECTS = ["spring-page", "snake-case", "nested-tree", "unprefixed", "literal-r
 TABLE_OWNER = "dwh-0005"  # crm_customer, owns tbl-0001
 EXPORTED = ["dwh-0005", "dwh-0006"]
 EMPTY_PACKAGE = "hotfix-2024.07.1"
-
-#: What mddframes doctor must find different in each dialect (check -> result).
-DIFFERENCES: dict[str, dict[str, str]] = {
-    "default": {},
-    "spring-page": {"tree": "differs", "object types": "differs", "packages": "differs"},
-    "snake-case": {
-        "tree": "differs",
-        "element": "differs",
-        "raw data": "differs",
-        "object types": "differs",
-        "table": "differs",
-        "mapping": "differs",
-        "packages": "differs",
-    },
-    "nested-tree": {"tree": "differs"},
-    "unprefixed": {"API prefix": "differs"},
-    "literal-realm": {"token realm": "differs"},
-}
 
 
 @pytest.fixture(scope="module", params=DIALECTS)
