@@ -119,7 +119,7 @@ def check_shape(
         notes.append(f"the list comes under the key {envelope!r}")
         actions.append(_ACTIONS["envelope"])
     if seen.get("snake"):
-        spelled = sorted(TO_SNAKE[k] for k in keys if k in TO_SNAKE)
+        spelled = sorted(TO_SNAKE[k] for k in _nested_keys(to_camel(entries)) if k in TO_SNAKE)
         notes.append("field names in snake_case (" + ", ".join(spelled[:5]) + ")")
         kept = shape in (TABLE, MAPPING)
         actions.append(_ACTIONS["snake kept" if kept else "snake"])
@@ -149,6 +149,20 @@ def _entries(shape: Shape, value: Any) -> tuple[list[Mapping[str, Any]], str | N
         envelope = next((k for k, v in value.items() if isinstance(v, list)), None)
     entries = unwrap_list(value, what=shape.check)
     return [e for e in entries if isinstance(e, Mapping)], envelope
+
+
+def _nested_keys(value: Any) -> set[str]:
+    """Every key at any depth, users' keys (rows, attributes) left out."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, Mapping):
+            found.update(k for k in item if isinstance(k, str))
+            stack.extend(v for k, v in item.items() if k not in ("data", "attributes"))
+    return found
 
 
 def _flattened(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
