@@ -131,7 +131,7 @@ def bench_legacy_fallback() -> Result:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LegacyExportWarning)
                 export_batch(
-                    client,
+                    client.api,
                     ids,
                     object_type,
                     folder / "legacy.zip",

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from mddframes.codec.stream import KeptJson
+from mddframes.codec.stream import KeptJson, load_document
 from mddframes.codec.values import canonical_json
 
 Kind = Literal["table", "mapping"]
@@ -109,7 +109,7 @@ class ReadContext:
         if self._payload is not None:
             return self._payload
         assert self._kept is not None
-        return self._kept.loads()
+        return load_document(self._kept, self._kind)
 
     @property
     def digest(self) -> str:

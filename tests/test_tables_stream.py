@@ -515,3 +515,26 @@ def test_a_large_answer_cut_off_is_a_response_format_error(service):
     plan.routes[f"{API}/table/t"] = short
     with make_client(url) as client, pytest.raises(ResponseFormatError, match="cut off|announced"):
         client.read_table("t")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"data": [{"a": 1, "b": "x"}, {"a": 1180591620717411303424, "b": "\\ud800"}]}',
+        b'{"data": [{"a": NaN}, {"a": 2}]}',
+        b'{"id": "t", "data": [{"a": 1.5}, {"a": -0.0}], "after": {"data": 1}}',
+        json.dumps(
+            {"x": 1, "data": [{"k": i, "s": "},{" * i} for i in range(3000)], "z": [1]}
+        ).encode(),
+    ],
+)
+def test_load_document_is_json_loads_of_the_kept_bytes(text):
+    from mddframes.codec.stream import keep_chunks, load_document
+
+    kept = keep_chunks(split(text, [7, 100, 65536]))
+    loaded = load_document(kept, "table")
+    expected = json.loads(text)
+    assert json.dumps(loaded) == json.dumps(expected) and list(loaded) == list(expected)
+    assert [list(map(type, r.values())) for r in loaded["data"]] == [
+        list(map(type, r.values())) for r in expected["data"]
+    ]

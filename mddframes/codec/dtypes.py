@@ -165,6 +165,11 @@ _PLAIN_ISO = re.compile(
     r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?P<zone>Z|[+-]\d{2}:?\d{2})?)?"
 )
 _UNSURE = "?"
+# Many plain ISO strings joined by newlines, and the zone at the end of each line: the
+# zones of a whole column by two regex passes instead of one match per value.
+_PLAIN_ONE = _PLAIN_ISO.pattern.replace("(?P<zone>", "(?:")
+_PLAIN_LINES = re.compile(rf"(?:{_PLAIN_ONE})(?:\n(?:{_PLAIN_ONE}))*")
+_ZONE_AT_END = re.compile(r"(Z|[+-]\d{2}:?\d{2})$", re.MULTILINE)
 _RELATIVE = frozenset({"now", "today"})
 
 
@@ -181,6 +186,29 @@ def _zone(text: str) -> str | None:
         return "+0000"
     zone = zone.replace(":", "")
     return "+0000" if zone == "-0000" else zone
+
+
+def _normal_zone(zone: str) -> str:
+    if zone == "Z":
+        return "+0000"
+    zone = zone.replace(":", "")
+    return "+0000" if zone == "-0000" else zone
+
+
+def _zones(values: list[Any]) -> set[str | None]:
+    """``{_zone(v) for v in values if v is not None}``, for a whole column at once."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return set()
+    joined = "\n".join(present)
+    # a value holding a newline itself would blur the lines: then value by value
+    if joined.count("\n") == len(present) - 1 and _PLAIN_LINES.fullmatch(joined):
+        found = _ZONE_AT_END.findall(joined)
+        zones: set[str | None] = {_normal_zone(zone) for zone in set(found)}
+        if len(found) < len(present):
+            zones.add(None)  # some lines have no zone: naive
+        return zones
+    return {_zone(v) for v in present}
 
 
 def _parse_iso(values: list[Any], *, utc: bool, naive: bool = False) -> Any | None:
@@ -203,7 +231,7 @@ def _datetime_array(values: list[Any]) -> Any | None:
     own row's offset). Naive and aware strings mixed have no common zone and stay
     strings (None).
     """
-    zones = {_zone(v) for v in values if v is not None}
+    zones = _zones(values)
     if _UNSURE in zones and any(v.strip().lower() in _RELATIVE for v in values if v is not None):
         return None  # pandas reads "now" as the time of the read: not a date of the data
     # Values in several zones (or naive and aware mixed) never share one dtype: pandas
