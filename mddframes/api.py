@@ -115,6 +115,9 @@ class Api:
         self.key_style: str | None = None
         #: Operations that answered in snake_case (``mddframes doctor`` reports them).
         self.snake_case_answers: set[str] = set()
+        #: Show a progress bar while a paged list is followed (the command line turns it
+        #: off when stderr is not a terminal).
+        self.progress = True
 
     @property
     def tenant(self) -> str | None:
@@ -180,7 +183,7 @@ class Api:
         if worth_bigger_pages(value):
             bigger = fetch(0, ASKED_PAGE_SIZE)
             value = bigger if is_page(bigger) else value  # not a page: keep the first one
-        entries = collect_pages(value, fetch, what=what, row=row)
+        entries = collect_pages(value, fetch, what=what, row=row, progress=self.progress)
         self.paged[operation] = len(entries)
         return entries
 

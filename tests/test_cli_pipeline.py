@@ -304,3 +304,25 @@ def test_writes_resume_and_roll_back(run, emu, tmp_path):
         assert client.api.get_table("tbl-0109") == original
     missing = run("resume", "no-such-batch", "--backup-dir", str(backups))
     assert missing.returncode == 1 and missing.stderr.startswith("error:")
+
+
+def test_a_paged_tree_shows_no_progress_off_a_terminal_unless_asked(run, tmp_path):
+    from mddframes.emulator import serve
+
+    # 3,000 elements in Spring pages: more than one page even at the bigger page size
+    with serve(dialect="spring-page", elements=3000) as paged:
+        env = {**run.env, "MDD_BASE_URL": paged.base_url, "MDD_CLIENT_SECRET": paged.client_secret}
+        args = [SCRIPT, "tree", "SCALE"]
+
+        def tree(*extra: str) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [*args, *extra], env=env, cwd=tmp_path, capture_output=True, text=True,
+                timeout=120,
+            )  # fmt: skip
+
+        plain = tree()
+        assert plain.returncode == 0, plain.stderr
+        assert len(plain.stdout.splitlines()) == 3001  # header + every element
+        assert "page" not in plain.stderr and "%|" not in plain.stderr
+        forced = tree("--progress")
+        assert forced.returncode == 0 and "page" in forced.stderr, forced.stderr

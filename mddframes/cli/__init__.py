@@ -27,6 +27,7 @@ from mddframes.cli._output import (
     StdoutClosed,
     emit,
     log_level,
+    progress_wanted,
 )
 
 EXIT_OK = 0
@@ -146,6 +147,7 @@ def _with_client(
     from mddframes import connect
 
     with connect(args.tenant, base_url=args.base_url, profile=args.profile) as client:
+        client.api.progress = progress_wanted(args)  # a paged list's bar too
         result = handler(client, args)
     code = None
     if isinstance(result, tuple):
