@@ -251,17 +251,14 @@ def _simple_array(column: np.ndarray) -> Any:
         return None
     missing = pd.isna(column)
     present = column[~missing]
+    # (infer_dtype's "boolean" and "integer" admit only bools and only ints: from
+    # decoded JSON, Python bools and ints)
     if kind == "boolean":
-        if not all(type(v) is bool for v in present.tolist()):
-            return None
         data = np.zeros(len(column), dtype=bool)
         data[~missing] = present.astype(bool)
         return pd.arrays.BooleanArray(data, missing)
-    values = present.tolist()
-    if not all(type(v) is int for v in values):
-        return None  # numpy ints or bools among them: not what JSON makes
     try:
-        numbers = np.array(values, dtype=np.int64)
+        numbers = np.array(present.tolist(), dtype=np.int64)
     except OverflowError:
         return None  # beyond int64: Python ints in an object column
     data = np.zeros(len(column), dtype=np.int64)
