@@ -396,6 +396,16 @@ def test_a_large_table_is_streamed_into_the_same_frame(client, big):
     assert frame["external_ref"].dtype == object and frame["external_ref"][3] == 2**64 + 1
 
 
+def test_read_tables_streams_a_large_table_with_one_request(client, emu, big):
+    table_id, payload = big
+    emu.reset_counters()
+    long = client.read_tables([table_id], progress=False)
+    assert emu.counters().get("getTable", 0) == 1
+    assert_same_frame(long.drop(columns="table_id"), from_payload(payload), attrs=False)
+    context = client.read_contexts.get("table", table_id)
+    assert context.streamed and context.payload == payload
+
+
 def test_the_safe_writer_works_from_a_streamed_context(client, big, tmp_path):
     table_id, payload = big
     frame = client.read_table(table_id)

@@ -27,6 +27,7 @@ from mddframes.ids import require_id
 
 if TYPE_CHECKING:
     from mddframes.api import Api
+    from mddframes.http.decoding import BodyStream
 
 #: The first columns of :func:`read_table_columns`, always present, in this order.
 COLUMN_FIELDS = ("name", "data_type", "nullable", "primary_key", "description")
@@ -94,18 +95,22 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
             frame = from_payload(payload, "table")
             context = ReadContext("table", table_id, payload)
         else:
-            streamed, kept = frame_from_chunks(body.chunks(), "table")
-            if streamed is None:  # the stream could not vouch for it: decode it whole
-                decoded = decode_json_content(
-                    body.entry, body.url, kept.content(), status=body.status,
-                    content_type=body.content_type)  # fmt: skip
-                payload = json_object(decoded, body.entry.operation, body.url)
-                streamed = from_payload(payload, "table")
-                del payload
-            frame = streamed
-            context = ReadContext("table", table_id, kept=kept)
+            frame, context = _streamed_frame(body, table_id)
     record_read(api, frame, context)
     return frame
+
+
+def _streamed_frame(body: BodyStream, table_id: str) -> tuple[pd.DataFrame, ReadContext]:
+    """The frame and context of a large answer, parsed as it arrives (see read_table)."""
+    streamed, kept = frame_from_chunks(body.chunks(), "table")
+    if streamed is None:  # the stream could not vouch for it: decode it whole
+        decoded = decode_json_content(
+            body.entry, body.url, kept.content(), status=body.status,
+            content_type=body.content_type)  # fmt: skip
+        payload = json_object(decoded, body.entry.operation, body.url)
+        streamed = from_payload(payload, "table")
+        del payload
+    return streamed, ReadContext("table", table_id, kept=kept)
 
 
 def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index]:
@@ -118,11 +123,12 @@ def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index
     """
     table_id = require_id(table_id, what="table_id")
     with gc_paused(), api.get_table_stream(table_id) as body:
-        small = body.length is not None and body.length <= STREAM_THRESHOLD
-        payload = json_object(body.json(), body.entry.operation, body.url) if small else None
-    if payload is None:
-        frame = read_table(api, table_id)  # a large table: streamed, as read_table does
-        return {name: column.array for name, column in frame.items()}, frame.index
+        if body.length is None or body.length > STREAM_THRESHOLD:
+            # a large table: streamed, as read_table does, its frame taken apart
+            frame, context = _streamed_frame(body, table_id)
+            registry_for(api).record(context)
+            return {name: column.array for name, column in frame.items()}, frame.index
+        payload = json_object(body.json(), body.entry.operation, body.url)
     with gc_paused():
         arrays, size = payload_arrays(payload, "table")
     registry_for(api).record(ReadContext("table", table_id, payload))
