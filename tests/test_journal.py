@@ -359,3 +359,20 @@ def test_finished_batches_are_skipped_from_their_last_line(batch, client, tmp_pa
     assert client.pending_writes(backup_dir=tmp_path).empty  # the end line was enough
     with pytest.raises(JournalError, match="line 1 is damaged"):
         client.pending_writes(backup_dir=tmp_path, include_finished=True)
+
+
+def test_write_mappings_keeps_a_journal_that_rolls_back(client, emu, tmp_path):
+    ids = client.read_tree(SYSTEM)["mapping_id"].dropna().tolist()[:3]
+    before = {i: emu._state.store.mapping_json(i) for i in ids}
+    long = client.read_mappings(ids, progress=False)
+    long["transformation"] = long["transformation"].astype(object).where(long.index != 0, "TRIM(x)")
+    result = client.write_mappings(long, backup_dir=tmp_path, progress=False)
+    assert (result["status"] == "written").all()
+    journal = read_journal(result.attrs["journal"])
+    assert journal.operation == "write_mappings" and journal.outcome == "written"
+    assert [item.kind for item in journal.objects] == ["mapping"] * 3
+
+    undone = client.roll_back(result.attrs["batch"], backup_dir=tmp_path, progress=False)
+
+    assert undone["kind"].tolist() == ["mapping"] * 3 and set(undone["action"]) == {"sent"}
+    assert {i: emu._state.store.mapping_json(i) for i in ids} == before
