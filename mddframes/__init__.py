@@ -7,7 +7,7 @@ losslessly, and export/package/deploy methods move work to production.
 
 from mddframes.archive import ExportArchive
 from mddframes.bulk import BulkResult, run_bulk
-from mddframes.client import Client, connect
+from mddframes.client import Client
 from mddframes.codec import (
     CheckReport,
     Diff,
@@ -16,6 +16,7 @@ from mddframes.codec import (
     from_payload,
     to_payload,
 )
+from mddframes.connection import connect
 from mddframes.context import ReadContext
 from mddframes.doctor import doctor_exit_code, run_doctor
 from mddframes.errors import (

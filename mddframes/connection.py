@@ -1,0 +1,89 @@
+"""``connect()``: settings resolved from arguments, ``MDD_*`` variables and a profile.
+
+The one entry point of :mod:`mddframes` besides :meth:`Client.from_emulator`; it resolves
+the settings (:mod:`mddframes.config`) and hands them to the frame-level
+:class:`~mddframes.client.Client`.
+"""
+
+from __future__ import annotations
+
+from mddframes.client import Client
+from mddframes.config import Secret, resolve_settings
+
+
+def connect(
+    tenant: str | None = None,
+    *,
+    base_url: str | None = None,
+    client_id: str | None = None,
+    client_secret: str | Secret | None = None,
+    realm: str | None = None,
+    api_prefix: str | None = None,
+    timeout: float | tuple[float, float] | None = None,
+    max_retries: int | None = None,
+    verify: bool | str | None = None,
+    max_workers: int | None = None,
+    allow_insecure_http: bool | None = None,
+    profile: str | None = None,
+) -> Client:
+    """Connect to a tenant of the service.
+
+    Each setting comes from its argument, else its ``MDD_*`` environment variable, else
+    the profile file (see :mod:`mddframes.config`), else its default. Nothing is sent
+    until the first call: the token is fetched lazily.
+
+    Parameters
+    ----------
+    tenant : str, optional
+        Tenant name (``MDD_TENANT``); fills ``{tenant}`` in the base URL and is the
+        default realm.
+    base_url : str, optional
+        e.g. ``"https://{tenant}.example.com"`` (``MDD_BASE_URL``).
+    client_id, client_secret : str, optional
+        The API user's credentials (``MDD_CLIENT_ID``, ``MDD_CLIENT_SECRET``).
+    realm : str, optional
+        Token realm (``MDD_REALM``), default the tenant.
+    api_prefix : str, optional
+        API path prefix (``MDD_API_PREFIX``), default ``"/api/mdd-backend"``.
+    timeout : float or (float, float), optional
+        ``(connect, read)`` time-outs in seconds (``MDD_TIMEOUT``), default ``(5, 60)``.
+    max_retries : int, optional
+        Retries of GET/PUT on 429/5xx and connection errors (``MDD_MAX_RETRIES``), default 5.
+    verify : bool or str, optional
+        TLS verification or a CA bundle path (``MDD_VERIFY``), default ``True``.
+    max_workers : int, optional
+        Default concurrency of bulk calls (``MDD_MAX_WORKERS``), default 8.
+    allow_insecure_http : bool, optional
+        Allow plain ``http://`` to a host that is not loopback.
+    profile : str, optional
+        Profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
+
+    Returns
+    -------
+    Client
+
+    Raises
+    ------
+    ConfigurationError
+        If a required setting is missing or a value is invalid.
+
+    Examples
+    --------
+    >>> client = mddframes.connect("acme", base_url="https://{tenant}.example.com",
+    ...                            client_id="ci-bot", client_secret="...")  # doctest: +SKIP
+    """
+    settings = resolve_settings(
+        tenant,
+        base_url=base_url,
+        client_id=client_id,
+        client_secret=client_secret,
+        realm=realm,
+        api_prefix=api_prefix,
+        timeout=timeout,
+        max_retries=max_retries,
+        verify=verify,
+        max_workers=max_workers,
+        allow_insecure_http=allow_insecure_http,
+        profile=profile,
+    )
+    return Client(settings)
