@@ -32,27 +32,25 @@ supported by the stream: ``json.loads`` keeps the last, the stream sees each.
 
 from __future__ import annotations
 
-import decimal
 import hashlib
 import json
 import re
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import chain, repeat
 from typing import Any
 
 import ijson
-import numpy as np
 import pandas as pd
 
+from mddframes.codec.column_batches import ColumnBatches
 from mddframes.codec.frame import ROWS_KEYS, Kind, declared_columns, frame_of_columns
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.values import canonical_bytes, canonical_json
 
 #: Rows split into columns at a time (bounds the row dicts alive at once).
 BATCH_ROWS = 2048
-#: Whether the orjson path packs its column batches too (see :func:`_pack`).
+#: Whether the orjson path packs its column batches too (see :func:`mddframes.codec.column_batches.pack_batch`).
 PACK_FAST = True
 #: Size of the pieces :meth:`KeptJson.chunks` hands out.
 CHUNK_SIZE = 256 * 1024
@@ -178,158 +176,6 @@ class _SurrogateWatch:
             self._buffer, self._start = buffer, position
 
 
-class _Packed:
-    """One batch of one column held compactly: numpy data and a mask of the Nones."""
-
-    __slots__ = ("data", "missing")
-
-    def __init__(self, data: np.ndarray, missing: np.ndarray | None) -> None:
-        self.data = data
-        self.missing = missing
-
-    def values(self) -> list[Any]:
-        data = self.data
-        values = (
-            data.astype(f"U{data.itemsize}").tolist() if data.dtype.kind == "S" else data.tolist()
-        )
-        if self.missing is None:
-            return values
-        return [
-            None if gap else value for value, gap in zip(values, self.missing.tolist(), strict=True)
-        ]
-
-
-_NONE = type(None)
-
-
-def _pack(values: list[Any]) -> list[Any] | _Packed | int:
-    """A batch of a column's values in the most compact form that gives them back exactly.
-
-    An int (that many Nones), numpy data for ints within int64, floats, booleans and
-    short ASCII strings (Python objects cost 24 to 60 bytes each, these 1 to ~10), or
-    the list itself for anything else.
-    """
-    types = set(map(type, values))
-    has_none = _NONE in types
-    types.discard(_NONE)
-    if not types:
-        return len(values)
-    if len(types) > 1:
-        return values
-    kind = types.pop()
-    present = [v for v in values if v is not None] if has_none else values
-    try:
-        if kind is int:
-            data = np.array([0 if v is None else v for v in values], dtype=np.int64)
-        elif kind is float:
-            data = np.array([0.0 if v is None else v for v in values], dtype=np.float64)
-        elif kind is bool:
-            data = np.array([v is True for v in values], dtype=bool)
-        elif kind is str:
-            total = sum(map(len, present))
-            if max(map(len, present)) * len(values) > total + 48 * len(present):
-                return values  # a few long strings would pad every short one
-            data = np.array(["" if v is None else v for v in values], dtype="S")
-            if int(np.char.str_len(data).sum()) != total:
-                return values  # numpy drops trailing NULs
-        else:
-            return values
-    except (OverflowError, UnicodeEncodeError):  # beyond int64; not ASCII
-        return values
-    missing = (
-        np.fromiter((v is None for v in values), dtype=bool, count=len(values))
-        if has_none
-        else None
-    )
-    return _Packed(data, missing)
-
-
-def _keep(values: list[Any]) -> list[Any]:
-    return values
-
-
-def _unpack(parts: list[Any]) -> list[Any]:
-    values: list[Any] = []
-    for part in parts:
-        if type(part) is int:
-            values.extend([None] * part)
-        elif type(part) is list:
-            values.extend(part)
-        else:
-            values.extend(part.values())
-    return values
-
-
-class _PackedColumns(dict):  # type: ignore[type-arg]
-    """Column name -> packed batches; :meth:`pop` gives back the plain value list."""
-
-    def pop(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        parts = super().pop(name, None)
-        return default if parts is None else _unpack(parts)
-
-
-class _Columns:
-    """Row objects split into per-column batches as they arrive.
-
-    ijson appends each row to :attr:`rows` (a plain list: no Python call per row);
-    :meth:`flush` moves them into :attr:`columns` batch by batch. ``None`` stands for
-    a null and for an absent key alike, as in ``from_payload``; columns keep the order
-    in which their keys are first seen.
-    """
-
-    def __init__(self, exact: bool, *, pack: bool = True) -> None:
-        self.rows = ijson.sendable_list()
-        self._pack = _pack if pack else _keep
-        self.columns = _PackedColumns()
-        self.count = 0
-        self.bad_row = False
-        self._exact = exact
-        self._filled: dict[str, int] = {}
-
-    def flush(self, at_least: int = 1) -> None:
-        if len(self.rows) < at_least:
-            return
-        batch = self.rows[:]
-        del self.rows[:]
-        if set(map(type, batch)) != {dict}:
-            self.bad_row = True  # from_payload names the row; leave it the error
-            return
-        size = len(batch)
-        for name in dict.fromkeys(chain.from_iterable(batch)):
-            parts = self.columns.get(name)
-            if parts is None:
-                parts = self.columns[name] = [self.count] if self.count else []
-            values = list(map(dict.get, batch, repeat(name, size)))  # faster than a listcomp
-            parts.append(self._pack(_as_floats(values) if self._exact else values))
-            self._filled[name] = self.count + size
-        del batch
-        self.count += size
-        for name, filled in self._filled.items():
-            if filled < self.count:
-                self.columns[name].append(self.count - filled)
-                self._filled[name] = self.count
-
-
-def _as_floats(values: list[Any]) -> list[Any]:
-    """Values with every ``Decimal`` (nested ones too) turned into the float
-    ``json.loads`` makes of the same text."""
-    types = set(map(type, values))
-    if not types & {decimal.Decimal, dict, list}:
-        return values
-    return [_float_value(v) for v in values]
-
-
-def _float_value(value: Any) -> Any:
-    kind = type(value)
-    if kind is decimal.Decimal:
-        return float(value)  # from the Decimal's own text: the same correctly rounded float
-    if kind is dict:
-        return {k: _float_value(v) for k, v in value.items()}
-    if kind is list:
-        return [_float_value(v) for v in value]
-    return value
-
-
 class _NeedsExact(Exception):
     """A number yajl cannot hold (an integer outside int64, a float beyond the double
     range): parse again with ``use_float=False``."""
@@ -342,10 +188,10 @@ class _Unsure(Exception):
 def _parse(chunks: Iterable[bytes], kind: Kind, *, exact: bool, on_chunk: Any = None) -> Any:
     """Feed ``chunks`` to the row parser (and the metadata parser of a table).
 
-    Returns the filled :class:`_Columns` and the metadata objects seen.
+    Returns the filled :class:`~mddframes.codec.column_batches.ColumnBatches` and the metadata objects seen.
     """
     prefix = ROWS_KEYS[kind][0] + ".item"
-    columns = _Columns(exact)
+    columns = ColumnBatches(exact)
     options = {} if exact else {"use_float": True}
     rows_parser = ijson.items_coro(columns.rows, prefix, **options)
     metadata = ijson.sendable_list()
@@ -420,7 +266,7 @@ def frame_from_chunks(
     from the kept bytes by the incremental parser (ijson), as described above.
     """
     keeper = _Keeper()
-    fast = _Columns(exact=False, pack=PACK_FAST)
+    fast = ColumnBatches(exact=False, pack=PACK_FAST)
 
     def take(rows: list[dict[str, Any]]) -> None:
         fast.rows.extend(rows)
