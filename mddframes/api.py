@@ -13,12 +13,17 @@ as what they do: ``put_table``/``put_mapping``. :data:`OPERATION_METHODS` is the
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
+from mddframes.api_bodies import (
+    attachment_filename_fallback,
+    deployment_info_bytes,
+    json_object,
+    require_document,
+)
 from mddframes.config import Settings
 from mddframes.errors import InvalidArgumentError, MddError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
@@ -63,33 +68,6 @@ OPERATION_METHODS: dict[str, str] = {
 # Table and mapping documents are written back whole, so their keys stay as served
 # (the codec reads a column's dataType/data_type and primaryKey/primary_key either way).
 _KEPT_AS_SERVED = frozenset({"getTable", "tableUpdate", "getMapping", "mappingUpdate"})
-
-
-def json_object(value: Any, operation: str, url: str) -> dict[str, Any]:
-    """``value`` if it is a JSON object, else the error every object-answering call raises.
-
-    Parameters
-    ----------
-    value : Any
-        A decoded answer.
-    operation : str
-        The operation id that answered it.
-    url : str
-        The URL it came from.
-
-    Raises
-    ------
-    ResponseFormatError
-        ``value`` is not a JSON object.
-    """
-    if not isinstance(value, dict):
-        raise ResponseFormatError(
-            f"expected a JSON object, got {type(value).__name__}",
-            operation=operation,
-            method=endpoint(operation).method,
-            url=url,
-        )
-    return value
 
 
 class Api:
@@ -281,7 +259,7 @@ class Api:
             The decoded answer, or ``None`` if the service sent no body (or ``answer``
             is False).
         """
-        _require_dict("put_table", "payload", payload)
+        require_document("put_table", "payload", payload)
         if answer:
             return self._json("tableUpdate", {"tableId": table_id}, json_body=payload)
         response = self.http.call("tableUpdate", {"tableId": table_id}, json_body=payload,
@@ -316,7 +294,7 @@ class Api:
         Any
             The decoded answer, or ``None`` if the service sent no body.
         """
-        _require_dict("put_mapping", "payload", payload)
+        require_document("put_mapping", "payload", payload)
         return self._json("mappingUpdate", {"mappingId": mapping_id}, json_body=payload)
 
     def list_deployment_packages(self, system: str) -> Any:
@@ -381,7 +359,7 @@ class Api:
         dict
             The new element as the service created it.
         """
-        _require_dict("create_child_structure", "body", body)
+        require_document("create_child_structure", "body", body)
         return self._json_object(
             "createChildStructure", {"parentId": parent_id, "type": type}, json_body=body
         )
@@ -521,45 +499,6 @@ class Api:
         info : str, os.PathLike, dict or bytes
             A path to the file, the document itself, or its bytes.
         """
-        content = _deployment_info_bytes(info)
+        content = deployment_info_bytes(info)
         files = {"file": (DEPLOYMENT_INFO_FILENAME, content, "application/json")}
         return self._json("confirmStructureDeployment", files=files)
-
-
-def attachment_filename_fallback(structure_id: str) -> str:
-    """The file name of a single export whose answer names none."""
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(structure_id))
-    return f"{safe.strip('.') or 'export'}.txt"
-
-
-def _require_dict(method: str, name: str, value: Any) -> None:
-    if not isinstance(value, dict):
-        raise InvalidArgumentError(
-            f"{method}(): {name} must be a dict (the whole JSON document), "
-            f"got {type(value).__name__}"
-        )
-
-
-def _deployment_info_bytes(info: Any) -> bytes:
-    if isinstance(info, bytes | bytearray):
-        content = bytes(info)
-    elif isinstance(info, dict):
-        content = json.dumps(info, allow_nan=False, ensure_ascii=False).encode("utf-8")
-    elif isinstance(info, str | os.PathLike):
-        path = Path(info)
-        if not path.is_file():
-            raise InvalidArgumentError(
-                f"confirm_structure_deployment(): the deployment info file {str(path)!r} does not exist"
-            )
-        content = path.read_bytes()
-    else:
-        raise InvalidArgumentError(
-            f"confirm_structure_deployment(): info must be a path, a dict or bytes, got {type(info).__name__}"
-        )
-    try:
-        json.loads(content)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidArgumentError(
-            f"confirm_structure_deployment(): the deployment info is not valid JSON: {exc}"
-        ) from None
-    return content

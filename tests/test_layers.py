@@ -182,7 +182,7 @@ def test_lower_layers_never_import_the_facade_or_the_panels():
         )
 
 
-LOWER = {"api", "http", "codec", "frames", "writing", "exports", "elements", "spreadsheet",
+LOWER = {"api", "api_bodies", "http", "codec", "frames", "writing", "exports", "elements", "spreadsheet",
          "bulk", "ids", "context", "archive", "errors", "config"}  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mddframes.api import json_object
+from mddframes.api_bodies import json_object
 from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
 from mddframes.codec.fastjson import gc_paused

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.api import json_object
+from mddframes.api_bodies import json_object
 from mddframes.codec import check_payload, diff_payloads, overlay, to_payload
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.stream import KeptJson, keep_chunks, same_document
