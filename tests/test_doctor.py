@@ -172,3 +172,43 @@ def test_the_command_line_reports_and_exits_as_specified(dialect, expected):
     differs = dict(report.loc[report["result"] != "ok", ["check", "result"]].values)
     assert differs == DIFFERENCES[dialect]
     assert emu.client_secret not in done.stdout + done.stderr  # the token: library tests
+
+
+def test_the_text_report_puts_the_worst_first_and_counts_the_results():
+    from mddframes.doctor import doctor_text
+    from mddframes.doctor.findings import report_frame
+
+    findings = [
+        Finding("tree", "11", "ok", "155 entries as assumed"),
+        Finding("API prefix", "2", "differs", "answers under ''", "mddframes repeats " * 12),
+        Finding("token realm", "4", "breaks", "no realm answered", "set realm"),
+        Finding("mapping", "17", "unknown", "no system given"),
+    ]
+    text = doctor_text(report_frame(findings, []))
+    lines = text.splitlines()
+    heads = [line for line in lines if not line.startswith(" ")]
+    assert heads[:4] == [
+        "breaks   token realm (wire-format row 4)",
+        "differs  API prefix (wire-format row 2)",
+        "unknown  mapping (wire-format row 17)",
+        "ok       tree (wire-format row 11)",
+    ]
+    assert lines[-1] == "1 breaks, 1 differs, 1 unknown, 1 ok"
+    assert all(len(line) <= 96 for line in lines)  # long actions wrap
+    assert "      -> set realm" in lines  # the action aligned with the evidence
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="the console script is not installed")
+def test_the_command_line_prints_the_text_report_with_format_text():
+    with serve(dialect="literal-realm") as emu:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MDD_")}
+        env.update(MDD_TENANT=emu.tenant, MDD_BASE_URL=emu.base_url,
+                   MDD_CLIENT_ID=emu.client_id, MDD_CLIENT_SECRET=emu.client_secret,
+                   MDD_API_PREFIX=emu.api_prefix)  # fmt: skip
+        command = [str(SCRIPT), "doctor", "DWH", "--format", "text"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "differs  token realm (wire-format row 4)"
+    assert lines[-1] == "1 differs, 10 ok"
+    assert emu.client_secret not in done.stdout + done.stderr

@@ -141,8 +141,13 @@ def _confirm_deployed(client: Any, args: argparse.Namespace) -> pd.DataFrame:
     return client.confirm_deployed(args.info_file)
 
 
-def _doctor(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
-    from mddframes.doctor import doctor_exit_code, run_doctor
+def _doctor(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int] | int:
+    from mddframes.cli._output import frame_format, write_stdout
+    from mddframes.doctor import doctor_exit_code, doctor_text, run_doctor
 
     frame = run_doctor(client.api, args.system)
-    return frame, int(doctor_exit_code(frame))
+    code = int(doctor_exit_code(frame))
+    if frame_format(args) == "text" and getattr(args, "output", None) is None:
+        write_stdout(doctor_text(frame))  # a block per check reads better than a wide table
+        return code
+    return frame, code

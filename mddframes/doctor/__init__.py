@@ -11,7 +11,7 @@ realm, API prefix), ``openapi`` (the document and the endpoints), ``shapes`` (th
 
 from __future__ import annotations
 
-from mddframes.doctor.findings import COLUMNS, RESULTS, Finding, doctor_exit_code
+from mddframes.doctor.findings import COLUMNS, RESULTS, Finding, doctor_exit_code, doctor_text
 from mddframes.doctor.run import run_doctor
 
-__all__ = ["COLUMNS", "RESULTS", "Finding", "doctor_exit_code", "run_doctor"]
+__all__ = ["COLUMNS", "RESULTS", "Finding", "doctor_exit_code", "doctor_text", "run_doctor"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import astuple, dataclass
 
 import pandas as pd
@@ -93,3 +94,38 @@ def doctor_exit_code(report: pd.DataFrame) -> int:
     if unknown:
         raise ValueError(f"unknown doctor results {sorted(unknown)}; known: {RESULTS}")
     return EXIT_CODES[worst(list(report["result"]))]
+
+
+def doctor_text(report: pd.DataFrame) -> str:
+    """A doctor report as a terminal reads it: one block per check, worst result first.
+
+    Parameters
+    ----------
+    report : pandas.DataFrame
+        The frame of :func:`~mddframes.doctor.run_doctor`.
+
+    Returns
+    -------
+    str
+        Lines such as ``differs  API prefix (wire-format row 2)``, the evidence and the
+        action indented below, and a last line with the count of each result.
+    """
+    order = sorted(range(len(report)), key=lambda i: -RESULTS.index(report["result"].iloc[i]))
+    width = max(map(len, RESULTS))
+    indent = " " * (width + 2)
+    lines: list[str] = []
+    for i in order:
+        row = report.iloc[i]
+        lines.append(f"{row['result']:<{width}}  {row['check']} (wire-format row {row['row']})")
+        lines.extend(_wrapped(str(row["evidence"]), indent, indent))
+        if row["action"]:
+            lines.extend(_wrapped(str(row["action"]), indent[:-3] + "-> ", indent))
+    counts = report["result"].value_counts()
+    lines.append(", ".join(f"{counts[r]} {r}" for r in reversed(RESULTS) if r in counts))
+    return "\n".join(lines) + "\n"
+
+
+def _wrapped(text: str, first: str, rest: str) -> list[str]:
+    # hyphens stay joined: paths and ids such as '/api/mdd-backend' read whole
+    return textwrap.wrap(text, 96, initial_indent=first, subsequent_indent=rest,
+                         break_on_hyphens=False)  # fmt: skip
