@@ -65,13 +65,7 @@ def save_backup(
     """
     folder = backup_folder(api, kind, object_id, backup_dir)
     now = _dt.datetime.now(_dt.UTC)
-    document = {
-        "kind": kind,
-        "id": object_id,
-        "tenant": getattr(api, "tenant", None),
-        "savedAt": now.isoformat().replace("+00:00", "Z"),
-        "payload": payload,
-    }
+    document = {**_header(api, kind, object_id, now), "payload": payload}
     try:
         text = json.dumps(document, ensure_ascii=False, allow_nan=False)
     except ValueError as exc:
@@ -79,14 +73,7 @@ def save_backup(
             f"cannot back up {kind} {object_id!r}: what the service holds is not strict JSON "
             f"({exc}); nothing was sent"
         ) from None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        return _write_new(folder, now.strftime("%Y%m%dT%H%M%S.%fZ"), text)
-    except OSError as exc:
-        raise BackupError(
-            f"cannot save the backup of {kind} {object_id!r} in {folder}: "
-            f"{exc.strerror or exc} ({exc.filename or folder}); nothing was sent"
-        ) from exc
+    return _store(folder, now, kind, object_id, text)
 
 
 def save_backup_document(
@@ -110,15 +97,28 @@ def save_backup_document(
     """
     folder = backup_folder(api, kind, object_id, backup_dir)
     now = _dt.datetime.now(_dt.UTC)
-    head = json.dumps(
-        {"kind": kind, "id": object_id, "tenant": getattr(api, "tenant", None),
-         "savedAt": now.isoformat().replace("+00:00", "Z")},
-        ensure_ascii=False,
-    )  # fmt: skip
+    head = json.dumps(_header(api, kind, object_id, now), ensure_ascii=False)
     pieces = chain([head[:-1].encode("utf-8"), b', "payload": '], document.chunks(), [b"}"])
+    return _store(folder, now, kind, object_id, pieces)
+
+
+def _header(api: Api, kind: Kind, object_id: str, now: _dt.datetime) -> dict[str, Any]:
+    """The fields of a backup file before its ``payload``."""
+    return {
+        "kind": kind,
+        "id": object_id,
+        "tenant": getattr(api, "tenant", None),
+        "savedAt": now.isoformat().replace("+00:00", "Z"),
+    }
+
+
+def _store(
+    folder: Path, now: _dt.datetime, kind: Kind, object_id: str, content: str | Iterable[bytes]
+) -> Path:
+    """Write a backup file named by ``now``; an ``OSError`` becomes a ``BackupError``."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        return _write_new(folder, now.strftime("%Y%m%dT%H%M%S.%fZ"), pieces)
+        return _write_new(folder, now.strftime("%Y%m%dT%H%M%S.%fZ"), content)
     except OSError as exc:
         raise BackupError(
             f"cannot save the backup of {kind} {object_id!r} in {folder}: "
