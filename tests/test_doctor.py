@@ -153,19 +153,25 @@ def test_renamed_operations_differ_and_missing_ones_break(client):
 # -- the command line, through the installed console script ---------------------------
 
 
+def _doctor_command(dialect: str, fmt: str):
+    """Run ``mddframes doctor DWH --format FMT`` against an emulator of ``dialect``."""
+    with serve(dialect=dialect) as emu:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MDD_")}
+        env.update(MDD_TENANT=emu.tenant, MDD_BASE_URL=emu.base_url,
+                   MDD_CLIENT_ID=emu.client_id, MDD_CLIENT_SECRET=emu.client_secret,
+                   MDD_API_PREFIX=emu.api_prefix)  # fmt: skip
+        command = [str(SCRIPT), "doctor", "DWH", "--format", fmt]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    return emu, done
+
+
 @pytest.mark.skipif(not SCRIPT.exists(), reason="the console script is not installed")
 @pytest.mark.parametrize(
     ("dialect", "expected"),
     [("default", 0), ("spring-page", 1), ("literal-realm", 1), ("unprefixed", 1)],
 )
 def test_the_command_line_reports_and_exits_as_specified(dialect, expected):
-    with serve(dialect=dialect) as emu:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MDD_")}
-        env.update(MDD_TENANT=emu.tenant, MDD_BASE_URL=emu.base_url,
-                   MDD_CLIENT_ID=emu.client_id, MDD_CLIENT_SECRET=emu.client_secret,
-                   MDD_API_PREFIX=emu.api_prefix)  # fmt: skip
-        command = [str(SCRIPT), "doctor", "DWH", "--format", "csv"]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    emu, done = _doctor_command(dialect, "csv")
     assert done.returncode == expected, done.stdout + done.stderr
     report = pd.read_csv(io.StringIO(done.stdout), dtype=str, keep_default_na=False)
     assert list(report.columns[-5:]) == list(COLUMNS)
@@ -200,13 +206,7 @@ def test_the_text_report_puts_the_worst_first_and_counts_the_results():
 
 @pytest.mark.skipif(not SCRIPT.exists(), reason="the console script is not installed")
 def test_the_command_line_prints_the_text_report_with_format_text():
-    with serve(dialect="literal-realm") as emu:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MDD_")}
-        env.update(MDD_TENANT=emu.tenant, MDD_BASE_URL=emu.base_url,
-                   MDD_CLIENT_ID=emu.client_id, MDD_CLIENT_SECRET=emu.client_secret,
-                   MDD_API_PREFIX=emu.api_prefix)  # fmt: skip
-        command = [str(SCRIPT), "doctor", "DWH", "--format", "text"]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    emu, done = _doctor_command("literal-realm", "text")
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "differs  token realm (wire-format row 4)"
