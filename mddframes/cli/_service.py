@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from mddframes.cli._output import progress_wanted
+from mddframes.cli._output import frame_format, progress_wanted, write_stdout
 
 
 def add_commands(commands: Any, service_command: Any) -> None:
@@ -142,7 +142,6 @@ def _confirm_deployed(client: Any, args: argparse.Namespace) -> pd.DataFrame:
 
 
 def _doctor(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int] | int:
-    from mddframes.cli._output import frame_format, write_stdout
     from mddframes.doctor import doctor_exit_code, doctor_text, run_doctor
 
     frame = run_doctor(client.api, args.system)
