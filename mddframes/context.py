@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from mddframes.codec.fingerprint import FrameFingerprint
 from mddframes.codec.stream import KeptJson, load_document
 from mddframes.codec.values import canonical_json
 
@@ -42,6 +43,9 @@ class ReadContext:
     kept : KeptJson, optional
         Instead of ``payload``: the document as received, kept compressed (large,
         streamed reads keep only this, about a fifth of the document's size).
+    fingerprint : FrameFingerprint, optional
+        Of the frame the read made (a streamed read's): lets a write find the edited
+        cells without comparing every column with the original.
 
     Attributes
     ----------
@@ -63,7 +67,7 @@ class ReadContext:
     A context is immutable; it compares equal only to itself.
     """
 
-    __slots__ = ("_kind", "_object_id", "_payload", "_kept", "_read_at", "_digest")
+    __slots__ = ("_kind", "_object_id", "_payload", "_kept", "_read_at", "_fingerprint", "_digest")
 
     def __init__(
         self,
@@ -73,6 +77,7 @@ class ReadContext:
         read_at: _dt.datetime | None = None,
         *,
         kept: KeptJson | None = None,
+        fingerprint: FrameFingerprint | None = None,
     ) -> None:
         if (payload is None) == (kept is None):
             raise TypeError("ReadContext takes either payload or kept, not both or neither")
@@ -81,6 +86,7 @@ class ReadContext:
         self._payload = payload
         self._kept = kept
         self._read_at = read_at if read_at is not None else _dt.datetime.now(_dt.UTC)
+        self._fingerprint = fingerprint
         self._digest: list[str] = []
 
     @property
@@ -103,6 +109,12 @@ class ReadContext:
     def kept(self) -> KeptJson | None:
         """The compressed document of a streamed read (None for a small read)."""
         return self._kept
+
+    @property
+    def fingerprint(self) -> FrameFingerprint | None:
+        """Where the frame of a streamed read may have been edited since (see
+        :mod:`mddframes.codec.fingerprint`); None when it was not taken."""
+        return self._fingerprint
 
     @property
     def payload(self) -> dict[str, Any]:
@@ -139,7 +151,7 @@ class ReadContext:
     def __reduce__(self) -> tuple[Any, ...]:
         # (a pickled frame carries its context in attrs)
         return (_rebuild_context, (self._kind, self._object_id, self._payload,
-                                   self._read_at, self._kept))  # fmt: skip
+                                   self._read_at, self._kept, self._fingerprint))  # fmt: skip
 
     def __copy__(self) -> ReadContext:
         return self
@@ -154,8 +166,9 @@ def _rebuild_context(
     payload: dict[str, Any] | None,
     read_at: _dt.datetime,
     kept: KeptJson | None,
+    fingerprint: FrameFingerprint | None = None,
 ) -> ReadContext:
-    return ReadContext(kind, object_id, payload, read_at, kept=kept)
+    return ReadContext(kind, object_id, payload, read_at, kept=kept, fingerprint=fingerprint)
 
 
 def payload_digest(payload: Any) -> str:

@@ -14,7 +14,7 @@ absent, nulls null, ints ints, nested values the very same objects.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Any, Literal
@@ -356,6 +356,7 @@ def overlay(
     *,
     kind: Kind = "table",
     columns: Sequence[dict[str, Any]] | None = None,
+    templates: Mapping[str, Any] | None = None,
 ) -> Overlay:
     """Build the payload to send from an edited frame and the payload it was read from.
 
@@ -428,7 +429,7 @@ def overlay(
             if name in row:
                 del writable(i)[name]
 
-    templates: dict[str, Any] = {}
+    samples: dict[str, Any] = {}
     for name in frame_columns:
         new = frame[name].array
         if not identity:
@@ -437,16 +438,16 @@ def overlay(
         # row copy below keeps whichever the original had
         originals = list(map(dict.get, kept_rows, repeat(name, len(kept_rows))))
         if name in known:
-            templates[name] = _sample(rows, name)
+            samples[name] = _sample(rows, name) if templates is None else templates[name]
             if _same_objects(originals, new):
                 continue  # a JSON column left as it was: no cell to compare one by one
             old = column_array(originals, data_types.get(name), name=name)
             candidates = _candidate_changes(old, new, originals)
         else:
-            templates[name] = ABSENT
+            samples[name] = ABSENT if templates is None else templates.get(name, ABSENT)
             candidates = np.flatnonzero(~np.asarray(pd.isna(new), dtype=bool))
         for i in candidates.tolist():
-            changed, value = cell_changed(originals[i], new[i], templates[name])
+            changed, value = cell_changed(originals[i], new[i], samples[name])
             if changed:
                 writable(i)[name] = value
 
@@ -454,7 +455,7 @@ def overlay(
         added: list[dict[str, Any]] = [{} for _ in range(len(new_frame))]
         for name in frame_columns:
             values = frame[name].array.take(new_frame)
-            template = templates[name]
+            template = samples[name]
             for row, value in zip(added, values, strict=True):
                 if not is_missing_cell(value):
                     row[name] = to_json_value(value, template, where=f"column {name!r}")

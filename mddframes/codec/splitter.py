@@ -51,7 +51,11 @@ class RowSplitter:
     key : str
         The rows key (``"data"`` for a table, ``"columnMappings"`` for a mapping).
     on_rows : callable
-        Called with each batch of rows (a list of dicts), in document order.
+        Called with each batch of rows (a list of dicts), in document order; with
+        ``raw``, also with the batch's bytes (the rows as they are in the document,
+        without the commas around the batch).
+    raw : bool, default False
+        Hand over each batch's bytes too, and keep :attr:`head` and :attr:`tail`.
 
     Attributes
     ----------
@@ -60,9 +64,14 @@ class RowSplitter:
         way); batches already handed over are then to be discarded.
     envelope : dict or None
         After :meth:`finish` without failure: the document with an empty rows list.
+    head : bytes
+        With ``raw``, once the rows began: the document's bytes up to and including the
+        rows' ``[``.
+    tail : bytes
+        With ``raw``, after :meth:`finish`: the bytes from the rows' ``]`` on.
     """
 
-    def __init__(self, key: str, on_rows: Callable[[list[dict[str, Any]]], None]) -> None:
+    def __init__(self, key: str, on_rows: Callable[..., None], *, raw: bool = False) -> None:
         quoted = re.escape(b'"' + key.encode() + b'"')
         self._key_open = re.compile(quoted + rb"\s*:\s*\[")
         self._key_any = re.compile(quoted + rb"\s*:")
@@ -73,8 +82,11 @@ class RowSplitter:
         self._in_rows = False
         self._scan_from = BATCH_BYTES  # where the next cut candidate is looked for
         self._misses = 0
+        self._raw = raw
         self.failed = False
         self.envelope: dict[str, Any] | None = None
+        self.head = b""
+        self.tail = b""
 
     def fail(self) -> None:
         """Give up: drop what is buffered and ignore what follows."""
@@ -98,6 +110,8 @@ class RowSplitter:
             return
         self._buffer = self._head[match.end() :]
         del self._head[match.end() :]
+        if self._raw:
+            self.head = bytes(self._head)
         self._in_rows = True
         self._take()
 
@@ -110,9 +124,10 @@ class RowSplitter:
                 return  # no candidate yet: wait for more bytes
             rows = self._rows(gap[0] + 1)
             if rows is not None:
+                raw = bytes(self._buffer[: gap[0] + 1]) if self._raw else None
                 del self._buffer[: gap[1] - 1]  # keep the next row's "{"
                 self._scan_from, self._misses = BATCH_BYTES, 0
-                self._on_rows(rows)
+                self._hand(rows, raw)
                 continue
             self._misses += 1
             self._scan_from = gap[1]
@@ -146,16 +161,16 @@ class RowSplitter:
                     break
                 rows = self._rows(end[0] + 1)
                 if rows is not None:
-                    self._on_rows(rows)
+                    self._hand(rows, bytes(self._buffer[: end[0] + 1]) if self._raw else None)
                     close = end[1] - 1
                     break
                 position = end[1]
         if close is None:
             self.fail()
             return
-        tail = self._buffer[close + 1 :]
+        tail = self._buffer[close:]
         self._buffer = bytearray()
-        envelope = loads_strict_or_none(self._head + b"]" + tail)
+        envelope = loads_strict_or_none(self._head + tail)
         if (
             type(envelope) is not dict
             or envelope.get(self._key) != []
@@ -165,6 +180,14 @@ class RowSplitter:
             return
         self._head = bytearray()
         self.envelope = envelope
+        if self._raw:
+            self.tail = bytes(tail)
+
+    def _hand(self, rows: list[dict[str, Any]], raw: bytes | None) -> None:
+        if self._raw:
+            self._on_rows(rows, raw)
+        else:
+            self._on_rows(rows)
 
 
 def _span(pattern: re.Pattern[bytes], data: bytearray, start: int) -> tuple[int, int] | None:

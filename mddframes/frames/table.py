@@ -18,6 +18,7 @@ from mddframes.api_bodies import json_object
 from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
 from mddframes.codec.fastjson import gc_paused
+from mddframes.codec.fingerprint import fingerprint
 from mddframes.codec.frame import INDEX_NAME, declared_columns, frame_of_arrays, payload_arrays
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import ReadContext, record_read, registry_for
@@ -110,7 +111,7 @@ def _streamed_frame(body: BodyStream, table_id: str) -> tuple[pd.DataFrame, Read
         payload = json_object(decoded, body.entry.operation, body.url)
         streamed = from_payload(payload, "table")
         del payload
-    return streamed, ReadContext("table", table_id, kept=kept)
+    return streamed, ReadContext("table", table_id, kept=kept, fingerprint=fingerprint(streamed))
 
 
 def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index]:
