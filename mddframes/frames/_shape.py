@@ -206,20 +206,51 @@ def records_frame(records: list[Mapping[str, Any]]) -> pd.DataFrame:
     and infers every column's type a second time. Columns keep their order of first
     appearance.
     """
+    return _records_frame(records, plain=_all_dicts(records))
+
+
+def _all_dicts(records: list[Any]) -> bool:
+    return set(map(type, records)) == {dict}
+
+
+def _records_frame(records: list[Mapping[str, Any]], *, plain: bool) -> pd.DataFrame:
+    """:func:`records_frame`, told whether every record is a plain dict (one check less)."""
     if not records:
         return pd.DataFrame()
-    if set(map(type, records)) != {dict}:
+    if not plain:
         return _records_frame_via_pandas(records)
     size = len(records)
-    names = list(dict.fromkeys(chain.from_iterable(records)))
+    names = key_order(records)
     table = _dicts_to_array(records, names)
+    # one field per row, contiguous: the string arrays below keep their row as is
+    by_field = np.ascontiguousarray(table.T) if table is not None else None
+    del table
     arrays = {}
     for position, name in enumerate(names):
-        array = _simple_array(table[:, position]) if table is not None else None
+        array = _simple_array(by_field[position]) if by_field is not None else None
         if array is None:  # anything but plain strings, ints, booleans: value by value
             array = infer_array(list(map(dict.get, records, repeat(name, size))))
         arrays[name] = array
     return frame_of_arrays(arrays, pd.RangeIndex(size))
+
+
+def key_order(records: list[dict[Any, Any]]) -> list[Any]:
+    """Every key of the dicts, in order of first appearance.
+
+    The set of keys comes from one C-level union over the dicts (which reuses their
+    stored hashes); the order then needs only the records up to the last key's first
+    appearance, usually the first one or a few dozen, rather than a walk over every
+    key of every record.
+    """
+    every = set().union(*records)
+    if len(records[0]) == len(every):
+        return list(records[0])
+    names: dict[Any, None] = {}
+    start, step = 0, 64
+    while len(names) < len(every):
+        names.update(dict.fromkeys(chain.from_iterable(records[start : start + step])))
+        start, step = start + step, step * 4
+    return list(names)
 
 
 def _dicts_to_array(records: list[dict[str, Any]], names: list[str]) -> np.ndarray | None:
@@ -244,9 +275,22 @@ def _dicts_to_array(records: list[dict[str, Any]], names: list[str]) -> np.ndarr
 def _simple_array(column: np.ndarray) -> Any:
     """A column of only strings, only ints within int64 or only booleans (and gaps) as
     the array :func:`~mddframes.codec.dtypes.infer_array` would make; else None."""
+    # A column without gaps (the common case) is told apart in the same pass that
+    # types it, and is then converted without a missing-value mask pass.
+    kind = infer_dtype(column, skipna=False)
+    if kind == "string":
+        return string_array(column, checked=True)
+    if kind == "integer":
+        try:
+            data = column.astype(np.int64)
+        except OverflowError:
+            return None  # beyond int64: Python ints in an object column
+        return pd.arrays.IntegerArray(data, np.zeros(len(column), dtype=bool))
+    if kind == "boolean":
+        return pd.arrays.BooleanArray(column.astype(bool), np.zeros(len(column), dtype=bool))
     kind = infer_dtype(column, skipna=True)
     if kind == "string":
-        return pd.array(column, dtype=STRING_DTYPE)
+        return string_array(column)
     if kind not in ("integer", "boolean"):
         return None
     missing = pd.isna(column)
@@ -264,6 +308,25 @@ def _simple_array(column: np.ndarray) -> Any:
     data = np.zeros(len(column), dtype=np.int64)
     data[~missing] = numbers
     return pd.arrays.IntegerArray(data, missing)
+
+
+def string_array(values: np.ndarray, *, checked: bool = False) -> Any:
+    """A ``string`` array (:data:`STRING_DTYPE`) of an object array of strings and gaps.
+
+    ``values`` becomes the array's storage (the caller hands over a row of its own).
+    ``checked`` says every value is a ``str`` (no gap): the array is then wrapped
+    without the constructor's two checking passes when pandas allows it. Otherwise
+    the ``StringArray`` constructor checks the values and turns the gaps (None, NaN)
+    into NA in place, in two C passes, where ``pd.array`` converts value by value
+    (about twice the time on a column with gaps).
+    """
+    wrap = getattr(pd.arrays.StringArray, "_simple_new", None)
+    if checked and wrap is not None:
+        return wrap(values, STRING_DTYPE)
+    try:
+        return pd.arrays.StringArray(values, dtype=STRING_DTYPE)
+    except TypeError:  # pandas 2.2: no dtype argument, and its default is this dtype
+        return pd.arrays.StringArray(values)
 
 
 def _records_frame_via_pandas(records: list[Mapping[str, Any]]) -> pd.DataFrame:
@@ -316,11 +379,13 @@ def frame_from_objects(records: list[Any], *, what: str, flatten: bool = False) 
     DataShapeError
         When an entry is not a JSON object (names its position).
     """
-    if records and set(map(type, records)) != {dict}:  # fast path: what json.loads makes
+    plain = _all_dicts(records)  # what json.loads makes: no check value by value
+    if records and not plain:
         _check_objects(records, what)
     if flatten:
         records = [flatten_dict(r) for r in records]
-    return snake_columns(records_frame(records))
+        plain = True
+    return snake_columns(_records_frame(records, plain=plain))
 
 
 def _check_objects(records: list[Any], what: str) -> None:

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import infer_dtype
 
 from mddframes.codec.fastjson import gc_paused
+from mddframes.codec.frame import frame_of_arrays
 from mddframes.errors import DataShapeError, InvalidArgumentError, TreeIntegrityWarning
-from mddframes.frames._shape import frame_from_objects, snake_case, unwrap_list
+from mddframes.frames._shape import frame_from_objects, snake_case, string_array, unwrap_list
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -136,14 +138,20 @@ def tree_frame(
         # Nested shape: detected from the columns, so a flat tree pays nothing for it.
         frame = frame_from_objects(_flatten_nested(entries, what), what=what)
     frame = _canonical_columns(frame, what)
-    ids = frame["id"]
-    parents = frame["parent_id"]
-    depth, path, n_children = _walk(ids, parents, frame["name"], what)
-    frame["depth"] = depth
-    frame["path"] = path
-    frame["n_children"] = n_children
-    rest = [c for c in frame.columns if c not in LEADING_COLUMNS]
-    frame = frame[list(LEADING_COLUMNS) + rest]
+    walked = dict(
+        zip(
+            LEADING_COLUMNS[4:],
+            _walk(frame["id"], frame["parent_id"], frame["name"], what),
+            strict=True,
+        )
+    )
+    # One frame of the columns in their final order: inserting three columns and then
+    # reordering would copy every column once more.
+    columns = {
+        name: walked[name] if name in walked else frame[name].array
+        for name in [*LEADING_COLUMNS, *(c for c in frame.columns if c not in LEADING_COLUMNS)]
+    }
+    frame = frame_of_arrays(columns, frame.index)
     if wanted is not None:
         frame = frame[frame["type"].isin(wanted).fillna(False).to_numpy(dtype=bool)]
         frame = frame.reset_index(drop=True)
@@ -242,7 +250,7 @@ def _canonical_columns(frame: pd.DataFrame, what: str) -> pd.DataFrame:
     for name in STRING_COLUMNS:
         if name in frame.columns and frame[name].dtype != "string":
             frame[name] = _as_string(frame[name])
-    missing = frame["id"].isna().to_numpy()
+    missing = _missing(frame["id"])
     if missing.any():
         where = np.flatnonzero(missing)[:_NAMED_LIMIT].tolist()
         raise DataShapeError(
@@ -264,18 +272,25 @@ def _as_string(column: pd.Series) -> pd.Series:
     return column.astype("string")
 
 
-def _walk(
-    ids: pd.Series, parents: pd.Series, names: pd.Series, what: str
-) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """Depth, path and child count of every element, breadth-first from the roots."""
+def _missing(column: pd.Series) -> np.ndarray:
+    """``column.isna()`` as a numpy mask, with one cheap pass when nothing is missing."""
+    values = column.to_numpy(dtype=object)  # a string column's own storage, no copy
+    if infer_dtype(values, skipna=False) == "string":  # every value a str: no gap
+        return np.zeros(len(values), dtype=bool)
+    return column.isna().to_numpy()
+
+
+def _walk(ids: pd.Series, parents: pd.Series, names: pd.Series, what: str) -> tuple[Any, Any, Any]:
+    """Depth, path and child count of every element (as arrays), breadth-first from the roots."""
     n = len(ids)
     id_values = ids.to_numpy(dtype=object)
-    has_parent = parents.notna().to_numpy()
+    parent_values = parents.to_numpy(dtype=object)
+    has_parent = ~_missing(parents)
     # One hash pass over the ids and the non-missing parent ids together: ids come
     # first, so a unique id's code is its own position, a parent's code is its
     # parent's position, and a code >= n is a parent id that is not in the tree.
     # (NA values are left out: they send factorize down a much slower path.)
-    codes, _ = pd.factorize(np.concatenate([id_values, parents.to_numpy(dtype=object)[has_parent]]))
+    codes, _ = pd.factorize(np.concatenate([id_values, parent_values[has_parent]]))
     id_codes = codes[:n]
     parent_codes = np.full(n, -1, dtype=np.int64)
     parent_codes[has_parent] = codes[n:]
@@ -297,7 +312,8 @@ def _walk(
 
     counts = np.bincount(parent_pos[linked], minlength=n)
     children = np.flatnonzero(linked)
-    children = children[np.argsort(parent_pos[children], kind="stable")]
+    # (the order of siblings does not matter: every result is stored by position)
+    children = children[np.argsort(parent_pos[children])]
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
 
@@ -310,7 +326,7 @@ def _walk(
         return children[np.repeat(offsets[frontier] - before, per_node) + np.arange(total)]
 
     label = names.to_numpy(dtype=object)
-    no_name = names.isna().to_numpy()
+    no_name = _missing(names)
     if no_name.any():
         label = label.copy()
         label[no_name] = id_values[no_name]
@@ -328,15 +344,21 @@ def _walk(
         level += 1
 
     unreached = depth < 0
-    if unreached.any():
+    reached_all = not unreached.any()
+    if not reached_all:
         _warn_unreached(
             ids, parents, has_parent & ~linked, unreached, parent_pos, counts, children_of, what
         )
+    return (
+        pd.arrays.IntegerArray(depth, unreached),
+        # every path a str when every element was reached; else the gaps become NA
+        string_array(path, checked=reached_all and _all_str(path)),
+        pd.arrays.IntegerArray(counts.astype(np.int64, copy=False), np.zeros(n, dtype=bool)),
+    )
 
-    depth_out = pd.Series(pd.arrays.IntegerArray(depth, unreached), index=ids.index)
-    path_out = pd.Series(pd.array(path, dtype="string"), index=ids.index)
-    n_children_out = pd.Series(pd.array(counts, dtype="Int64"), index=ids.index)
-    return depth_out, path_out, n_children_out
+
+def _all_str(values: np.ndarray) -> bool:
+    return infer_dtype(values, skipna=False) == "string"
 
 
 def _warn_unreached(
