@@ -31,6 +31,7 @@ from mddframes.http.keys import is_snake_case, spelling, to_camel, to_snake
 from mddframes.http.paging import ASKED_PAGE_SIZE, collect_pages, is_page, worth_bigger_pages
 from mddframes.http.session import (
     BodyStream,
+    EncodedJson,
     HttpSession,
     attachment_filename,
     decode_json,
@@ -237,7 +238,9 @@ class Api:
         response = self.http.call(operation, {"tableId": table_id}, stream=True)
         return BodyStream(endpoint(operation), response.url, response)
 
-    def put_table(self, table_id: str, payload: dict[str, Any], *, answer: bool = True) -> Any:
+    def put_table(
+        self, table_id: str, payload: dict[str, Any] | EncodedJson, *, answer: bool = True
+    ) -> Any:
         """Replace the whole content of a table (``tableUpdate``).
 
         This is the raw call: omitted attributes are lost on the service. Prefer
@@ -247,8 +250,8 @@ class Api:
         ----------
         table_id : str
             The table id.
-        payload : dict
-            The complete table document.
+        payload : dict or EncodedJson
+            The complete table document (or its UTF-8 JSON, as :class:`EncodedJson`).
         answer : bool, default True
             Decode the answer. False reads it and drops it (the service answers with
             the whole table again: ``write_table`` reads it back anyway).
@@ -259,7 +262,8 @@ class Api:
             The decoded answer, or ``None`` if the service sent no body (or ``answer``
             is False).
         """
-        require_document("put_table", "payload", payload)
+        if not isinstance(payload, EncodedJson):
+            require_document("put_table", "payload", payload)
         if answer:
             return self._json("tableUpdate", {"tableId": table_id}, json_body=payload)
         response = self.http.call("tableUpdate", {"tableId": table_id}, json_body=payload,

@@ -244,3 +244,21 @@ def diff_payloads(
         deleted=_rows_frame([old_rows[p] for p in deleted_positions], deleted_positions),
         envelope=pd.DataFrame(envelope, columns=["key", "old", "new"], dtype=object),
     )
+
+
+def concat_changes(diffs: Sequence[Diff]) -> Diff:
+    """One :class:`Diff` of the changed cells of several diffs of batches of one table's
+    rows (a streamed write's): their ``changed`` lines in order, nothing added,
+    deleted or changed outside the rows."""
+    frames = [d.changed for d in diffs if len(d.changed)]
+    changed = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame([], columns=_CHANGED_COLUMNS, dtype=object)
+    )
+    return Diff(
+        changed=changed,
+        added=_rows_frame([], []),
+        deleted=_rows_frame([], []),
+        envelope=pd.DataFrame([], columns=["key", "old", "new"], dtype=object),
+    )

@@ -19,7 +19,7 @@ whole.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +83,11 @@ class FrameFingerprint:
             blocks = np.flatnonzero(now != sums)
             candidates[name] = _rows_of_blocks(blocks, self.n_rows)
         return candidates
+
+    def undeclared(self, declared: Collection[str]) -> list[str]:
+        """The read's columns not in ``declared``: the keys some row had that the
+        metadata does not declare, in the order the rows first had them."""
+        return [name for name in self.columns if name not in declared]
 
     def __repr__(self) -> str:
         return f"<FrameFingerprint of {self.n_rows:,} rows x {len(self.columns)} columns>"

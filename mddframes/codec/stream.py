@@ -388,3 +388,49 @@ def load_document(kept: KeptJson, kind: Kind = "table") -> Any:
     document = splitter.envelope
     document[key] = rows  # the same key keeps its place in the key order
     return document
+
+
+def content_digest(chunks: Iterable[bytes], kind: Kind = "table") -> str | None:
+    """SHA-256 of a document's canonical JSON (key order ignored), batch by batch.
+
+    Equal digests mean equal content with equal types, as for two documents whose
+    ``canonical_bytes`` are equal; None when the document cannot be digested this
+    way (the splitter gave up, or a value needs the slow canonical encoding): the
+    caller then compares the parsed documents.
+    """
+    key = ROWS_KEYS[kind][0]
+    digest = hashlib.sha256()
+    unsure = False
+    first = True
+
+    def add(batch: list[dict[str, Any]]) -> None:
+        nonlocal unsure, first
+        encoded = canonical_bytes(batch)
+        if encoded.startswith(b"json:"):
+            unsure = True
+            return
+        if not first:
+            digest.update(b",")
+        first = False
+        digest.update(encoded[1:-1])
+
+    splitter = RowSplitter(key, add)
+    for chunk in chunks:
+        splitter.feed(chunk)
+        if splitter.failed or unsure:
+            return None
+    splitter.finish()
+    if splitter.failed or unsure or splitter.envelope is None:
+        return None
+    envelope = canonical_bytes(splitter.envelope)
+    if envelope.startswith(b"json:"):
+        return None
+    digest.update(b"|" + envelope)
+    return digest.hexdigest()
+
+
+def byte_chunks(data: bytes, size: int = CHUNK_SIZE) -> Iterator[bytes]:
+    """``data`` in pieces of ``size`` bytes (views: no copies)."""
+    view = memoryview(data)
+    for start in range(0, len(view), size):
+        yield view[start : start + size]

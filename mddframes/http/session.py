@@ -360,7 +360,14 @@ class HttpSession:
         return response
 
 
+class EncodedJson(bytes):
+    """A request body already encoded as UTF-8 JSON: sent as it is, not encoded again
+    (a large table's streamed write builds its document as bytes)."""
+
+
 def _encode_json(value: Any, entry: Endpoint, url: str) -> bytes:
+    if isinstance(value, EncodedJson):
+        return value
     try:
         return json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError) as exc:

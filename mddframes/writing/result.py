@@ -12,6 +12,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from mddframes.codec import CheckReport, Diff
+from mddframes.codec.stream import KeptJson, load_document
 
 Kind = Literal["table", "mapping"]
 Status = Literal["written", "unchanged", "dry-run"]
@@ -40,7 +41,8 @@ class WriteResult:
         True when the object read back after the write equals what was sent; None
         when nothing was sent.
     payload : dict
-        The full payload that was (or, for a dry run, would have been) sent.
+        The full payload that was (or, for a dry run, would have been) sent. A large
+        table's streamed write keeps it compressed and parses it on each access.
     """
 
     kind: Kind
@@ -50,7 +52,13 @@ class WriteResult:
     report: CheckReport
     backup: Path | None = None
     verified: bool | None = None
-    payload: dict[str, Any] = field(default_factory=dict, repr=False)
+    _payload: dict[str, Any] | KeptJson = field(default_factory=dict, repr=False)
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        if isinstance(self._payload, KeptJson):
+            return load_document(self._payload, self.kind)
+        return self._payload
 
     def __deepcopy__(self, memo: dict[int, Any]) -> WriteResult:
         return self  # immutable; kept in frame attrs, which pandas deep-copies
@@ -93,4 +101,4 @@ class _Prepared:
 
 def _not_sent(prepared: _Prepared, status: Status) -> WriteResult:
     return WriteResult(prepared.kind, prepared.object_id, status, prepared.diff,
-                       prepared.report, payload=prepared.payload)  # fmt: skip
+                       prepared.report, _payload=prepared.payload)  # fmt: skip

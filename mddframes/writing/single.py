@@ -32,6 +32,7 @@ from mddframes.http.decoding import decode_json_content
 from mddframes.ids import require_id
 from mddframes.writing.backups import load_backup, save_backup, save_backup_document
 from mddframes.writing.result import Kind, WriteResult, _not_sent, _Prepared
+from mddframes.writing.streamed import write_table_streamed
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -289,6 +290,11 @@ def _write(
 ) -> WriteResult:
     object_id = require_id(object_id, what=f"{kind}_id")
     with gc_paused():  # no cyclic GC passes over the rows of the documents held here
+        if kind == "table" and columns is None:
+            streamed = write_table_streamed(api, object_id, frame, dry_run=dry_run,
+                                            allow_deletes=allow_deletes, backup_dir=backup_dir)  # fmt: skip
+            if streamed is not None:
+                return streamed
         prepared, current_kept = _prepare_kept(api, kind, object_id, frame, columns=columns,
                                                allow_deletes=allow_deletes, force=force)  # fmt: skip
         if prepared.diff.empty:

@@ -1,0 +1,385 @@
+"""The payload of an edited large table, built batch by batch from the kept original.
+
+:func:`overlay_document` does what :func:`~mddframes.codec.overlay`,
+:func:`~mddframes.codec.check_payload` and :func:`~mddframes.codec.diff_payloads` do
+for a whole table, without ever holding the table parsed: the original document (kept
+compressed by the read) is cut into batches of rows by
+:class:`~mddframes.codec.splitter.RowSplitter`. A batch where the frame holds no
+change goes into the new document as the very bytes it was read as; a batch with a
+change is overlaid, checked and diffed on its own (the same functions, on a payload of
+that batch) and written anew. Where a batch may hold a change comes from the frame's
+:class:`~mddframes.codec.fingerprint.FrameFingerprint` for typed columns, and from a
+comparison by content for JSON (``object``) columns.
+
+The few checks that need the whole table (duplicate primary keys, columns not
+declared in the metadata) are made from what every batch leaves behind: its keys.
+The outcome is the payload, diff and report the whole-document path gives, report
+lines in the same order.
+
+It covers edits of cells; anything else raises :class:`StreamUnsupported` before
+anything is sent, and the caller takes the whole-document path: rows added, deleted
+or reordered, columns added, dropped or renamed, a document the splitter cannot cut,
+metadata after the rows, or a changed cell in a column whose first value lies in a
+later batch (its template, which guides how the cell is written, is not known yet).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import repeat
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from mddframes.codec.align import key_of, primary_key_columns
+from mddframes.codec.check import (
+    DUPLICATE_PRIMARY_KEY,
+    NOT_FINITE,
+    NOT_JSON,
+    NULL_IN_NON_NULLABLE,
+    UNDECLARED_COLUMN,
+    CheckReport,
+    check_payload,
+)
+from mddframes.codec.diff import Diff, concat_changes, diff_payloads
+from mddframes.codec.fastjson import loads_strict_or_none
+from mddframes.codec.fingerprint import FrameFingerprint, rows_in
+from mddframes.codec.frame import ROWS_KEYS, declared_columns, overlay
+from mddframes.codec.splitter import RowSplitter
+from mddframes.codec.stream import KeptJson
+from mddframes.codec.values import ABSENT, canonical_bytes, canonical_json, is_missing_json
+
+_KEY = ROWS_KEYS["table"][0]
+
+
+class StreamUnsupported(Exception):
+    """This edit or this document needs the whole-document path (the message says why)."""
+
+
+@dataclass(frozen=True)
+class StreamedPayload:
+    """The outcome of :func:`overlay_document`.
+
+    Attributes
+    ----------
+    body : bytes
+        The new document (UTF-8 JSON); meaningless when ``report`` has errors.
+    diff : Diff
+        What it changes.
+    report : CheckReport
+        Its completeness check.
+    """
+
+    body: bytes
+    diff: Diff
+    report: CheckReport
+
+
+def overlay_document(
+    kept: KeptJson,
+    frame: pd.DataFrame,
+    fingerprint: FrameFingerprint,
+    *,
+    allow_deletes: bool = False,
+    object_id: Any = None,
+) -> StreamedPayload:
+    """The new document of an edited table frame, from the kept document it was read from.
+
+    Parameters
+    ----------
+    kept : KeptJson
+        The document the frame was read from (a streamed read's context).
+    frame : pandas.DataFrame
+        The frame, edited in its cells only.
+    fingerprint : FrameFingerprint
+        The fingerprint the read took of the frame.
+    allow_deletes : bool, default False
+        As for :func:`~mddframes.codec.check_payload`.
+    object_id : optional
+        The table id named in the report.
+
+    Returns
+    -------
+    StreamedPayload
+
+    Raises
+    ------
+    StreamUnsupported
+        The whole-document path must do this write (see the module notes).
+    """
+    if not fingerprint.fits(frame):
+        raise StreamUnsupported("rows or columns were added, deleted or moved")
+    builder = _Builder(kept, frame, fingerprint, allow_deletes, object_id)
+    splitter = RowSplitter(_KEY, builder.take, raw=True)
+    builder.splitter = splitter
+    for chunk in kept.chunks():
+        splitter.feed(chunk)
+        if splitter.failed:
+            break
+    splitter.finish()
+    if splitter.failed or splitter.envelope is None:
+        raise StreamUnsupported("the document cannot be cut into batches of rows")
+    if builder.position != fingerprint.n_rows:
+        raise StreamUnsupported("the document does not hold the rows the frame was read from")
+    if builder.envelope is None:
+        builder.envelope = splitter.envelope
+    elif canonical_bytes(builder.envelope) != canonical_bytes(splitter.envelope):
+        raise StreamUnsupported("the document has attributes after its rows")
+    return builder.result(splitter.head, splitter.tail)
+
+
+class _Builder:
+    """Takes the batches of the original one after the other (see :func:`overlay_document`)."""
+
+    def __init__(
+        self, kept: KeptJson, frame: pd.DataFrame, fingerprint: FrameFingerprint,
+        allow_deletes: bool, object_id: Any,
+    ) -> None:  # fmt: skip
+        self.kept = kept
+        self.frame = frame
+        self.fingerprint = fingerprint
+        self.allow_deletes = allow_deletes
+        self.object_id = object_id
+        self.candidates = fingerprint.candidate_rows(frame)
+        self.by_content = {
+            name: frame[name].to_numpy(dtype=object)
+            for name in fingerprint.columns
+            if fingerprint.sums[name] is None
+        }
+        self.templates: dict[str, Any] = {
+            name: ABSENT for name, first in fingerprint.first_value.items() if first < 0
+        }
+        self.splitter: RowSplitter | None = None
+        self.envelope: dict[str, Any] | None = None
+        self.declared: dict[str, dict[str, Any]] = {}
+        self.keys: _PrimaryKeys | None = None
+        self.position = 0
+        self.pieces: list[bytes] = []
+        self.drift: list[dict[str, Any]] = []
+        self.not_json: list[dict[str, Any]] = []
+        self.warnings: list[dict[str, Any]] = []
+        self.changes: list[Diff] = []
+
+    def take(self, rows: list[dict[str, Any]], raw: bytes) -> None:
+        start, stop = self.position, self.position + len(rows)
+        self.position = stop
+        if self.envelope is None:
+            self._begin()
+        if stop > self.fingerprint.n_rows:
+            raise StreamUnsupported("the document holds more rows than the frame was read from")
+        self._learn_templates(rows, start, stop)
+        columns = [
+            name for name, rows_ in self.candidates.items() if len(rows_in(rows_, start, stop))
+        ]
+        columns += [name for name, values in self.by_content.items()
+                    if not _same_content(rows, name, values[start:stop])]  # fmt: skip
+        if not columns:
+            self.pieces.append(raw)
+            if self.keys is not None:
+                self.keys.add(rows, start, ())
+            return
+        late = [name for name in columns if name not in self.templates]
+        if late:
+            raise StreamUnsupported(f"a cell changed before the first value of column {late[0]!r}")
+        self._overlay(rows, start, stop)
+
+    def _begin(self) -> None:
+        assert self.splitter is not None
+        envelope = loads_strict_or_none(self.splitter.head + b"]}")
+        if type(envelope) is not dict or envelope.get(_KEY) != []:
+            raise StreamUnsupported("the attributes before the rows are not a JSON object")
+        self.envelope = envelope
+        declared = declared_columns(envelope, "table")
+        self.declared = {c["name"]: c for c in declared}
+        primary_key = primary_key_columns(declared)
+        self.keys = _PrimaryKeys(primary_key) if primary_key else None
+
+    def _learn_templates(self, rows: list[dict[str, Any]], start: int, stop: int) -> None:
+        for name, first in self.fingerprint.first_value.items():
+            if start <= first < stop and name not in self.templates:
+                value = rows[first - start].get(name, ABSENT)
+                if is_missing_json(value):
+                    raise StreamUnsupported(f"column {name!r} does not hold what was read")
+                self.templates[name] = value
+
+    def _overlay(self, rows: list[dict[str, Any]], start: int, stop: int) -> None:
+        assert self.envelope is not None
+        batch = {**self.envelope, _KEY: rows}
+        part = self.frame.iloc[start:stop].set_axis(pd.RangeIndex(stop - start), axis=0)
+        templates = {name: self.templates.get(name, ABSENT) for name in self.frame.columns}
+        result = overlay(part, batch, kind="table", templates=templates)
+        new_rows = result.payload[_KEY]
+        touched = [i for i, row in enumerate(new_rows) if row is not rows[i]]
+        for i in touched:
+            if any(name not in rows[i] and name not in self.declared for name in new_rows[i]):
+                # the order of the undeclared columns may change: the whole check tells
+                raise StreamUnsupported("an undeclared key is added to a row")
+        labels = [start + p for p in result.origin]  # every row kept, in place
+        report = check_payload(result.payload, batch, allow_deletes=self.allow_deletes,
+                               kind="table", object_id=self.object_id, origin=result.origin,
+                               labels=labels)  # fmt: skip
+        self.changes.append(diff_payloads(batch, result.payload, kind="table",
+                                          origin=result.origin, labels=labels))  # fmt: skip
+        for record in report.frame.to_dict("records"):
+            problem = str(record["problem"])
+            if problem in (UNDECLARED_COLUMN, DUPLICATE_PRIMARY_KEY):
+                continue  # whole-table checks: made once, at the end
+            if record["row"] is None:
+                raise StreamUnsupported(f"a table-wide problem in one batch: {problem}")
+            if record["level"] == "warning":
+                self.warnings.append(record)
+            elif problem.startswith((NOT_FINITE, NOT_JSON)):
+                self.not_json.append(record)
+            else:
+                self.drift.append(record)
+        if self.keys is not None:
+            self.keys.add(new_rows, start, touched)
+        if report.ok:
+            self.pieces.append(_dump_rows(new_rows))
+
+    def result(self, head: bytes, tail: bytes) -> StreamedPayload:
+        duplicates = self.keys.duplicates(self._rows_again) if self.keys is not None else []
+        records = [
+            *(self._record("error", DUPLICATE_PRIMARY_KEY, **line) for line in duplicates),
+            *self.drift,
+            *self.not_json,
+            *self._undeclared(),
+        ]
+        order = {name: i for i, name in enumerate(self.declared)}
+        nulls = sorted(
+            (r for r in self.warnings if r["problem"] == NULL_IN_NON_NULLABLE),
+            key=lambda r: order.get(r["column"], len(order)),
+        )
+        others = [r for r in self.warnings if r["problem"] != NULL_IN_NON_NULLABLE]
+        report = CheckReport.from_records([*records, *nulls, *others])
+        body = b""
+        if report.ok:
+            # one join of the pieces with their commas: the body is built once, no
+            # intermediate copy of it
+            parts = [head]
+            for i, piece in enumerate(self.pieces):
+                parts.extend((b",", piece) if i else (piece,))
+            parts.append(tail)
+            self.pieces = []
+            body = b"".join(parts)
+        return StreamedPayload(body, concat_changes(self.changes), report)
+
+    def _rows_again(self) -> Iterator[list[dict[str, Any]]]:
+        """The original's rows once more, batch by batch (for the rare second look)."""
+        batches: list[list[dict[str, Any]]] = []
+        splitter = RowSplitter(_KEY, batches.append)
+        for chunk in self.kept.chunks():
+            splitter.feed(chunk)
+            yield from batches
+            batches.clear()
+        splitter.finish()
+        yield from batches
+
+    def _record(self, level: str, problem: str, **fields: Any) -> dict[str, Any]:
+        return {"level": level, "table": self.object_id, "row": None, "column": None,
+                "problem": problem, "old": None, "new": None, **fields}  # fmt: skip
+
+    def _undeclared(self) -> list[dict[str, Any]]:
+        if not self.declared:
+            return []
+        return [self._record("warning", UNDECLARED_COLUMN, column=name)
+                for name in self.fingerprint.undeclared(self.declared)]  # fmt: skip
+
+
+class _PrimaryKeys:
+    """The duplicate-primary-key check of a table seen batch by batch.
+
+    Every row's key is kept as one 64-bit hash (8 bytes a row, not the keys
+    themselves); an edited row whose hash is another row's too is looked at again,
+    exactly (:func:`~mddframes.codec.align.key_of`), in a second pass over the
+    original that only such a write (a duplicate, or a hash collision) pays for.
+    """
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.hashes: list[np.ndarray] = []
+        self.touched: dict[int, tuple[Any, int, list[Any]]] = {}  # position: key, hash, values
+
+    def add(self, rows: list[dict[str, Any]], start: int, touched: Iterable[int]) -> None:
+        values: list[Any] = list(map(dict.get, rows, repeat(self.names[0], len(rows))))
+        if len(self.names) > 1:
+            columns = [list(map(dict.get, rows, repeat(n, len(rows)))) for n in self.names[1:]]
+            values = [v if None not in v else None for v in zip(values, *columns, strict=True)]
+        present = [v for v in values if v is not None]
+        try:
+            hashes = np.fromiter(map(hash, present), dtype=np.int64, count=len(present))
+        except TypeError:  # a dict or list in a key
+            hashes = np.fromiter(map(_key_hash, present), dtype=np.int64, count=len(present))
+        self.hashes.append(hashes)
+        for i in touched:
+            key = key_of(rows[i], self.names)  # None: no key, never a duplicate
+            digest = _key_hash(values[i]) if key is not None else 0
+            self.touched[start + i] = (key, digest, [rows[i].get(k) for k in self.names])
+
+    def duplicates(self, rows_again: Any) -> list[dict[str, Any]]:
+        """Lines for the edited rows whose key another row has, as the whole check
+        orders them (by the key's first row, then by row)."""
+        if not self.touched:
+            return []
+        every = np.concatenate(self.hashes)
+        suspects = {
+            key for key, digest, _ in self.touched.values()
+            if key is not None and np.count_nonzero(every == digest) > 1
+        }  # fmt: skip
+        if not suspects:
+            return []
+        positions: dict[Any, list[int]] = {key: [] for key in suspects}
+        position = 0
+        for rows in rows_again():
+            for row in rows:
+                entry = self.touched.get(position)
+                key = entry[0] if entry is not None else key_of(row, self.names)
+                if key in positions:
+                    positions[key].append(position)
+                position += 1
+        found = []
+        for position, (key, _, values) in self.touched.items():
+            group = positions.get(key, []) if key is not None else []
+            if len(group) < 2:
+                continue
+            other = next(p for p in group if p != position)
+            line = {"row": position, "column": ",".join(self.names),
+                    "old": f"same key as row {other!r}", "new": values}  # fmt: skip
+            found.append((group[0], position, line))
+        return [line for _, _, line in sorted(found, key=lambda item: item[:2])]
+
+
+def _key_hash(value: Any) -> int:
+    """The hash of a key's value (a tuple of values for a key of several columns); a
+    dict or list in it counts by its canonical JSON."""
+    parts = value if isinstance(value, tuple) else (value,)
+    try:
+        return hash(value)
+    except TypeError:
+        return hash(tuple(canonical_json(p) if isinstance(p, dict | list) else p for p in parts))
+
+
+def _same_content(rows: list[dict[str, Any]], name: str, values: np.ndarray) -> bool:
+    """Whether a JSON column of a batch holds exactly the original values (a False
+    only sends the batch through the cell-by-cell overlay)."""
+    originals = list(map(dict.get, rows, repeat(name, len(rows))))
+    new = values.tolist()
+    if any(value is pd.NA for value in new):
+        return False
+    try:
+        return canonical_bytes(originals) == canonical_bytes(new)
+    except (TypeError, ValueError):
+        return False
+
+
+def _dump_rows(rows: list[dict[str, Any]]) -> bytes:
+    """The rows as JSON, without the list's brackets; exact (orjson, else ``json``)."""
+    try:
+        return orjson.dumps(rows)[1:-1]
+    except (orjson.JSONEncodeError, TypeError):
+        # integers beyond 64 bits, lone surrogates: json writes them exactly
+        return json.dumps(rows, separators=(",", ":"), allow_nan=False).encode("ascii")[1:-1]

@@ -1,0 +1,225 @@
+"""The streamed write of a large table gives what the whole-document write gives.
+
+Each test edits a frame of a large table read from the emulator (a streamed read, so
+its context keeps the document and the frame's fingerprint) and compares the streamed
+path (:func:`mddframes.writing.streamed.write_table_streamed`) with the whole-document
+path (:func:`mddframes.writing.single._prepare`): the same payload (key order
+included), the same diff and the same report, line for line. Batches are made small
+(``BATCH_BYTES``, ``BLOCK_ROWS``) so that a table of a few thousand rows has many.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mddframes.codec import fingerprint as fingerprint_module
+from mddframes.codec import splitter
+from mddframes.emulator.scale import big_table
+from mddframes.errors import ConcurrentModificationError, IncompletePayloadError
+from mddframes.writing.single import _prepare
+from mddframes.writing.streamed import write_table_streamed
+
+ROWS = 6_000  # about 1.6 MB of JSON: a streamed read
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    monkeypatch.setattr(splitter, "BATCH_BYTES", 48 << 10)  # about 30 batches
+    monkeypatch.setattr(fingerprint_module, "BLOCK_ROWS", 256)
+
+
+@pytest.fixture
+def large(client, small_batches):
+    """A large table on the emulator, its frame read (streamed) and the payload."""
+    table_id = client.read_tree("DWH")["table_id"].dropna().iloc[0]
+    payload = big_table(table_id, n_rows=ROWS, n_cols=12)
+    payload["data"][3]["external_ref"] = 2**64 + 1  # beyond int64
+    payload["data"][5]["note"] = "caf\u00e9 \U0001f600"
+    client.api.put_table(table_id, payload)
+    frame = client.read_table(table_id)
+    assert frame.attrs["mddframes"].fingerprint is not None
+    return table_id, frame, client.api.get_table(table_id)
+
+
+def both_paths(client, table_id, frame, **options):
+    """(streamed outcome, whole-document outcome): each a payload, diff and report, or
+    the report of the refusal."""
+    try:
+        streamed = write_table_streamed(client.api, table_id, frame, dry_run=True, **options)
+    except IncompletePayloadError as refused:
+        streamed_outcome = ("refused", refused.report.frame)
+    else:
+        assert streamed is not None, "the streamed path declined"
+        streamed_outcome = (streamed.payload, streamed.diff, streamed.report.frame)
+    prepared = _prepare(client.api, "table", table_id, frame, **options)
+    if not prepared.report.ok:
+        whole_outcome = ("refused", prepared.report.frame)
+    else:
+        whole_outcome = (prepared.payload, prepared.diff, prepared.report.frame)
+    return streamed_outcome, whole_outcome
+
+
+def assert_same(streamed, whole):
+    assert len(streamed) == len(whole)
+    if streamed[0] == "refused":
+        assert whole[0] == "refused"
+        pd.testing.assert_frame_equal(streamed[1], whole[1])
+        return
+    payload, diff, report = streamed
+    # same values, same types, same key order
+    assert json.dumps(payload) == json.dumps(whole[0])
+    pd.testing.assert_frame_equal(diff.changed, whole[1].changed)
+    assert diff.empty == whole[1].empty and diff.summary() == whole[1].summary()
+    pd.testing.assert_frame_equal(report, whole[2])
+
+
+def test_one_cell_edit_is_the_whole_documents_edit(client, large):
+    table_id, frame, _ = large
+    frame.at[4321, "name"] = "edited"
+    assert_same(*both_paths(client, table_id, frame))
+
+
+EDITS = {
+    "code": st.text(min_size=1, max_size=8),
+    "name": st.one_of(st.none(), st.text(max_size=12)),
+    "ratio": st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False, width=32)),
+    "active": st.booleans(),
+    "quantity": st.one_of(st.none(), st.integers(-(2**40), 2**40)),
+    "id": st.integers(0, ROWS + 10),
+    "note": st.one_of(st.none(), st.text(max_size=12)),
+    "attributes": st.one_of(
+        st.none(),
+        st.dictionaries(st.text(max_size=3), st.integers(0, 9), max_size=2),
+        st.text(max_size=3),  # a string where an object was: type drift, refused
+    ),
+    "valid_from": st.one_of(st.none(), st.datetimes().map(lambda d: pd.Timestamp(d).floor("D"))),
+}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(0, ROWS - 1), st.sampled_from(sorted(EDITS)), st.data()),
+        min_size=0,
+        max_size=6,
+    )
+)
+def test_random_cell_edits_give_the_whole_documents_outcome(client, large, edits):
+    table_id, read, _ = large
+    frame = read.copy()
+    for row, column, data in edits:
+        value = data.draw(EDITS[column])
+        frame.at[row, column] = pd.NA if value is None and column != "attributes" else value
+    assert_same(*both_paths(client, table_id, frame))
+
+
+def test_a_dict_mutated_in_place_is_found(client, large):
+    table_id, frame, payload = large
+    row = next(i for i, r in enumerate(payload["data"]) if isinstance(r.get("attributes"), dict))
+    frame.at[row, "attributes"]["added"] = 1  # the frame's own dict, mutated in place
+    streamed, whole = both_paths(client, table_id, frame)
+    assert_same(streamed, whole)
+    assert streamed[1].changed["column"].tolist() == ["attributes"]
+
+
+def test_a_duplicate_primary_key_is_refused_and_named_as_whole_check_names_it(client, large):
+    table_id, frame, _ = large
+    frame.at[4000, "id"] = frame.at[17, "id"]
+    frame.at[4001, "name"] = "unrelated edit"
+    streamed, whole = both_paths(client, table_id, frame)
+    assert streamed[0] == "refused"
+    assert_same(streamed, whole)
+    assert "same key as row 17" in streamed[1]["old"].tolist()
+
+
+def test_a_null_in_a_non_nullable_column_warns_as_the_whole_check(client, large):
+    table_id, frame, _ = large
+    frame.at[10, "code"] = pd.NA
+    frame.at[5000, "code"] = pd.NA
+    frame.at[20, "changed_at"] = pd.NaT
+    streamed, whole = both_paths(client, table_id, frame)
+    assert_same(streamed, whole)
+    assert len(streamed[2]) >= 3
+
+
+def test_a_written_table_reads_back_and_writes_again_streamed(client, large, tmp_path):
+    table_id, frame, payload = large
+    frame.at[100, "note"] = "first"
+    first = write_table_streamed(client.api, table_id, frame, backup_dir=tmp_path)
+    assert first is not None and first.status == "written" and first.verified
+    assert json.loads(first.backup.read_text())["payload"] == payload
+    held = client.api.get_table(table_id)
+    assert held["data"][100]["note"] == "first" and first.payload == held
+    expected = json.dumps({**payload, "data": [*payload["data"][:100], held["data"][100],
+                                               *payload["data"][101:]]})  # fmt: skip
+    assert json.dumps(held) == expected  # every other row exactly as it was
+
+    frame.at[5999, "quantity"] = 7  # the context the write recorded: streamed again
+    second = write_table_streamed(client.api, table_id, frame, backup_dir=tmp_path)
+    assert second is not None and second.status == "written"
+    assert client.api.get_table(table_id)["data"][5999]["quantity"] == 7
+    assert json.loads(second.backup.read_text())["payload"] == held
+
+
+def test_an_unchanged_frame_sends_nothing(client, emu, large, tmp_path):
+    table_id, frame, _ = large
+    emu.reset_counters()
+    result = write_table_streamed(client.api, table_id, frame, backup_dir=tmp_path)
+    assert result is not None and result.status == "unchanged" and result.diff.empty
+    assert emu.counters().get("tableUpdate", 0) == 0 and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda f: f.drop(index=[10]),
+        lambda f: pd.concat([f, f.iloc[[0]].set_axis([ROWS])]),
+        lambda f: f.drop(columns=["note"]),
+        lambda f: f.assign(extra=1),
+        lambda f: f.iloc[::-1],
+    ],
+    ids=["row deleted", "row added", "column dropped", "column added", "rows reordered"],
+)
+def test_rows_or_columns_changed_take_the_whole_document_path(client, emu, large, change):
+    table_id, frame, _ = large
+    emu.reset_counters()
+    assert write_table_streamed(client.api, table_id, change(frame)) is None
+    assert emu.counters().get("tableUpdate", 0) == 0
+
+
+def test_a_change_on_the_service_takes_the_whole_document_path(client, emu, large, tmp_path):
+    table_id, frame, _ = large
+    emu.touch_table(table_id)
+    frame.at[1, "note"] = "mine"
+    assert write_table_streamed(client.api, table_id, frame, backup_dir=tmp_path) is None
+    with pytest.raises(ConcurrentModificationError):
+        client.write_table(table_id, frame, backup_dir=tmp_path)
+
+
+def test_write_table_takes_the_streamed_path_and_its_result_holds_the_payload(
+    client, emu, large, tmp_path
+):
+    table_id, frame, _ = large
+    frame.at[42, "name"] = "through the client"
+    emu.reset_counters()
+    result = client.write_table(table_id, frame, backup_dir=tmp_path)
+    # streamed: GET (compare), PUT, GET (read back); the whole path would GET the same
+    assert emu.counters().get("tableUpdate") == 1 and result.verified
+    assert result.payload == client.api.get_table(table_id)
+    assert frame.attrs["mddframes"].fingerprint is not None
+
+
+def test_type_drift_is_refused_as_the_whole_check_refuses_it(client, large):
+    table_id, frame, payload = large
+    rows = [i for i, r in enumerate(payload["data"]) if isinstance(r.get("attributes"), dict)]
+    frame.at[rows[0], "attributes"] = "was an object"
+    frame.at[rows[-1], "attributes"] = 12
+    streamed, whole = both_paths(client, table_id, frame)
+    assert streamed[0] == "refused"
+    assert_same(streamed, whole)
+    assert streamed[1]["row"].tolist() == [rows[0], rows[-1]]
