@@ -99,6 +99,7 @@ def run_bulk(
     desc: str | None = None,
     label: Callable[[T], Hashable] | None = None,
     on_progress: ProgressCallback | None = None,
+    then: Callable[[Any], R] | None = None,
 ) -> BulkResult[T, R]:
     """Call ``fn(item)`` for every item on a thread pool and collect the outcomes.
 
@@ -130,6 +131,11 @@ def run_bulk(
     on_progress : callable, optional
         Called as ``on_progress(done, total)`` from the calling thread after each item
         finishes (failed or not). An exception it raises stops the call like a failure.
+    then : callable, optional
+        Called as ``then(fn(item))`` from the calling thread as each item's call
+        returns; its value is the item's result, and an exception it raises is the
+        item's failure. For CPU-bound work on each answer: done by the waiting
+        calling thread, it does not hold a worker back from its next request.
 
     Returns
     -------
@@ -172,11 +178,16 @@ def run_bulk(
             for future in done:
                 position = pending.pop(future)
                 error = future.exception()
+                if error is None:
+                    try:
+                        value = future.result()
+                        results[position] = value if then is None else then(value)
+                    except Exception as exc:  # noqa: BLE001 - then's failure is the item's
+                        error = exc
                 bar.update(1)
                 if on_progress is not None:
                     on_progress(len(item_list) - len(pending), len(item_list))
                 if error is None:
-                    results[position] = future.result()
                     continue
                 if not isinstance(error, Exception):  # KeyboardInterrupt, SystemExit
                     raise error

@@ -401,3 +401,20 @@ def test_an_on_progress_that_raises_stops_the_call_like_a_failure():
 
     with pytest.raises(RuntimeError, match="progress sink gone"):
         run_bulk(lambda x: x, range(5), progress=False, on_progress=refuse)
+
+
+def test_run_bulk_then_runs_in_the_calling_thread_and_its_failure_is_the_items():
+    caller = threading.get_ident()
+    seen = []
+
+    def then(value: int) -> int:
+        seen.append(threading.get_ident())
+        if value == 6:
+            raise ValueError("six")
+        return value + 1
+
+    with pytest.warns(PartialFailureWarning):
+        outcome = run_bulk(lambda x: x * 2, range(5), progress=False, errors="skip", then=then)
+    assert set(seen) == {caller}
+    assert [r for _, r in outcome.succeeded()] == [1, 3, 5, 9]
+    assert outcome.failures["id"].tolist() == [3]

@@ -39,6 +39,9 @@ from mddframes.ids import id_list
 if TYPE_CHECKING:
     from mddframes.api import Api
 
+#: What a reader gives for one id: its column arrays by name and its row index.
+Part = tuple[dict[Any, Any], pd.Index]
+
 #: The index name of the long frames: each row's position in its own table or mapping.
 ROW_INDEX_NAME = "row"
 
@@ -75,9 +78,9 @@ def read_tables(
         dtypes :func:`~mddframes.frames.table.read_table` gives them, and each read
         records its write-back context in the client as a single read would.
     """
-    from mddframes.frames.table import read_table_arrays
+    from mddframes.frames.table import fetch_table_arrays
 
-    return _read_many(api, ids, read_table_arrays, key="table_id", desc="read_tables",
+    return _read_many(api, ids, fetch_table_arrays, key="table_id", desc="read_tables",
                       max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
 
 
@@ -117,9 +120,10 @@ def read_mappings(
     """
     from mddframes.frames.table import read_mapping
 
-    def read_mapping_arrays(api: Api, mapping_id: str) -> tuple[dict[Any, Any], pd.Index]:
+    def read_mapping_arrays(api: Api, mapping_id: str) -> Callable[[], Part]:
         part = read_mapping(api, mapping_id)
-        return column_arrays(part), part.index
+        built = column_arrays(part), part.index
+        return lambda: built
 
     return _read_many(api, ids, read_mapping_arrays, key="mapping_id", desc="read_mappings",
                       max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
@@ -191,7 +195,7 @@ def failure_records(failures: pd.DataFrame) -> list[dict[str, Any]]:
 def _read_many(
     api: Api,
     ids: Iterable[str],
-    reader: Callable[[Api, str], tuple[dict[Any, Any], pd.Index]],
+    reader: Callable[[Api, str], Callable[[], Part]],
     *,
     key: str,
     desc: str,
@@ -199,12 +203,21 @@ def _read_many(
     progress: bool,
     errors: ErrorPolicy,
 ) -> pd.DataFrame:
+    """Fetch with ``reader`` in the workers, build each part in the calling thread.
+
+    ``reader(api, id)`` does the request and returns a function that builds the part
+    (its column arrays and index). The calling thread only waits while the workers
+    wait for answers, so the building costs a worker no time before its next request
+    (built in the worker, under the GIL, it delayed the next request by as much).
+    """
     wanted = id_list(ids, what=f"{desc} ids", id_columns=(key,))
 
-    def read_one(object_id: str) -> tuple[dict[Any, Any], pd.Index]:
-        # the columns as arrays, in the worker, where building them overlaps other
-        # workers' waiting; the caller's thread only concatenates arrays
-        arrays, index = reader(api, object_id)
+    def read_one(object_id: str) -> tuple[str, Callable[[], Part]]:
+        return object_id, reader(api, object_id)
+
+    def build(fetched: tuple[str, Callable[[], Part]]) -> Part:
+        object_id, make = fetched
+        arrays, index = make()
         if key in arrays:
             raise DataShapeError(
                 f"{key.split('_')[0]} {object_id!r} has its own column {key!r}, which the long "
@@ -219,6 +232,7 @@ def _read_many(
         progress=progress,
         errors=errors,
         desc=desc,
+        then=build,
     )
     parts = list(outcome.succeeded())
     columns = {object_id: list(arrays) for object_id, (arrays, _) in parts}

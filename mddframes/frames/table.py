@@ -8,6 +8,7 @@ rows records its write-back context (:mod:`mddframes.context`) so that
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -122,22 +123,39 @@ def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index
     ``read_tables``, which concatenates the columns of many tables and would only
     take each table's frame apart again.
     """
+    return fetch_table_arrays(api, table_id)()
+
+
+def fetch_table_arrays(api: Api, table_id: str) -> Callable[[], tuple[dict[str, Any], pd.Index]]:
+    """The request of :func:`read_table_arrays`, and a function that builds its arrays.
+
+    ``read_tables`` fetches in worker threads and builds in the waiting calling
+    thread: a worker that built the arrays itself, under the GIL, would send its next
+    request that much later. A large table is parsed as it arrives (its arrays are
+    then built already, as the body is read); the building function of a small one
+    makes the arrays and records the write-back context.
+    """
     table_id = require_id(table_id, what="table_id")
     with gc_paused(), api.get_table_stream(table_id) as body:
         if body.length is None or body.length > STREAM_THRESHOLD:
             # a large table: streamed, as read_table does, its frame taken apart
             frame, context = _streamed_frame(body, table_id)
             registry_for(api).record(context)
-            return {name: column.array for name, column in frame.items()}, frame.index
+            built = {name: column.array for name, column in frame.items()}, frame.index
+            return lambda: built
         payload = json_object(body.json(), body.entry.operation, body.url)
-    with gc_paused():
-        arrays, size = payload_arrays(payload, "table")
-    registry_for(api).record(ReadContext("table", table_id, payload))
-    # object columns as Series.array has them (a NumpyExtensionArray, not an ndarray)
-    return {
-        name: pd.arrays.NumpyExtensionArray(array) if isinstance(array, np.ndarray) else array
-        for name, array in arrays.items()
-    }, pd.RangeIndex(size, name=INDEX_NAME)
+
+    def build() -> tuple[dict[str, Any], pd.Index]:
+        with gc_paused():
+            arrays, size = payload_arrays(payload, "table")
+        registry_for(api).record(ReadContext("table", table_id, payload))
+        # object columns as Series.array has them (a NumpyExtensionArray, not an ndarray)
+        return {
+            name: pd.arrays.NumpyExtensionArray(array) if isinstance(array, np.ndarray) else array
+            for name, array in arrays.items()
+        }, pd.RangeIndex(size, name=INDEX_NAME)
+
+    return build
 
 
 def read_mapping(api: Api, mapping_id: str) -> pd.DataFrame:
