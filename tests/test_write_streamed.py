@@ -40,6 +40,8 @@ def large(client, small_batches):
     payload = big_table(table_id, n_rows=ROWS, n_cols=12)
     payload["data"][3]["external_ref"] = 2**64 + 1  # beyond int64
     payload["data"][5]["note"] = "caf\u00e9 \U0001f600"
+    for position in range(40, ROWS, 37):  # a column the metadata does not declare
+        payload["data"][position]["legacy"] = position
     client.api.put_table(table_id, payload)
     frame = client.read_table(table_id)
     assert frame.attrs["mddframes"].fingerprint is not None
@@ -222,4 +224,21 @@ def test_type_drift_is_refused_as_the_whole_check_refuses_it(client, large):
     streamed, whole = both_paths(client, table_id, frame)
     assert streamed[0] == "refused"
     assert_same(streamed, whole)
-    assert streamed[1]["row"].tolist() == [rows[0], rows[-1]]
+    errors = streamed[1][streamed[1]["level"] == "error"]
+    assert errors["row"].tolist() == [rows[0], rows[-1]]
+
+
+def test_undeclared_columns_warn_as_the_whole_check_warns(client, large):
+    table_id, frame, _ = large
+    frame.at[77, "legacy"] = 1  # a row that has the key
+    frame.at[3000, "name"] = "x"
+    streamed, whole = both_paths(client, table_id, frame)
+    assert_same(streamed, whole)
+    assert "legacy" in streamed[2]["column"].tolist()
+
+
+def test_an_undeclared_key_added_to_a_row_takes_the_whole_document_path(client, large):
+    table_id, frame, _ = large
+    frame.at[0, "legacy"] = 5  # row 0 has no "legacy" key: the warnings' order may change
+    assert write_table_streamed(client.api, table_id, frame, dry_run=True) is None
+    assert _prepare(client.api, "table", table_id, frame).payload["data"][0]["legacy"] == 5

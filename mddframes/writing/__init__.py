@@ -17,6 +17,11 @@
 8. read it back and compare with what was sent (``verified``, or
    :class:`~mddframes.errors.WriteVerificationError`).
 
+A large table (one read by a streamed read) whose frame was edited in its cells only
+takes the same steps on bytes and on one batch of rows at a time
+(:mod:`~mddframes.writing.streamed`): the table is never held parsed, and the new
+document is sent as the bytes it was read as except for the batches that changed.
+
 :func:`restore` puts a backup back (backing up first). :func:`write_tables` /
 :func:`write_mappings` write the objects of a long frame, and :func:`restore_backups`
 puts several backups back: every object is read and checked before any is sent, and
@@ -25,6 +30,7 @@ can be resumed or rolled back (:mod:`mddframes.journal`).
 
 The package, by job: :mod:`~mddframes.writing.result` (:class:`WriteResult`),
 :mod:`~mddframes.writing.single` (one object, and :func:`restore`),
+:mod:`~mddframes.writing.streamed` (one large table, streamed),
 :mod:`~mddframes.writing.backups` (backup files), :mod:`~mddframes.writing.many`
 (a long frame of objects), :mod:`~mddframes.writing.restores` (several backups),
 :mod:`~mddframes.writing.journal` (the batch journal file).
