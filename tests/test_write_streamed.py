@@ -20,7 +20,11 @@ from hypothesis import strategies as st
 from mddframes.codec import fingerprint as fingerprint_module
 from mddframes.codec import splitter
 from mddframes.emulator.scale import big_table
-from mddframes.errors import ConcurrentModificationError, IncompletePayloadError
+from mddframes.errors import (
+    ConcurrentModificationError,
+    IncompletePayloadError,
+    WriteVerificationError,
+)
 from mddframes.writing.single import _prepare
 from mddframes.writing.streamed import write_table_streamed
 
@@ -242,3 +246,29 @@ def test_an_undeclared_key_added_to_a_row_takes_the_whole_document_path(client, 
     frame.at[0, "legacy"] = 5  # row 0 has no "legacy" key: the warnings' order may change
     assert write_table_streamed(client.api, table_id, frame, dry_run=True) is None
     assert _prepare(client.api, "table", table_id, frame).payload["data"][0]["legacy"] == 5
+
+
+def test_a_table_read_back_in_other_bytes_is_verified_by_content(client, large, tmp_path):
+    table_id, frame, _ = large
+    # orjson writes 1e16 as "1e16", the emulator serialises it as "1e+16": other bytes,
+    # the same content
+    frame.at[12, "ratio"] = 1e16
+    result = write_table_streamed(client.api, table_id, frame, backup_dir=tmp_path)
+    assert result is not None and result.verified
+    assert client.api.get_table(table_id)["data"][12]["ratio"] == 1e16
+
+
+def test_a_table_that_reads_back_different_is_named(client, emu, large, tmp_path, monkeypatch):
+    table_id, frame, _ = large
+    frame.at[12, "note"] = "mine"
+    real_put = client.api.put_table
+
+    def put_then_someone_else_writes(object_id, payload, **options):
+        answer = real_put(object_id, payload, **options)
+        emu.touch_table(object_id)  # a real change on the service between PUT and read-back
+        return answer
+
+    monkeypatch.setattr(client.api, "put_table", put_then_someone_else_writes)
+    with pytest.raises(WriteVerificationError, match="reads back different") as caught:
+        write_table_streamed(client.api, table_id, frame, backup_dir=tmp_path)
+    assert str(tmp_path) in str(caught.value)
