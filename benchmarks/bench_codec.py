@@ -20,7 +20,7 @@ import json
 import pandas as pd
 import requests
 
-from benchmarks.common import Result, at_most, best_time, peak_memory
+from benchmarks.common import Result, at_most, median_at_most, paired_times, peak_memory
 from mddframes.codec import check_payload, from_payload, overlay
 from mddframes.emulator.scale import big_table
 
@@ -53,10 +53,11 @@ def codec_speed() -> Result:
         return json.dumps(frame.to_dict("records"), default=str)
 
     candidate()  # warm-up, and proof it runs
-    return at_most(
+    base, cand = paired_times(baseline, candidate, repeat=5)
+    return median_at_most(
         f"frame->payload+check+json {CODEC_ROWS:,}x{CODEC_COLUMNS} vs to_dict+dumps",
-        best_time(baseline),
-        best_time(candidate),
+        base,
+        cand,
         2.0,
     )
 

@@ -18,7 +18,13 @@ import warnings
 import zipfile
 from pathlib import Path
 
-from benchmarks.common import Result, at_most, best_time, remote_emulator, speedup_at_least
+from benchmarks.common import (
+    Result,
+    median_at_most,
+    median_speedup,
+    paired_times,
+    remote_emulator,
+)
 from mddframes import Client
 from mddframes.archive import archive_entry_name
 from mddframes.emulator import serve
@@ -60,51 +66,53 @@ def _interval_at(poll: int, initial: float, maximum: float) -> float:
     return value
 
 
-def bench_wait_lag() -> Result:
-    with serve(elements=BATCH_ELEMENTS, export_seconds_per_element=0.002) as emu:
-        client = Client.from_emulator(emu)
-        watcher_client = Client.from_emulator(emu)
-        try:
-            object_type, ids = _object_type_and_ids(
-                client, scale_dataset(BATCH_ELEMENTS).elements, BATCH_ELEMENTS
-            )
-            task = start_export(client.api, ids, object_type)
-            finished_at: list[float] = []
-            stop = threading.Event()
+def _wait_lag(
+    client: Client, watcher: Client, ids: list[str], object_type: str
+) -> tuple[float, float]:
+    """One batch export: the poll interval in force when it finished, and ``wait()``'s lag."""
+    task = start_export(client.api, ids, object_type)
+    finished_at: list[float] = []
+    stop = threading.Event()
 
-            def watch() -> None:
-                while not stop.is_set():
-                    state = str(
-                        watcher_client.api.structure_mass_export_async_status(task.task_id).get(
-                            "status"
-                        )
-                    )
-                    if state.upper() != "RUNNING":
-                        finished_at.append(time.perf_counter())
-                        return
-                    stop.wait(0.005)
+    def watch() -> None:
+        while not stop.is_set():
+            status = watcher.api.structure_mass_export_async_status(task.task_id)
+            if str(status.get("status")).upper() != "RUNNING":
+                finished_at.append(time.perf_counter())
+                return
+            stop.wait(0.005)
 
-            watcher = threading.Thread(target=watch, name="bench-export-watcher")
-            watcher.start()
-            try:
-                task.wait(poll_interval=0.5, max_poll_interval=5.0, progress=False)
-                returned_at = time.perf_counter()
-            finally:
-                stop.set()
-                watcher.join()
-            lag = returned_at - finished_at[0]
-            # the poll that saw FINISHED was preceded by the wait after poll (polls - 1)
-            interval = _interval_at(task.polls - 1, 0.5, 5.0)
-            log.info("wait lag %.3f s, interval %.3f s, %d polls", lag, interval, task.polls)
-            return at_most(
-                f"batch export {BATCH_ELEMENTS}: wait() lag after finish / poll interval",
-                interval,
-                max(lag, 0.0),
-                1.0,
-            )
-        finally:
-            watcher_client.close()
-            client.close()
+    thread = threading.Thread(target=watch, name="bench-export-watcher")
+    thread.start()
+    try:
+        task.wait(poll_interval=0.5, max_poll_interval=5.0, progress=False)
+        returned_at = time.perf_counter()
+    finally:
+        stop.set()
+        thread.join()
+    lag = returned_at - finished_at[0]
+    # the poll that saw FINISHED was preceded by the wait after poll (polls - 1)
+    interval = _interval_at(task.polls - 1, 0.5, 5.0)
+    log.info("wait lag %.3f s, interval %.3f s, %d polls", lag, interval, task.polls)
+    return interval, max(lag, 0.0)
+
+
+def bench_wait_lag(repeat: int = 3) -> Result:
+    with (
+        serve(elements=BATCH_ELEMENTS, export_seconds_per_element=0.002) as emu,
+        Client.from_emulator(emu) as client,
+        Client.from_emulator(emu) as watcher,
+    ):
+        object_type, ids = _object_type_and_ids(
+            client, scale_dataset(BATCH_ELEMENTS).elements, BATCH_ELEMENTS
+        )
+        measured = [_wait_lag(client, watcher, ids, object_type) for _ in range(repeat)]
+    return median_at_most(
+        f"batch export {BATCH_ELEMENTS}: wait() lag after finish / poll interval",
+        [interval for interval, _ in measured],
+        [lag for _, lag in measured],
+        1.0,
+    )
 
 
 def _sequential_zip(client: Client, ids: list[str], object_type: str, dest: Path) -> None:
@@ -139,18 +147,19 @@ def bench_legacy_fallback() -> Result:
                     progress=False,
                 )
 
-        baseline = best_time(
-            lambda: _sequential_zip(client, ids, object_type, folder / "seq.zip"), repeat=1
+        base, cand = paired_times(
+            lambda: _sequential_zip(client, ids, object_type, folder / "seq.zip"),
+            candidate,
+            repeat=3,
         )
-        fast = best_time(candidate, repeat=2)
         with zipfile.ZipFile(folder / "seq.zip") as a, zipfile.ZipFile(folder / "legacy.zip") as b:
             if a.namelist() != b.namelist():
                 raise AssertionError("the legacy zip and the sequential zip differ in layout")
-        return speedup_at_least(
+        return median_speedup(
             f"legacy export {LEGACY_ELEMENTS} x {LATENCY * 1000:g} ms: {WORKERS} workers "
             "vs sequential",
-            baseline,
-            fast,
+            base,
+            cand,
             5.0,
         )
 

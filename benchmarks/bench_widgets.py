@@ -6,9 +6,7 @@ build, and one pandas ``str.contains`` over the paths for a search keystroke.
 
 from __future__ import annotations
 
-import pandas as pd
-
-from benchmarks.common import Result, at_most, best_time, remote_emulator
+from benchmarks.common import Result, median_at_most, paired_times, remote_emulator
 from mddframes import Client
 from mddframes.widgets import ElementPicker
 
@@ -19,37 +17,41 @@ def run() -> list[Result]:
     """Build and filter times of the picker against their floors."""
     with remote_emulator(ELEMENTS) as emu, Client.from_emulator(emu) as client:
         tree = client.read_tree("SCALE")
-        build_floor = best_time(lambda: client.read_tree("SCALE"))
-        build = best_time(lambda: ElementPicker(client, "SCALE"))
+        build_floor, build = paired_times(
+            lambda: client.read_tree("SCALE"), lambda: ElementPicker(client, "SCALE"), repeat=3
+        )
         picker = ElementPicker(client, "SCALE", tree=tree)
         word = str(tree["name"].iloc[len(tree) // 2])[:6].lower()
         paths = tree["path"].astype("string")
 
-        def floor_filter() -> pd.DataFrame:
-            return tree[paths.str.lower().str.contains(word, regex=False).fillna(False)]
+        def floor_filter() -> None:  # two keystrokes' worth of pandas filtering
+            for _ in range(2):
+                tree[paths.str.lower().str.contains(word, regex=False).fillna(False)]
 
         def keystroke() -> None:
             picker.search.value = ""
             picker.search.value = word
 
-        filter_floor = best_time(floor_filter, repeat=5) * 2  # two keystrokes' worth
-        filtering = best_time(keystroke, repeat=5)
-        hub = best_time(lambda: setattr(picker.type_filter, "value", "HUB") or
-                        setattr(picker.type_filter, "value", ""), repeat=5)  # fmt: skip
+        def type_filter() -> None:
+            picker.type_filter.value = "HUB"
+            picker.type_filter.value = ""
+
+        search_floor, searching = paired_times(floor_filter, keystroke, repeat=5)
+        type_floor, typing = paired_times(floor_filter, type_filter, repeat=5)
     return [
-        at_most(
+        median_at_most(
             f"ElementPicker build, {ELEMENTS:,} elements vs read_tree", build_floor, build, 1.5
         ),
-        at_most(
+        median_at_most(
             "ElementPicker search (2 keystrokes) vs 2x pandas str.contains",
-            filter_floor,
-            filtering,
+            search_floor,
+            searching,
             1.5,
         ),
-        at_most(
+        median_at_most(
             "ElementPicker type filter (2 changes) vs 2x pandas str.contains",
-            filter_floor,
-            hub,
+            type_floor,
+            typing,
             1.5,
         ),
     ]

@@ -36,22 +36,11 @@ class Result:
     goal: str  # e.g. "<= 1.5x", ">= 6x faster"
     ratio: float
     ok: bool
-    #: The lowest and highest ratio over the repeats (None: measured once, or best-of).
+    #: The lowest and highest ratio over the repeats (None: measured once, e.g. peak memory).
     low: float | None = None
     high: float | None = None
     #: How many paired runs the ratio is the median of.
     runs: int = 1
-
-
-def best_time(fn: Callable[[], object], repeat: int = 3) -> float:
-    """The shortest wall time of ``repeat`` calls of ``fn`` (seconds)."""
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def paired_times(
@@ -120,16 +109,10 @@ def at_most(name: str, baseline: float, candidate: float, limit: float, unit: st
     return Result(name, baseline, candidate, unit, f"<= {limit:g}x", ratio, ratio <= limit)
 
 
-def speedup_at_least(name: str, baseline: float, candidate: float, limit: float) -> Result:
-    """A result whose goal is ``baseline / candidate >= limit`` (candidate is faster)."""
-    ratio = baseline / candidate
-    return Result(name, baseline, candidate, "s", f">= {limit:g}x faster", ratio, ratio >= limit)
-
-
 def print_table(results: list[Result]) -> None:
     """Print the results as a fixed-width table."""
     header = (
-        f"{'benchmark':<58} {'baseline':>10} {'candidate':>10} {'ratio':>7} "
+        f"{'benchmark':<64} {'baseline':>10} {'candidate':>10} {'ratio':>7} "
         f"{'min-max (runs)':>19}  {'goal':<18} ok"
     )
     print(header)
@@ -137,7 +120,7 @@ def print_table(results: list[Result]) -> None:
     for r in results:
         spread = "" if r.low is None else f"{r.low:.2f}-{r.high:.2f}x ({r.runs})"
         print(
-            f"{r.name:<58} {r.baseline:>9.3f}{r.unit[0]} {r.candidate:>9.3f}{r.unit[0]} "
+            f"{r.name:<64} {r.baseline:>9.3f}{r.unit[0]} {r.candidate:>9.3f}{r.unit[0]} "
             f"{r.ratio:>6.2f}x {spread:>19}  {r.goal:<18} {'yes' if r.ok else 'NO'}"
         )
 
