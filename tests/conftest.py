@@ -39,3 +39,17 @@ def client(emu):
     c = Client.from_emulator(emu)
     yield c
     c.close()
+
+
+@pytest.fixture
+def changed_after_put(client, emu, monkeypatch):
+    """Make the client's table PUTs followed by a real change on the service, before any
+    read-back (what a colleague's write between our PUT and our verification does)."""
+    real_put = client.api.put_table
+
+    def put_then_someone_else_writes(object_id, payload, **options):
+        answer = real_put(object_id, payload, **options)
+        emu.touch_table(object_id)
+        return answer
+
+    monkeypatch.setattr(client.api, "put_table", put_then_someone_else_writes)

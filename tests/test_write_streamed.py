@@ -258,17 +258,9 @@ def test_a_table_read_back_in_other_bytes_is_verified_by_content(client, large, 
     assert client.api.get_table(table_id)["data"][12]["ratio"] == 1e16
 
 
-def test_a_table_that_reads_back_different_is_named(client, emu, large, tmp_path, monkeypatch):
+def test_a_table_that_reads_back_different_is_named(client, large, tmp_path, changed_after_put):
     table_id, frame, _ = large
     frame.at[12, "note"] = "mine"
-    real_put = client.api.put_table
-
-    def put_then_someone_else_writes(object_id, payload, **options):
-        answer = real_put(object_id, payload, **options)
-        emu.touch_table(object_id)  # a real change on the service between PUT and read-back
-        return answer
-
-    monkeypatch.setattr(client.api, "put_table", put_then_someone_else_writes)
     with pytest.raises(WriteVerificationError, match="reads back different") as caught:
         write_table_streamed(client.api, table_id, frame, backup_dir=tmp_path)
     assert str(tmp_path) in str(caught.value)

@@ -295,19 +295,11 @@ def test_columns_metadata_can_be_replaced_from_the_columns_frame(client, custome
 
 
 def test_verification_catches_a_table_that_reads_back_different(
-    client, emu, customer, tmp_path, monkeypatch
+    client, customer, tmp_path, changed_after_put
 ):
     table_id, _ = customer
     frame = client.read_table(table_id)
     frame.loc[0, "notes"] = "mine"
-    real_put = client.api.put_table
-
-    def put_then_someone_else_writes(object_id, payload, **options):
-        answer = real_put(object_id, payload, **options)
-        emu.touch_table(object_id)  # a real change on the service between PUT and read-back
-        return answer
-
-    monkeypatch.setattr(client.api, "put_table", put_then_someone_else_writes)
     with pytest.raises(WriteVerificationError, match="reads back different") as caught:
         client.write_table(table_id, frame, backup_dir=tmp_path)
     assert str(tmp_path) in str(caught.value)  # names the backup to restore from

@@ -26,7 +26,7 @@ a wrong answer: every value comes from an exact decode of the very bytes.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mddframes.codec.fastjson import loads_strict_or_none
@@ -141,6 +141,19 @@ class RowSplitter:
         if type(rows) is not list or not all(type(row) is dict for row in rows):
             return None
         return rows
+
+    def split(self, chunks: Iterable[bytes], stop: Callable[[], bool] = lambda: False) -> bool:
+        """Feed a whole document and finish: True when every row and the envelope came out.
+
+        Reading stops early, returning False, once the splitter fails or ``stop()`` is
+        true (the caller has seen enough, e.g. a row that differs).
+        """
+        for chunk in chunks:
+            self.feed(chunk)
+            if self.failed or stop():
+                return False
+        self.finish()
+        return not self.failed and self.envelope is not None
 
     def finish(self) -> None:
         """The document is complete: hand over the last rows and check the envelope."""

@@ -356,12 +356,9 @@ def same_document(kept: KeptJson, payload: Any, kind: Kind = "table") -> bool:
         position = end
 
     splitter = RowSplitter(key, compare)
-    for chunk in kept.chunks():
-        splitter.feed(chunk)
-        if not equal:
-            return False
-    splitter.finish()
-    if splitter.failed or not equal or position != len(rows) or splitter.envelope is None:
+    if not splitter.split(kept.chunks(), stop=lambda: not equal):
+        return False
+    if not equal or position != len(rows):  # the last batch came with finish()
         return False
     expected = {name: ([] if name == key else value) for name, value in payload.items()}
     return canonical_json(splitter.envelope) == canonical_json(expected)  # small: exact
@@ -377,12 +374,7 @@ def load_document(kept: KeptJson, kind: Kind = "table") -> Any:
     key = ROWS_KEYS[kind][0]
     rows: list[Any] = []
     splitter = RowSplitter(key, rows.extend)
-    for chunk in kept.chunks():
-        splitter.feed(chunk)
-        if splitter.failed:
-            break
-    splitter.finish()
-    if splitter.failed or splitter.envelope is None:
+    if not splitter.split(kept.chunks()):
         del rows
         return kept.loads()
     document = splitter.envelope
@@ -415,12 +407,7 @@ def content_digest(chunks: Iterable[bytes], kind: Kind = "table") -> str | None:
         digest.update(encoded[1:-1])
 
     splitter = RowSplitter(key, add)
-    for chunk in chunks:
-        splitter.feed(chunk)
-        if splitter.failed or unsure:
-            return None
-    splitter.finish()
-    if splitter.failed or unsure or splitter.envelope is None:
+    if not splitter.split(chunks, stop=lambda: unsure) or unsure:
         return None
     envelope = canonical_bytes(splitter.envelope)
     if envelope.startswith(b"json:"):

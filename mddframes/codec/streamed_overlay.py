@@ -116,12 +116,7 @@ def overlay_document(
     builder = _Builder(kept, frame, fingerprint, allow_deletes, object_id)
     splitter = RowSplitter(_KEY, builder.take, raw=True)
     builder.splitter = splitter
-    for chunk in kept.chunks():
-        splitter.feed(chunk)
-        if splitter.failed:
-            break
-    splitter.finish()
-    if splitter.failed or splitter.envelope is None:
+    if not splitter.split(kept.chunks()):
         raise StreamUnsupported("the document cannot be cut into batches of rows")
     if builder.position != fingerprint.n_rows:
         raise StreamUnsupported("the document does not hold the rows the frame was read from")
