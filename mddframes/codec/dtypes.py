@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -213,7 +215,8 @@ def _zones(values: list[Any]) -> set[str | None]:
     return {_zone(v) for v in present}
 
 
-def _parse_iso(values: list[Any], *, utc: bool, naive: bool = False) -> Any | None:
+def parse_iso(values: list[Any], *, utc: bool, naive: bool = False) -> Any | None:
+    """ISO 8601 strings (and Nones) as a ``DatetimeIndex``; None if pandas refuses them."""
     try:
         if naive:
             # plain naive ISO strings: DatetimeIndex parses them as to_datetime(format=
@@ -223,6 +226,25 @@ def _parse_iso(values: list[Any], *, utc: bool, naive: bool = False) -> Any | No
         return pd.to_datetime(values, format="ISO8601", utc=utc)
     except (ValueError, TypeError, OverflowError):
         return None
+
+
+@dataclass(frozen=True, eq=False)
+class PendingDates:
+    """A date column of one table, waiting to be parsed with the same column of others.
+
+    Attributes
+    ----------
+    values : list of str or None
+        The column's values.
+    zone : str or None
+        The zone all of them carry (``"+0000"``...), or None when all are naive.
+    alone : callable
+        Builds the column's array alone, as it would have been without waiting.
+    """
+
+    values: list[Any]
+    zone: str | None
+    alone: Callable[[], Any]
 
 
 def _datetime_array(values: list[Any]) -> Any | None:
@@ -239,11 +261,11 @@ def _datetime_array(values: list[Any]) -> Any | None:
     # Values in several zones (or naive and aware mixed) never share one dtype: pandas
     # refuses them (2.x with a FutureWarning and object dtype), so they skip that try.
     several = len(zones - {_UNSURE}) > 1
-    parsed = None if several else _parse_iso(values, utc=False, naive=zones == {None})
+    parsed = None if several else parse_iso(values, utc=False, naive=zones == {None})
     if parsed is None or parsed.dtype == object:
         if not all(v is None or _TZ_SUFFIX.search(v) for v in values):
             return None
-        parsed = _parse_iso(values, utc=True)
+        parsed = parse_iso(values, utc=True)
         if parsed is None:
             return None
     if int(np.count_nonzero(parsed.isna())) != values.count(None):
@@ -251,7 +273,9 @@ def _datetime_array(values: list[Any]) -> Any | None:
     return parsed.array
 
 
-def column_array(values: list[Any], data_type: Any = None, *, name: Any = None) -> Any:
+def column_array(
+    values: list[Any], data_type: Any = None, *, name: Any = None, defer_dates: bool = False
+) -> Any:
     """Build the array of one column from its JSON values.
 
     Parameters
@@ -262,10 +286,14 @@ def column_array(values: list[Any], data_type: Any = None, *, name: Any = None) 
         The declared ``dataType`` of the column, if any.
     name : str, optional
         The column name, for the log line when the declared type does not fit.
+    defer_dates : bool, default False
+        Return a declared date column of plain ISO strings as :class:`PendingDates`,
+        to be parsed with the same column of other tables
+        (:func:`~mddframes.codec.date_batch.resolve_dates`).
 
     Returns
     -------
-    pandas ExtensionArray or numpy.ndarray
+    pandas ExtensionArray or numpy.ndarray or PendingDates
         An array of the declared dtype when every value fits it, else of the inferred
         dtype. Nothing is ever rounded, truncated or stringified.
     """
@@ -295,6 +323,11 @@ def column_array(values: list[Any], data_type: Any = None, *, name: Any = None) 
     elif family in ("date", "datetime"):
         fits = types <= {str}
         if fits and types:
+            if defer_dates:
+                zones = _zones(values)
+                if len(zones) == 1 and _UNSURE not in zones:
+                    return PendingDates(values, next(iter(zones)),
+                                        lambda: column_array(values, data_type, name=name))  # fmt: skip
             array = _datetime_array(values)
             if array is not None:
                 return array

@@ -178,13 +178,18 @@ def frame_of_columns(
 
 
 def arrays_of_columns(
-    columns: dict[str, list[Any]], n_rows: int, declared: list[dict[str, Any]]
+    columns: dict[str, list[Any]],
+    n_rows: int,
+    declared: list[dict[str, Any]],
+    *,
+    defer_dates: bool = False,
 ) -> dict[str, Any]:
     """The column arrays :func:`frame_of_columns` makes its frame of, in frame order.
 
     For callers that take the columns apart anyway (``read_tables`` concatenates the
     columns of many tables): the frame of each table would be built only to be
-    taken apart again.
+    taken apart again. With ``defer_dates``, declared date columns may come back as
+    :class:`~mddframes.codec.dtypes.PendingDates` (see :mod:`mddframes.codec.date_batch`).
     """
     data_types = {c["name"]: declared_type(c) for c in declared}
     order = dict.fromkeys(chain((c["name"] for c in declared), columns))
@@ -193,18 +198,23 @@ def arrays_of_columns(
         values = columns.pop(name, None)
         if values is None:
             values = [None] * n_rows
-        arrays[name] = column_array(values, data_types.get(name), name=name)
+        arrays[name] = column_array(values, data_types.get(name), name=name,
+                                    defer_dates=defer_dates)  # fmt: skip
         del values
     return arrays
 
 
-def payload_arrays(payload: dict[str, Any], kind: Kind = "table") -> tuple[dict[str, Any], int]:
-    """The column arrays of :func:`from_payload`'s frame and its number of rows, no frame."""
+def payload_arrays(
+    payload: dict[str, Any], kind: Kind = "table", *, defer_dates: bool = False
+) -> tuple[dict[str, Any], int]:
+    """The column arrays of :func:`from_payload`'s frame and its number of rows, no frame
+    (``defer_dates``: as :func:`arrays_of_columns`)."""
     rows = payload_rows(payload, kind)
     names = dict.fromkeys(chain.from_iterable(rows))
     size = len(rows)
     columns = {name: list(map(dict.get, rows, repeat(name, size))) for name in names}
-    return arrays_of_columns(columns, size, declared_columns(payload, kind)), size
+    declared = declared_columns(payload, kind)
+    return arrays_of_columns(columns, size, declared, defer_dates=defer_dates), size
 
 
 def frame_of_arrays(arrays: dict[str, Any], index: pd.Index) -> pd.DataFrame:

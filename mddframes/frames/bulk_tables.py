@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
+from mddframes.codec.date_batch import resolve_dates
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.frames._shape import column_arrays, concat_column_sets
 from mddframes.ids import id_list
@@ -80,7 +81,11 @@ def read_tables(
     """
     from mddframes.frames.table import fetch_table_arrays
 
-    return _read_many(api, ids, fetch_table_arrays, key="table_id", desc="read_tables",
+    def read_table_arrays(api: Api, table_id: str) -> Callable[[], Part]:
+        # date columns parsed once per column for all tables (codec/date_batch.py)
+        return fetch_table_arrays(api, table_id, defer_dates=True)
+
+    return _read_many(api, ids, read_table_arrays, key="table_id", desc="read_tables",
                       max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
 
 
@@ -235,6 +240,7 @@ def _read_many(
         then=build,
     )
     parts = list(outcome.succeeded())
+    resolve_dates([arrays for _, (arrays, _) in parts])
     columns = {object_id: list(arrays) for object_id, (arrays, _) in parts}
     # built array by array, so the parts need no copy, no id column and no attrs
     # clearing of their own (their contexts stay in the client)

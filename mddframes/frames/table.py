@@ -126,14 +126,17 @@ def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index
     return fetch_table_arrays(api, table_id)()
 
 
-def fetch_table_arrays(api: Api, table_id: str) -> Callable[[], tuple[dict[str, Any], pd.Index]]:
+def fetch_table_arrays(
+    api: Api, table_id: str, *, defer_dates: bool = False
+) -> Callable[[], tuple[dict[str, Any], pd.Index]]:
     """The request of :func:`read_table_arrays`, and a function that builds its arrays.
 
     ``read_tables`` fetches in worker threads and builds in the waiting calling
     thread: a worker that built the arrays itself, under the GIL, would send its next
     request that much later. A large table is parsed as it arrives (its arrays are
     then built already, as the body is read); the building function of a small one
-    makes the arrays and records the write-back context.
+    makes the arrays and records the write-back context; with ``defer_dates``, its
+    date columns may be left pending for :func:`~mddframes.codec.date_batch.resolve_dates`.
     """
     table_id = require_id(table_id, what="table_id")
     with gc_paused(), api.get_table_stream(table_id) as body:
@@ -147,7 +150,7 @@ def fetch_table_arrays(api: Api, table_id: str) -> Callable[[], tuple[dict[str, 
 
     def build() -> tuple[dict[str, Any], pd.Index]:
         with gc_paused():
-            arrays, size = payload_arrays(payload, "table")
+            arrays, size = payload_arrays(payload, "table", defer_dates=defer_dates)
         registry_for(api).record(ReadContext("table", table_id, payload))
         # object columns as Series.array has them (a NumpyExtensionArray, not an ndarray)
         return {
