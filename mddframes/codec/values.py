@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import hashlib
 import json
 import math
 import re
@@ -145,6 +146,24 @@ def canonical_json(value: Any) -> str:
     hashing, never sent).
     """
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def digest(value: Any) -> str:
+    """SHA-256 (hex) of ``value``'s :func:`canonical_json`: equal for strictly equal values.
+
+    The one digest of a payload's content: journals, read contexts and verifications
+    compare these.
+    """
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON documents hold the same content with the same types.
+
+    Key order does not count; ``1`` and ``1.0`` differ (what a PUT sends must come back
+    exactly).
+    """
+    return a is b or canonical_json(a) == canonical_json(b)
 
 
 def canonical_bytes(value: Any) -> bytes:
