@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes import doctor, elements, exports, journal, writing
+from mddframes import doctor, elements, exports, writing
 from mddframes._facade import DEPRECATED_RAW_NAMES, deprecated_raw, facade_of
 from mddframes.api import Api
 from mddframes.archive import ExportArchive
@@ -301,20 +301,20 @@ class Client:
             backup_dir=backup_dir, max_workers=max_workers, progress=progress,
         )  # fmt: skip
 
-    # -- the write journal (journal/) ---------------------------------------------
+    # -- the write journal (writing/recovery.py) ---------------------------------------------
 
-    @facade_of(journal.pending_writes)
+    @facade_of(writing.pending_writes)
     def pending_writes(
         self,
         *,
         backup_dir: str | os.PathLike[str] | None = None,
         include_finished: bool = False,
     ) -> pd.DataFrame:
-        return journal.pending_writes(
+        return writing.pending_writes(
             self.api, backup_dir=backup_dir, include_finished=include_finished
         )
 
-    @facade_of(journal.resume)
+    @facade_of(writing.resume)
     def resume(
         self,
         batch: str | os.PathLike[str],
@@ -323,10 +323,10 @@ class Client:
         max_workers: int | None = None,
         progress: bool = True,
     ) -> pd.DataFrame:
-        return journal.resume(self.api, batch, backup_dir=backup_dir, max_workers=max_workers,
+        return writing.resume(self.api, batch, backup_dir=backup_dir, max_workers=max_workers,
                               progress=progress)  # fmt: skip
 
-    @facade_of(journal.roll_back)
+    @facade_of(writing.roll_back)
     def roll_back(
         self,
         batch: str | os.PathLike[str],
@@ -335,7 +335,7 @@ class Client:
         max_workers: int | None = None,
         progress: bool = True,
     ) -> pd.DataFrame:
-        return journal.roll_back(self.api, batch, backup_dir=backup_dir,
+        return writing.roll_back(self.api, batch, backup_dir=backup_dir,
                                  max_workers=max_workers, progress=progress)  # fmt: skip
 
     # -- exports (exports/) ------------------------------------------------------

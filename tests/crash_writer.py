@@ -18,7 +18,7 @@ import pandas as pd
 
 #: Where a child may kill itself, and which call of that step (1-based) dies.
 KILL_POINTS = (
-    "backup-start",  # entering save_backup: some backups taken, others not
+    "backup-start",  # entering a batch's backup: some backups taken, others not
     "backup-unnamed",  # a backup written to its temporary file, not yet given its name
     "plan-torn",  # half of the journal's plan line written
     "event-torn",  # half of a sending/sent/verified line written
@@ -50,8 +50,8 @@ def _die() -> None:
 
 
 def _install(point: str, nth: int) -> None:
-    from mddframes.writing import backups, many, single
-    from mddframes.writing.journal import JournalWriter
+    from mddframes.writing import backups, batch, engine
+    from mddframes.writing.journal_file import JournalWriter
 
     lock = threading.Lock()
     calls = [0]
@@ -62,14 +62,14 @@ def _install(point: str, nth: int) -> None:
             return calls[0] == nth
 
     if point == "backup-start":
-        real_save = many.save_backup
+        real_save = batch.take_backup
 
-        def save_backup(*args: Any, **kwargs: Any) -> Any:
+        def take_backup(*args: Any, **kwargs: Any) -> Any:
             if hit():
                 _die()
             return real_save(*args, **kwargs)
 
-        many.save_backup = save_backup
+        batch.take_backup = take_backup
     elif point == "backup-unnamed":
         real_claim = backups._claim
 
@@ -95,26 +95,16 @@ def _install(point: str, nth: int) -> None:
             real_append(self, line)
 
         JournalWriter._append_line = append  # type: ignore[method-assign]
-    elif point == "after-put":
-        real_put = single._put
+    elif point in ("after-put", "recovery-put"):
+        # every PUT of a write, a resume or a roll back is the engine's
+        real_put = engine.put
 
         def put(*args: Any) -> None:
             real_put(*args)
             if hit():
                 _die()
 
-        single._put = put
-    elif point == "recovery-put":
-        from mddframes.journal import recovery
-
-        real_recovery_put = recovery._put
-
-        def recovery_put(*args: Any) -> None:
-            real_recovery_put(*args)
-            if hit():
-                _die()
-
-        recovery._put = recovery_put
+        engine.put = put
     else:
         raise ValueError(f"unknown kill point {point!r}")
 

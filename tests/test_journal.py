@@ -15,8 +15,9 @@ import pytest
 from crash_writer import edit
 
 from mddframes import Client, ConcurrentModificationError, InvalidArgumentError, JournalError
-from mddframes.journal import PENDING_COLUMNS, RECOVERY_COLUMNS
-from mddframes.writing.journal import digest, read_journal
+from mddframes.codec.values import digest
+from mddframes.writing import PENDING_COLUMNS, RECOVERY_COLUMNS
+from mddframes.writing.journal_file import read_journal
 
 SYSTEM = "DWH"
 SEED = 10  # faults on both operations, and no long run of them (backoff doubles)

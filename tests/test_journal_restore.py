@@ -11,7 +11,7 @@ from crash_writer import edit
 
 from mddframes import Client, DataShapeError, InvalidArgumentError
 from mddframes.writing import RESTORE_COLUMNS, save_backup
-from mddframes.writing.journal import read_journal
+from mddframes.writing.journal_file import read_journal
 
 SYSTEM = "DWH"
 

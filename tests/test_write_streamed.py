@@ -2,8 +2,8 @@
 
 Each test edits a frame of a large table read from the emulator (a streamed read, so
 its context keeps the document and the frame's fingerprint) and compares the streamed
-path (:func:`mddframes.writing.streamed.write_table_streamed`) with the whole-document
-path (:func:`mddframes.writing.single._prepare`): the same payload (key order
+strategy of the write engine (:class:`~mddframes.writing.documents.EncodedDocument`) with
+the parsed one (``prepare_edit(..., stream=False)``): the same payload (key order
 included), the same diff and the same report, line for line. Batches are made small
 (``BATCH_BYTES``, ``BLOCK_ROWS``) so that a table of a few thousand rows has many.
 """
@@ -26,8 +26,9 @@ from mddframes.errors import (
     IncompletePayloadError,
     WriteVerificationError,
 )
-from mddframes.writing.single import _prepare
-from mddframes.writing.streamed import write_table_streamed
+from mddframes.writing.changes import prepare_edit
+from mddframes.writing.documents import EncodedDocument
+from mddframes.writing.engine import gate, send, take_backup
 
 ROWS = 6_000  # about 1.6 MB of JSON: a streamed read
 
@@ -36,6 +37,26 @@ ROWS = 6_000  # about 1.6 MB of JSON: a streamed read
 def small_batches(monkeypatch):
     monkeypatch.setattr(splitter, "BATCH_BYTES", 48 << 10)  # about 30 batches
     monkeypatch.setattr(fingerprint_module, "BLOCK_ROWS", 256)
+
+
+def write_table_streamed(api, table_id, frame, *, dry_run=False, allow_deletes=False,
+                         backup_dir=None):  # fmt: skip
+    """The engine's write of ``frame`` when it takes the streamed strategy, else None
+    (nothing sent)."""
+    change = prepare_edit(api, "table", table_id, frame, allow_deletes=allow_deletes)
+    if not isinstance(change.new, EncodedDocument):
+        return None
+    gated = gate(change, dry_run=dry_run)
+    if gated is not None:
+        return gated
+    return send(api, change, backup=take_backup(api, change, backup_dir))
+
+
+def _prepare(api, kind, object_id, frame, **options):
+    """The parsed strategy's change, with its payload."""
+    change = prepare_edit(api, kind, object_id, frame, stream=False, **options)
+    change.payload = change.new.payload()
+    return change
 
 
 @pytest.fixture
@@ -209,7 +230,11 @@ def test_a_change_on_the_service_takes_the_whole_document_path(client, emu, larg
     table_id, frame, _ = large
     emu.touch_table(table_id)
     frame.at[1, "note"] = "mine"
-    assert write_table_streamed(client.api, table_id, frame, backup_dir=tmp_path) is None
+    emu.reset_counters()
+    with pytest.raises(ConcurrentModificationError):  # reported by the parsed strategy
+        write_table_streamed(client.api, table_id, frame, backup_dir=tmp_path)
+    assert emu.counters().get("getTable") == 1  # one GET: the fallback reuses it
+    assert emu.counters().get("tableUpdate", 0) == 0
     with pytest.raises(ConcurrentModificationError):
         client.write_table(table_id, frame, backup_dir=tmp_path)
 

@@ -49,11 +49,11 @@ from mddframes.codec.frame import (
     payload_rows,
     rows_key,
 )
+from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.tables_as_code.csvtext import CsvSyntaxError, format_csv, parse_csv
 from mddframes.tables_as_code.names import KIND_FOLDERS, Kind, sidecar_path, split_name
-from mddframes.writing.journal import digest
 
 #: The format tag of sidecars and JSON object files.
 OBJECT_FORMAT = "mddframes-object/1"
@@ -87,7 +87,7 @@ class ObjectFile:
     rows_key : str
         Where the payload keeps its rows (``data`` or ``columnMappings``).
     rows_digest : str or None
-        The digest of the rows as pulled (:func:`mddframes.writing.journal.digest`):
+        The digest of the rows as pulled (:func:`mddframes.codec.values.digest`):
         while the service still holds exactly them, the ``row`` positions address its
         rows; once it holds anything else (after an apply that added or deleted rows,
         or a change by someone else) the rows are matched afresh (:meth:`frame_for`).

@@ -17,7 +17,7 @@ The plan file (``mddframes-plan/1``, JSON)::
 
 ``status`` is unchanged, changes, refused (the check found errors, or a file names an
 object twice) or failed (a file that does not parse, an object the service does not
-have). ``before`` is the digest (:func:`mddframes.writing.journal.digest`) of what the
+have). ``before`` is the digest (:func:`mddframes.codec.values.digest`) of what the
 service held, ``after`` of the payload to send, ``files`` the digest of the object's
 files: ``apply`` refuses an object whose service content or files no longer match.
 ``changes`` and ``problems`` (the first :data:`DETAIL_LIMIT` diff lines and check
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import run_bulk
-from mddframes.codec.values import ABSENT
+from mddframes.codec.values import ABSENT, digest
 from mddframes.errors import (
     ConcurrentModificationError,
     DataShapeError,
@@ -49,7 +49,6 @@ from mddframes.errors import (
 from mddframes.tables_as_code.files import ObjectFile, read_object
 from mddframes.tables_as_code.folder import object_files
 from mddframes.writing import write_mapping, write_table
-from mddframes.writing.journal import digest
 
 if TYPE_CHECKING:
     from mddframes.api import Api

@@ -5,7 +5,7 @@ On creation it runs the writer as a dry run (``write_table``/``write_mapping`` w
 diff beside the check report. "Write" is enabled only when the check found no error, the
 edit changes something, and the reviewer ticked the confirm box.
 
-It also reads the write journal (:mod:`mddframes.journal`): when the object belongs to
+It also reads the write journal (:mod:`mddframes.writing.recovery`): when the object belongs to
 a bulk write that did not finish (a crash, a failure), the summary names the batch and
 how to finish or undo it, since writing the object now would make that batch refuse it.
 After the write it says where the backup is and how to put it back.
@@ -24,7 +24,7 @@ from mddframes.context import ATTRS_KEY
 from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
 from mddframes.widgets._messages import describe_error
 from mddframes.widgets._panel import Panel
-from mddframes.writing.journal import read_journal
+from mddframes.writing.journal_file import read_journal
 
 _KINDS = ("table", "mapping")
 

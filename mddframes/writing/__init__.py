@@ -1,13 +1,15 @@
 """The safe write: a full-replacement PUT that never loses data (DESIGN.md sections 4, 5).
 
-:func:`write_table` / :func:`write_mapping` go through these steps, in this order:
+Every write goes through one engine (:mod:`~mddframes.writing.engine`), in this order:
 
-1. read what the service holds now;
+1. read what the service holds now (one GET);
 2. if it changed since the frame was read, raise
    :class:`~mddframes.errors.ConcurrentModificationError` naming what changed (unless
    ``force``);
-3. build the full payload by overlaying the frame's real changes onto the rows it was
-   read from (:func:`mddframes.codec.overlay`);
+3. build the full payload by overlaying the frame's real changes onto the document it
+   was read from, in one of two strategies (:mod:`~mddframes.writing.documents`): the
+   parsed document, or, for a large table edited in its cells only, the bytes it was
+   read as, batch by batch;
 4. check it against what the service holds (:func:`mddframes.codec.check_payload`)
    and raise :class:`~mddframes.errors.IncompletePayloadError` carrying the report if
    it has errors (nothing is sent). A frame with no change sends nothing;
@@ -15,40 +17,50 @@
 6. save what the service held as a timestamped JSON backup;
 7. PUT the payload;
 8. read it back and compare with what was sent (``verified``, or
-   :class:`~mddframes.errors.WriteVerificationError`).
+   :class:`~mddframes.errors.WriteVerificationError`), and record the read-back as the
+   context of the frame's next write.
 
-A large table (one read by a streamed read) whose frame was edited in its cells only
-takes the same steps on bytes and on one batch of rows at a time
-(:mod:`~mddframes.writing.streamed`): the table is never held parsed, and the new
-document is sent as the bytes it was read as except for the batches that changed.
+:func:`write_tables` / :func:`write_mappings` (a long frame of objects), :func:`restore`
+and :func:`restore_backups` (backups put back) are batches: every object is read and
+checked before any is sent, and the batch keeps a journal
+(:mod:`~mddframes.writing.journal_file`) so that a crash half-way can be finished or
+undone (:mod:`~mddframes.writing.recovery`: :func:`pending_writes`, :func:`resume`,
+:func:`roll_back`).
 
-:func:`restore` puts a backup back (backing up first). :func:`write_tables` /
-:func:`write_mappings` write the objects of a long frame, and :func:`restore_backups`
-puts several backups back: every object is read and checked before any is sent, and
-the batch keeps a journal (:mod:`~mddframes.writing.journal`) so that a crash half-way
-can be resumed or rolled back (:mod:`mddframes.journal`).
-
-The package, by job: :mod:`~mddframes.writing.result` (:class:`WriteResult`),
-:mod:`~mddframes.writing.single` (one object, and :func:`restore`),
-:mod:`~mddframes.writing.streamed` (one large table, streamed),
-:mod:`~mddframes.writing.backups` (backup files), :mod:`~mddframes.writing.many`
-(a long frame of objects), :mod:`~mddframes.writing.restores` (several backups),
-:mod:`~mddframes.writing.journal` (the batch journal file).
+The package, by job: :mod:`~mddframes.writing.engine` (the steps, once),
+:mod:`~mddframes.writing.changes` (a frame edit or a replacement made a checked change,
+the strategy chosen), :mod:`~mddframes.writing.documents` (what the service holds, the
+two document strategies), :mod:`~mddframes.writing.single` (one object from a frame),
+:mod:`~mddframes.writing.batch` (a long frame of objects),
+:mod:`~mddframes.writing.restores` (backups put back),
+:mod:`~mddframes.writing.recovery` (resume, roll back), :mod:`~mddframes.writing.backups`
+(backup files), :mod:`~mddframes.writing.journal_file` (the batch journal's format),
+:mod:`~mddframes.writing.result` (:class:`WriteResult`).
 """
 
+from mddframes.codec.kinds import Kind
 from mddframes.writing.backups import (
     DEFAULT_BACKUP_ROOT,
     backup_folder,
     load_backup,
     save_backup,
 )
-from mddframes.writing.many import RESULT_COLUMNS, write_mappings, write_tables
-from mddframes.writing.restores import RESTORE_COLUMNS, restore_backups
-from mddframes.writing.result import Kind, Status, WriteResult
-from mddframes.writing.single import restore, write_mapping, write_table
+from mddframes.writing.batch import RESULT_COLUMNS, write_mappings, write_tables
+from mddframes.writing.recovery import (
+    PENDING_COLUMNS,
+    RECOVERY_COLUMNS,
+    pending_writes,
+    resume,
+    roll_back,
+)
+from mddframes.writing.restores import RESTORE_COLUMNS, restore, restore_backups
+from mddframes.writing.result import Status, WriteResult
+from mddframes.writing.single import write_mapping, write_table
 
 __all__ = [
     "DEFAULT_BACKUP_ROOT",
+    "PENDING_COLUMNS",
+    "RECOVERY_COLUMNS",
     "RESTORE_COLUMNS",
     "RESULT_COLUMNS",
     "Kind",
@@ -56,8 +68,11 @@ __all__ = [
     "WriteResult",
     "backup_folder",
     "load_backup",
+    "pending_writes",
     "restore",
     "restore_backups",
+    "resume",
+    "roll_back",
     "save_backup",
     "write_mapping",
     "write_table",

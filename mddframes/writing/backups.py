@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from mddframes.codec.kinds import Kind
 from mddframes.codec.stream import KeptJson
 from mddframes.errors import BackupError, DataShapeError
-from mddframes.writing.result import Kind
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 DEFAULT_BACKUP_ROOT = Path(".mddframes") / "backups"
 
 
-def _segment(value: str) -> str:
+def path_segment(value: str) -> str:
     """``value`` as one safe folder name: percent-encoded, dots included (``..`` too)."""
     return quote(value, safe="").replace(".", "%2E") or "%00"
 
@@ -39,7 +39,7 @@ def backup_folder(
     """The folder holding the backups of one object: ``<root>/<tenant>/<kind>/<id>``."""
     root = Path(backup_dir) if backup_dir is not None else DEFAULT_BACKUP_ROOT
     tenant = getattr(api, "tenant", None) or "default"
-    return root / _segment(str(tenant)) / kind / _segment(object_id)
+    return root / path_segment(str(tenant)) / kind / path_segment(object_id)
 
 
 def save_backup(

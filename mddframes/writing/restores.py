@@ -1,10 +1,10 @@
-"""Several backups put back as one journalled batch: :func:`restore_backups`.
+"""Backups put back on the service, as a journalled batch: :func:`restore`, :func:`restore_backups`.
 
-:func:`~mddframes.writing.single.restore` puts one backup back. Putting back many (the
-backups of a bulk write, say) is a batch like ``write_tables``: every backup is read and
-checked before anything is sent, what the service holds now is backed up, the batch's
-journal is written, and only then are the backups sent, so a crash half-way can be
-resumed or rolled back (:mod:`mddframes.journal`).
+Putting back one backup or many is the same batch as ``write_tables``: every backup is
+read and checked before anything is sent, what the service holds now is backed up, the
+batch's journal is written, and only then are the backups sent, so a crash half-way can
+be resumed or rolled back (:mod:`mddframes.writing.recovery`). :func:`restore` is the
+batch of one backup.
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import resolve_workers, run_bulk
-from mddframes.codec import check_payload, diff_payloads
 from mddframes.errors import InvalidArgumentError
 from mddframes.writing.backups import load_backup
-from mddframes.writing.many import RESULT_COLUMNS, send_batch
-from mddframes.writing.result import WriteResult, _not_sent, _Prepared
-from mddframes.writing.single import _get
+from mddframes.writing.batch import RESULT_COLUMNS, describe, gate_all, send_batch
+from mddframes.writing.changes import Change, prepare_replacement
+from mddframes.writing.result import WriteResult
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -50,6 +49,105 @@ def _paths(backups: Any) -> list[Path]:
     return paths
 
 
+def _load_all(api: Api, paths: list[Path]) -> list[dict[str, Any]]:
+    """Every backup loaded, of this tenant, each object at most once (else nothing is read)."""
+    documents = [load_backup(path) for path in paths]
+    tenant = getattr(api, "tenant", None)
+    seen: dict[tuple[str, str], Path] = {}
+    for path, document in zip(paths, documents, strict=True):
+        if document.get("tenant") and tenant and document["tenant"] != tenant:
+            raise InvalidArgumentError(
+                f"backup {path} is of tenant {document['tenant']!r}, this client is "
+                f"connected to {tenant!r}; nothing was sent"
+            )
+        key = (document["kind"], document["id"])
+        if key in seen:
+            raise InvalidArgumentError(
+                f"two backups of {key[0]} {key[1]!r} ({seen[key]} and {path}): which one to "
+                "restore is ambiguous; pass one. Nothing was sent"
+            )
+        seen[key] = path
+    return documents
+
+
+def _restore(
+    api: Api,
+    paths: list[Path],
+    operation: str,
+    *,
+    dry_run: bool,
+    backup_dir: str | os.PathLike[str] | None,
+    max_workers: int | None,
+    progress: bool,
+) -> tuple[list[Change], list[WriteResult | None], dict[int, Exception], Any]:
+    """The batch: prepare every restore, gate, send the changed ones with a journal."""
+    workers = resolve_workers(max_workers, api.max_workers)
+    documents = _load_all(api, paths)
+    changes = run_bulk(
+        lambda document: prepare_replacement(api, document["kind"], document["id"],
+                                             document["payload"]),
+        documents, max_workers=workers, progress=progress, desc="read before restore",
+        label=lambda document: f"{document['kind']} {document['id']}",
+    ).results  # fmt: skip
+    results, to_send = gate_all(changes, dry_run=dry_run)
+    sent = send_batch(api, operation, [changes[p] for p in to_send],
+                      backup_dir=backup_dir, max_workers=workers, progress=progress)  # fmt: skip
+    errors: dict[int, Exception] = {}
+    for batch_position, outcome in enumerate(sent.outcomes):
+        if isinstance(outcome, WriteResult):
+            results[to_send[batch_position]] = outcome
+        else:
+            errors[to_send[batch_position]] = outcome
+    return changes, results, errors, sent
+
+
+def restore(
+    api: Api,
+    backup: str | os.PathLike[str],
+    *,
+    dry_run: bool = False,
+    backup_dir: str | os.PathLike[str] | None = None,
+) -> WriteResult:
+    """Put a backup back on the service, after backing up what it holds now.
+
+    The batch of one backup of :func:`restore_backups`: journalled like it, so a restore
+    cut off half-way is finished or undone by ``resume`` / ``roll_back``.
+
+    Parameters
+    ----------
+    api : Api
+        A client of the tenant the backup was taken from.
+    backup : path
+        A backup file (``WriteResult.backup``).
+    dry_run : bool, default False
+        Return the diff without sending.
+    backup_dir : path, optional
+        Root folder for the backup taken before restoring, and for the journal.
+
+    Returns
+    -------
+    WriteResult
+        ``status`` "unchanged" when the service already holds the backup's content.
+        The report is informational: a restore may delete rows added since.
+
+    Raises
+    ------
+    InvalidArgumentError
+        The backup is of another tenant.
+    WriteVerificationError
+        The object read back differs from the backup.
+    """
+    _changes, results, errors, _sent = _restore(
+        api, [Path(os.fsdecode(backup))], "restore", dry_run=dry_run, backup_dir=backup_dir,
+        max_workers=1, progress=False,
+    )  # fmt: skip
+    if errors:
+        raise errors[0]
+    result = results[0]
+    assert result is not None
+    return result
+
+
 def restore_backups(
     api: Api,
     backups: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -64,8 +162,8 @@ def restore_backups(
     Every backup is loaded and every object read before anything is sent; then what
     each object holds now is backed up, the batch's journal is written, and the backups
     are sent and read back concurrently. If the process dies half-way,
-    :func:`mddframes.journal.resume` finishes the restore and
-    :func:`mddframes.journal.roll_back` undoes it.
+    :func:`~mddframes.writing.recovery.resume` finishes the restore and
+    :func:`~mddframes.writing.recovery.roll_back` undoes it.
 
     Parameters
     ----------
@@ -108,83 +206,31 @@ def restore_backups(
     paths = _paths(backups)
     if not paths:
         raise InvalidArgumentError("restore_backups needs at least one backup file")
-    workers = resolve_workers(max_workers, api.max_workers)
-    documents = [load_backup(path) for path in paths]
-    tenant = getattr(api, "tenant", None)
-    seen: dict[tuple[str, str], Path] = {}
-    for path, document in zip(paths, documents, strict=True):
-        if document.get("tenant") and tenant and document["tenant"] != tenant:
-            raise InvalidArgumentError(
-                f"backup {path} is of tenant {document['tenant']!r}, this client is "
-                f"connected to {tenant!r}; nothing was sent"
-            )
-        key = (document["kind"], document["id"])
-        if key in seen:
-            raise InvalidArgumentError(
-                f"two backups of {key[0]} {key[1]!r} ({seen[key]} and {path}): which one to "
-                "restore is ambiguous; pass one. Nothing was sent"
-            )
-        seen[key] = path
-
-    current = run_bulk(
-        lambda document: _get(api, document["kind"], document["id"]), documents,
-        max_workers=workers, progress=progress, desc="read before restore",
-        label=lambda document: f"{document['kind']} {document['id']}",
-    ).results  # fmt: skip
-    prepared = [
-        _Prepared(
-            document["kind"], document["id"], now, document["payload"],
-            diff_payloads(now, document["payload"], kind=document["kind"]),
-            # informational: a restore may delete rows added since the backup
-            check_payload(document["payload"], now, allow_deletes=True, kind=document["kind"],
-                          object_id=document["id"]),
-            keeps_positions=True,
-        )
-        for document, now in zip(documents, current, strict=True)
-    ]  # fmt: skip
-    results: list[WriteResult | None] = [None] * len(prepared)
-    errors: dict[int, Exception] = {}
-    to_send: list[int] = []
-    for position, item in enumerate(prepared):
-        if item.diff.empty:
-            results[position] = _not_sent(item, "unchanged")
-        elif dry_run:
-            results[position] = _not_sent(item, "dry-run")
-        else:
-            to_send.append(position)
-    journal = None
-    if to_send:
-        journal, sent, failed = send_batch(
-            api, "restore_backups", [prepared[p] for p in to_send], backup_dir=backup_dir,
-            max_workers=workers, progress=progress,
-        )  # fmt: skip
-        for batch_position, result in sent.items():
-            results[to_send[batch_position]] = result
-        for batch_position, exc in failed.items():
-            errors[to_send[batch_position]] = exc
-    frame = _frame(prepared, paths, results, errors)
-    frame.attrs["batch"] = None if journal is None else journal.stem
-    frame.attrs["journal"] = None if journal is None else str(journal)
+    changes, results, errors, sent = _restore(api, paths, "restore_backups", dry_run=dry_run, backup_dir=backup_dir,
+                                              max_workers=max_workers, progress=progress)  # fmt: skip
+    frame = _frame(changes, paths, results, errors)
+    frame.attrs["batch"] = sent.batch
+    frame.attrs["journal"] = sent.journal
     return frame
 
 
 def _frame(
-    prepared: list[_Prepared],
+    changes: list[Change],
     paths: list[Path],
     results: list[WriteResult | None],
     errors: dict[int, Exception],
 ) -> pd.DataFrame:
     rows = []
-    for position, (item, path, result) in enumerate(zip(prepared, paths, results, strict=True)):
+    for position, (item, path, result) in enumerate(zip(changes, paths, results, strict=True)):
         error = errors.get(position)
         rows.append({
             "kind": item.kind, "id": item.object_id, "source": str(path),
-            "status": "failed" if error is not None else result.status,
+            "status": "failed" if error is not None or result is None else result.status,
             "changed_cells": len(item.diff.changed), "added_rows": len(item.diff.added),
             "deleted_rows": len(item.diff.deleted),
             "backup": None if result is None or result.backup is None else str(result.backup),
             "verified": None if result is None else result.verified,
-            "error": None if error is None else f"{type(error).__name__}: {error}",
+            "error": None if error is None else describe(error),
         })  # fmt: skip
     frame = pd.DataFrame(rows, columns=list(RESTORE_COLUMNS))
     frame = frame.astype(

@@ -1,4 +1,4 @@
-"""What a write did (:class:`WriteResult`), and a write that passed its checks and waits.
+"""What a write did: :class:`WriteResult`.
 
 The steps of a write are in :mod:`mddframes.writing`.
 """
@@ -9,12 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import pandas as pd
-
 from mddframes.codec import CheckReport, Diff
+from mddframes.codec.kinds import Kind
 from mddframes.codec.stream import KeptJson, load_document
 
-Kind = Literal["table", "mapping"]
 Status = Literal["written", "unchanged", "dry-run"]
 
 
@@ -83,22 +81,3 @@ class WriteResult:
         if self.backup is not None:
             head += f", backup: <code>{html.escape(str(self.backup))}</code>"
         return head + "</p>" + self.diff._repr_html_() + self.report._repr_html_()
-
-
-@dataclass
-class _Prepared:
-    """A write that passed steps 1 to 4 and waits to be sent."""
-
-    kind: Kind
-    object_id: str
-    current: dict[str, Any]
-    payload: dict[str, Any]
-    diff: Diff
-    report: CheckReport
-    keeps_positions: bool
-    frame: pd.DataFrame | None = None
-
-
-def _not_sent(prepared: _Prepared, status: Status) -> WriteResult:
-    return WriteResult(prepared.kind, prepared.object_id, status, prepared.diff,
-                       prepared.report, _payload=prepared.payload)  # fmt: skip

@@ -16,25 +16,29 @@ place. Each step is appended to the batch's journal.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from mddframes.bulk import resolve_workers, run_bulk
+from mddframes.codec.values import digest
 from mddframes.errors import ConcurrentModificationError, JournalError
 from mddframes.writing.backups import load_backup
-from mddframes.writing.journal import (
+from mddframes.writing.batch import describe
+from mddframes.writing.changes import prepare_replacement
+from mddframes.writing.documents import fetch
+from mddframes.writing.engine import send
+from mddframes.writing.journal_file import (
     JournalState,
     JournalWriter,
     PlannedObject,
     Target,
-    digest,
     ends_finished,
     find_journal,
     journal_folder,
     read_journal,
 )
-from mddframes.writing.single import _get, _put, _same
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -254,9 +258,10 @@ def _recover(
     payloads = _payloads(journal, target)
     workers = resolve_workers(max_workers, api.max_workers)
     objects = journal.objects
-    current = run_bulk(lambda item: digest(_get(api, item.kind, item.id)), objects,
-                       max_workers=workers, progress=False, desc=f"{by}: read",
-                       label=lambda item: item.id).results  # fmt: skip
+    held = run_bulk(lambda item: fetch(api, item.kind, item.id), objects,
+                    max_workers=workers, progress=False, desc=f"{by}: read",
+                    label=lambda item: item.id).results  # fmt: skip
+    current = [digest(now.document()) for now in held]
     want = [item.after if target == "after" else item.before for item in objects]
     other = [item.before if target == "after" else item.after for item in objects]
     changed = [item for item, now, a, b in zip(objects, current, want, other, strict=True)
@@ -277,22 +282,22 @@ def _recover(
             if now == a and journal.last_event(index, target) != "verified":
                 writer.event(index, "verified", target, by)  # found there already
 
-        def send(index: int) -> None:
+        def send_one(index: int) -> None:
             item = objects[index]
+            # what it holds before this step: the batch's backup (resume), or the
+            # journal's payload (roll back)
+            before = Path(item.backup) if target == "after" else path
+            change = prepare_replacement(api, item.kind, item.id, payloads[index],
+                                         held=held[index], records_context=False)  # fmt: skip
             try:
-                writer.event(index, "sending", target, by)
-                _put(api, item.kind, item.id, payloads[index])
-                writer.event(index, "sent", target, by)
-                if not _same(_get(api, item.kind, item.id), payloads[index]):
-                    raise JournalError(f"{item.kind} {item.id!r} reads back different from "
-                                       "what was sent", path=str(path))  # fmt: skip
-                writer.event(index, "verified", target, by)
+                send(api, change, backup=before,
+                     record=lambda event: writer.event(index, event, target, by))  # fmt: skip
             except Exception as exc:
-                writer.event(index, "failed", target, by, error=f"{type(exc).__name__}: {exc}")
+                writer.event(index, "failed", target, by, error=describe(exc))
                 raise
 
         if to_send:
-            outcome = run_bulk(send, to_send, max_workers=workers, progress=progress,
+            outcome = run_bulk(send_one, to_send, max_workers=workers, progress=progress,
                                errors="skip", desc=by,
                                label=lambda index: objects[index].id)  # fmt: skip
             errors = {to_send[p]: exc for p, exc in outcome.exceptions.items()}
@@ -303,7 +308,7 @@ def _recover(
         error = errors.get(index)
         action = "failed" if error else ("sent" if index in to_send else "already")
         rows.append({"kind": item.kind, "id": item.id, "action": action,
-                     "error": None if error is None else f"{type(error).__name__}: {error}"})  # fmt: skip
+                     "error": None if error is None else describe(error)})  # fmt: skip
     frame = pd.DataFrame(rows, columns=list(RECOVERY_COLUMNS)).astype("string")
     frame.attrs["batch"] = journal.batch
     frame.attrs["finished"] = not errors

@@ -28,7 +28,6 @@ newline and a ``reopened`` line, so the torn fragment stays recognisable.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import secrets
@@ -37,9 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from mddframes.codec.values import canonical_json
 from mddframes.errors import InvalidArgumentError, JournalError
-from mddframes.writing.backups import DEFAULT_BACKUP_ROOT, _segment
+from mddframes.writing.backups import DEFAULT_BACKUP_ROOT, path_segment
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -47,11 +45,6 @@ if TYPE_CHECKING:
 VERSION = 1
 Target = Literal["after", "before"]
 EVENTS = ("sending", "sent", "verified", "failed")
-
-
-def digest(payload: Any) -> str:
-    """The SHA-256 hex digest of ``payload``'s canonical JSON (key order does not count)."""
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
 def _now() -> str:
@@ -62,7 +55,7 @@ def journal_folder(api: Api | None, backup_dir: str | os.PathLike[str] | None = 
     """The folder of one tenant's journals: ``<backup root>/<tenant>/journal``."""
     root = Path(backup_dir) if backup_dir is not None else DEFAULT_BACKUP_ROOT
     tenant = getattr(api, "tenant", None) or "default"
-    return root / _segment(str(tenant)) / "journal"
+    return root / path_segment(str(tenant)) / "journal"
 
 
 def new_batch_id() -> str:

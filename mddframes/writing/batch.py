@@ -1,21 +1,30 @@
-"""Many tables or mappings from one long frame: every object checked before any is sent."""
+"""Many tables or mappings from one long frame: every object checked before any is sent.
+
+A batch takes the engine's steps (:mod:`mddframes.writing.engine`) for every object,
+phase by phase: prepare and gate them all (nothing is sent if one fails), back them all
+up, write the batch's journal (:mod:`mddframes.writing.journal_file`), then send and
+verify them concurrently. :func:`send_batch` is shared with
+:func:`~mddframes.writing.restores.restore_backups`.
+"""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from mddframes.bulk import resolve_workers, run_bulk
 from mddframes.codec import CheckReport
+from mddframes.codec.kinds import Kind
+from mddframes.codec.values import digest
 from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
 from mddframes.frames.bulk_tables import iter_groups
-from mddframes.writing.backups import save_backup
-from mddframes.writing.journal import JournalWriter, PlannedObject, digest
-from mddframes.writing.result import Kind, WriteResult, _not_sent, _Prepared
-from mddframes.writing.single import _prepare, _refuse, _send
+from mddframes.writing.changes import Change, prepare_edit
+from mddframes.writing.engine import gate, refuse_incomplete, send, take_backup
+from mddframes.writing.journal_file import JournalWriter, PlannedObject
+from mddframes.writing.result import WriteResult
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -27,7 +36,7 @@ RESULT_COLUMNS = (
 )  # fmt: skip
 
 
-def _write_many(
+def write_edits(
     api: Api,
     kind: Kind,
     frame: pd.DataFrame,
@@ -35,10 +44,11 @@ def _write_many(
     dry_run: bool,
     allow_deletes: bool,
     force: bool,
-    backup_dir: Any,
+    backup_dir: str | os.PathLike[str] | None,
     max_workers: int | None,
     progress: bool,
 ) -> pd.DataFrame:
+    """Write every object of a long frame (:func:`write_tables`, :func:`write_mappings`)."""
     workers = resolve_workers(max_workers, api.max_workers)
     key = f"{kind}_id"
     if not isinstance(frame, pd.DataFrame) or key not in frame.columns:
@@ -47,132 +57,146 @@ def _write_many(
         )
     groups = list(iter_groups(frame, key))
 
-    def prepare(group: tuple[str, pd.DataFrame]) -> _Prepared | MddError:
+    def prepare(group: tuple[str, pd.DataFrame]) -> Change | MddError:
         object_id, rows = group
         try:
-            return _prepare(api, kind, object_id, rows, allow_deletes=allow_deletes,
-                            force=force)  # fmt: skip
+            return prepare_edit(api, kind, object_id, rows, allow_deletes=allow_deletes,
+                                force=force)  # fmt: skip
         except MddError as exc:  # collected: every object is checked before any is sent
             return exc
 
     checked = run_bulk(prepare, groups, max_workers=workers, progress=progress,
-                       desc=f"check {kind}s", label=lambda g: g[0])  # fmt: skip
-    prepared: list[_Prepared] = []
+                       desc=f"check {kind}s", label=lambda g: g[0]).results  # fmt: skip
+    changes = _all_or_none(kind, [g[0] for g in groups], checked)
+    results, to_send = gate_all(changes, dry_run=dry_run)
+    sent = send_batch(api, f"write_{kind}s", [changes[p] for p in to_send],
+                      backup_dir=backup_dir, max_workers=workers, progress=progress)  # fmt: skip
+    errors: dict[str, Exception] = {}
+    for batch_position, outcome in enumerate(sent.outcomes):
+        object_id = changes[to_send[batch_position]].object_id
+        if isinstance(outcome, WriteResult):
+            results[to_send[batch_position]] = outcome
+        else:
+            errors[object_id] = outcome
+    by_id = {result.object_id: result for result in results if result is not None}
+    frame = _results_frame(key, [g[0] for g in groups], by_id, errors)
+    # the batch to pass to resume / roll_back (None when nothing was sent)
+    frame.attrs["batch"] = sent.batch
+    frame.attrs["journal"] = sent.journal
+    return frame
+
+
+def _all_or_none(kind: Kind, ids: list[str], checked: list[Change | MddError]) -> list[Change]:
+    """The checked changes, or one error naming every object that failed its check."""
     failures: list[tuple[str, MddError]] = []
-    for (object_id, _rows), outcome in zip(groups, checked.results, strict=True):
+    for object_id, outcome in zip(ids, checked, strict=True):
         if isinstance(outcome, MddError):
             failures.append((object_id, outcome))
         elif not outcome.diff.empty and not outcome.report.ok:
             failures.append((object_id, _refusal(outcome)))
-        else:
-            prepared.append(outcome)
     if failures:
         _raise_combined(kind, failures)
+    return [outcome for outcome in checked if isinstance(outcome, Change)]
 
-    results: dict[str, WriteResult] = {}
-    to_send = []
-    for item in prepared:
-        if item.diff.empty:
-            results[item.object_id] = _not_sent(item, "unchanged")
-        elif dry_run:
-            results[item.object_id] = _not_sent(item, "dry-run")
-        else:
-            to_send.append(item)
-    errors: dict[str, Exception] = {}
-    journal = None
-    if to_send:
-        journal, sent, failed = send_batch(api, f"write_{kind}s", to_send, backup_dir=backup_dir,
-                                           max_workers=workers, progress=progress)  # fmt: skip
-        results.update((to_send[position].object_id, result) for position, result in sent.items())
-        errors.update((to_send[position].object_id, exc) for position, exc in failed.items())
-    frame = _results_frame(key, [g[0] for g in groups], results, errors)
-    # the batch to pass to resume / roll_back (None when nothing was sent)
-    frame.attrs["batch"] = None if journal is None else journal.stem
-    frame.attrs["journal"] = None if journal is None else str(journal)
-    return frame
+
+def gate_all(changes: list[Change], *, dry_run: bool) -> tuple[list[WriteResult | None], list[int]]:
+    """Each change's result when it is not to be sent, and the positions of those to send."""
+    results: list[WriteResult | None] = []
+    to_send: list[int] = []
+    for position, change in enumerate(changes):
+        results.append(gate(change, dry_run=dry_run))
+        if results[-1] is None:
+            to_send.append(position)
+    return results, to_send
+
+
+@dataclass(frozen=True)
+class SentBatch:
+    """What :func:`send_batch` did: per change a :class:`WriteResult` or the exception,
+    and the batch's id and journal (None when there was nothing to send)."""
+
+    outcomes: list[WriteResult | Exception]
+    batch: str | None = None
+    journal: str | None = None
 
 
 def send_batch(
     api: Api,
     operation: str,
-    to_send: list[_Prepared],
+    changes: list[Change],
     *,
-    backup_dir: Any,
+    backup_dir: str | os.PathLike[str] | None,
     max_workers: int,
     progress: bool,
-) -> tuple[Path, dict[int, WriteResult], dict[int, Exception]]:
-    """Back up, journal, then send and verify ``to_send`` concurrently (steps 6 to 8).
+) -> SentBatch:
+    """Back up, journal, then send and verify ``changes`` concurrently through the engine.
 
     Every object is backed up before the journal's plan is written, and the plan is on
     disk before the first PUT, so a crash at any moment leaves a batch that
-    :func:`mddframes.journal.resume` or :func:`mddframes.journal.roll_back` can finish.
+    :func:`~mddframes.writing.recovery.resume` or
+    :func:`~mddframes.writing.recovery.roll_back` can finish.
 
     Parameters
     ----------
     api : Api
     operation : str
         The batch's operation, written in its plan (``write_tables``...).
-    to_send : list of _Prepared
-        The checked objects, of one kind or of both.
+    changes : list of Change
+        The gated changes, of one kind or of both.
     backup_dir, max_workers, progress
         As for :func:`write_tables`.
 
     Returns
     -------
-    tuple
-        The journal's path, the results of the objects written and verified, and the
-        errors of those that failed, both by position in ``to_send`` (a table and a
-        mapping may share an id).
+    SentBatch
     """
-    kinds = sorted({item.kind for item in to_send})
+    if not changes:
+        return SentBatch([])
+    kinds = sorted({change.kind for change in changes})
     kind = kinds[0] if len(kinds) == 1 else "object"
-    backups = run_bulk(
-        lambda item: save_backup(api, item.kind, item.object_id, item.current,
-                                 backup_dir=backup_dir),
-        to_send, max_workers=max_workers, progress=False, desc=f"back up {kind}s",
-        label=lambda item: item.object_id,
-    ).results  # fmt: skip
-    planned = [
-        PlannedObject(item.kind, item.object_id, str(backup), digest(item.current),
-                      digest(item.payload), item.payload)
-        for item, backup in zip(to_send, backups, strict=True)
-    ]  # fmt: skip
+    backups = run_bulk(lambda change: take_backup(api, change, backup_dir), changes,
+                       max_workers=max_workers, progress=False, desc=f"back up {kind}s",
+                       label=lambda change: change.object_id).results  # fmt: skip
+    planned = []
+    for change, backup in zip(changes, backups, strict=True):
+        payload = change.new.payload()
+        planned.append(PlannedObject(change.kind, change.object_id, str(backup),
+                                     digest(change.held.document()), digest(payload), payload))  # fmt: skip
     with JournalWriter.create(api, operation, planned, backup_dir) as journal:
 
-        def send(index: int) -> WriteResult:
-            item = to_send[index]
+        def send_one(index: int) -> WriteResult:
             try:
-                return _send(api, item, backup_dir, backup=backups[index],
-                             record=lambda event: journal.event(index, event, "after", "write"))  # fmt: skip
+                return send(api, changes[index], backup=backups[index],
+                            record=lambda event: journal.event(index, event, "after", "write"))  # fmt: skip
             except Exception as exc:
-                journal.event(index, "failed", "after", "write", error=_describe(exc))
+                journal.event(index, "failed", "after", "write", error=describe(exc))
                 raise
 
-        sent = run_bulk(send, list(range(len(to_send))), max_workers=max_workers, progress=progress,
-                        errors="skip", desc=f"write {kind}s",
-                        label=lambda index: to_send[index].object_id)  # fmt: skip
+        sent = run_bulk(send_one, list(range(len(changes))), max_workers=max_workers,
+                        progress=progress, errors="skip", desc=f"write {kind}s",
+                        label=lambda index: changes[index].object_id)  # fmt: skip
         if not sent.exceptions:
             journal.end("written", "write")
-    results: dict[int, WriteResult] = {}
-    errors: dict[int, Exception] = {}
-    for position in range(len(to_send)):
+    outcomes: list[WriteResult | Exception] = []
+    for position in range(len(changes)):
         if position in sent.exceptions:
             exc = sent.exceptions[position]
             exc.add_note(f"batch {journal.batch}: finish it with resume({journal.batch!r}) or "
                          f"undo it with roll_back({journal.batch!r})")  # fmt: skip
-            errors[position] = exc
+            outcomes.append(exc)
         else:
-            results[position] = sent.results[position]
-    return journal.path, results, errors
+            outcomes.append(sent.results[position])
+    return SentBatch(outcomes, journal.path.stem, str(journal.path))
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException) -> str:
+    """An exception as a journal line or a result frame shows it."""
     return f"{type(exc).__name__}: {exc}"
 
 
-def _refusal(prepared: _Prepared) -> IncompletePayloadError:
+def _refusal(change: Change) -> IncompletePayloadError:
     try:
-        _refuse(prepared)
+        refuse_incomplete(change)
     except IncompletePayloadError as exc:
         return exc
     raise AssertionError("unreachable: the report had errors")
@@ -215,7 +239,7 @@ def _results_frame(
                 "deleted_rows": None if result is None else len(result.diff.deleted),
                 "backup": None if result is None or result.backup is None else str(result.backup),
                 "verified": None if result is None else result.verified,
-                "error": None if error is None else f"{type(error).__name__}: {error}",
+                "error": None if error is None else describe(error),
             }
         )
     frame = pd.DataFrame(rows, columns=[key, *RESULT_COLUMNS])
@@ -245,8 +269,8 @@ def write_tables(
     them all. Then the changed tables are backed up, the batch's journal is written
     (``<backup root>/<tenant>/journal/<batch>.jsonl``), and the tables are written and
     verified concurrently with a progress bar. If the process dies half-way,
-    :func:`mddframes.journal.pending_writes` lists the batch and
-    :func:`~mddframes.journal.resume` / :func:`~mddframes.journal.roll_back` finish or
+    :func:`~mddframes.writing.recovery.pending_writes` lists the batch and
+    :func:`~mddframes.writing.recovery.resume` / :func:`~mddframes.writing.recovery.roll_back` finish or
     undo it.
 
     Parameters
@@ -279,7 +303,7 @@ def write_tables(
     BackupError, JournalError
         A backup or the journal could not be written (nothing was sent).
     """
-    return _write_many(api, "table", frame, dry_run=dry_run, allow_deletes=allow_deletes,
+    return write_edits(api, "table", frame, dry_run=dry_run, allow_deletes=allow_deletes,
                        force=force, backup_dir=backup_dir, max_workers=max_workers,
                        progress=progress)  # fmt: skip
 
@@ -325,6 +349,6 @@ def write_mappings(
     ConcurrentModificationError, IncompletePayloadError, MddError
         Before anything is sent, as for :func:`write_tables`.
     """
-    return _write_many(api, "mapping", frame, dry_run=dry_run, allow_deletes=allow_deletes,
+    return write_edits(api, "mapping", frame, dry_run=dry_run, allow_deletes=allow_deletes,
                        force=force, backup_dir=backup_dir, max_workers=max_workers,
                        progress=progress)  # fmt: skip

@@ -1,0 +1,250 @@
+"""A write's checked change: what the service holds, the new document, its diff and report.
+
+:func:`prepare_edit` turns an edited frame into a :class:`Change`, choosing the document
+strategy once (:mod:`mddframes.writing.documents`): a frame of a streamed read whose
+table still holds the very bytes it was read from, edited in its cells only, is
+overlaid on those bytes batch by batch; anything else (a mapping, a small table, rows or
+columns added or deleted, new column metadata, a table changed on the service) is
+overlaid on the parsed document, reusing the one GET already made.
+:func:`prepare_replacement` makes the change of a whole payload put back (a restore, a
+resumed or rolled-back batch).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mddframes.codec import CheckReport, Diff, check_payload, diff_payloads, overlay, to_payload
+from mddframes.codec.kinds import Kind
+from mddframes.codec.streamed_overlay import StreamUnsupported, overlay_document
+from mddframes.codec.values import same_json
+from mddframes.context import ReadContext, context_of
+from mddframes.errors import ConcurrentModificationError, InvalidArgumentError, WriteRefusedError
+from mddframes.frames._shape import snake_case
+from mddframes.writing.documents import (
+    EncodedDocument,
+    Held,
+    NewDocument,
+    ParsedDocument,
+    fetch,
+)
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Change:
+    """A write that passed its preparation and waits to be gated and sent.
+
+    Attributes
+    ----------
+    kind, object_id
+        The object written.
+    held : Held
+        What the service held at the write's last check (the backup's content).
+    new : NewDocument
+        The document to send, in one of the two strategies.
+    diff : Diff
+        What the write changes compared with ``held``.
+    report : CheckReport
+        The completeness check of the new document.
+    keeps_positions : bool
+        Whether the frame (if any) still lines up row for row with the new document,
+        so the context of the read-back can be recorded for the next write.
+    frame : pandas.DataFrame or None
+        The edited frame, whose ``attrs`` get the new context.
+    """
+
+    kind: Kind
+    object_id: str
+    held: Held
+    new: NewDocument
+    diff: Diff
+    report: CheckReport
+    keeps_positions: bool
+    frame: pd.DataFrame | None = None
+
+
+def prepare_edit(
+    api: Api,
+    kind: Kind,
+    object_id: str,
+    frame: pd.DataFrame,
+    *,
+    columns: Any = None,
+    allow_deletes: bool = False,
+    force: bool = False,
+    stream: bool = True,
+) -> Change:
+    """Read what the service holds, check for a conflict, overlay the frame's edits, check.
+
+    ``stream=False`` keeps to the parsed strategy (the reference the streamed one is
+    tested against).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``frame`` is not a DataFrame, or ``columns`` is malformed.
+    WriteRefusedError
+        The object was never read through this client and ``force`` is False.
+    ConcurrentModificationError
+        The object changed on the service since it was read and ``force`` is False.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise InvalidArgumentError(
+            f"write_{kind} needs a DataFrame (from read_{kind}), got {type(frame).__name__}"
+        )
+    context = context_of(api, frame, kind, object_id)
+    if context is None and not force:
+        raise WriteRefusedError(
+            f"{kind} {object_id!r} was not read through this client, so there is no original "
+            f"to overlay the frame on: read it with read_{kind}({object_id!r}) and edit that "
+            "frame (keep its index), or pass force=True to take what the service holds now "
+            "as the original"
+        )
+    streams = (
+        stream
+        and columns is None
+        and context is not None
+        and context.kept is not None
+        and context.fingerprint is not None
+        and context.fingerprint.fits(frame)
+    )
+    held = fetch(api, kind, object_id, raw=streams)
+    if streams:
+        assert context is not None and context.kept is not None
+        if held.sha256 == context.kept.sha256:
+            # the very bytes the frame was read from: the kept copy serves as both
+            held = Held.of_kept(kind, object_id, context.kept, held.etag)
+            change = _streamed_edit(held, context, frame, allow_deletes)
+            if change is not None:
+                return change
+    return _parsed_edit(held, context, frame, columns=columns, allow_deletes=allow_deletes,
+                        force=force)  # fmt: skip
+
+
+def _streamed_edit(
+    held: Held, context: ReadContext, frame: pd.DataFrame, allow_deletes: bool
+) -> Change | None:
+    """The streamed strategy, or None when this edit needs the parsed one."""
+    assert context.kept is not None and context.fingerprint is not None
+    try:
+        new = overlay_document(context.kept, frame, context.fingerprint,
+                               allow_deletes=allow_deletes, object_id=held.object_id)  # fmt: skip
+    except StreamUnsupported as exc:
+        logger.debug("table %r: whole-document write (%s)", held.object_id, exc)
+        return None
+    return Change(held.kind, held.object_id, held, EncodedDocument(new.body), new.diff,
+                  new.report, keeps_positions=True, frame=frame)  # fmt: skip
+
+
+def _parsed_edit(
+    held: Held,
+    context: ReadContext | None,
+    frame: pd.DataFrame,
+    *,
+    columns: Any,
+    allow_deletes: bool,
+    force: bool,
+) -> Change:
+    """The parsed strategy: the frame's edits overlaid on the whole original payload."""
+    kind, object_id = held.kind, held.object_id
+    # once: a streamed read's context parses its kept document on each access
+    original = context.payload if context is not None else None
+    if original is not None and context is not None and context.kept is not None \
+            and context.kept.sha256 == held.sha256:  # fmt: skip
+        current = original  # the very bytes that were read: no second parse to compare
+    else:
+        current = held.document()
+    conflict = original is not None and current is not original and not same_json(original, current)
+    if conflict and not force:
+        assert context is not None and original is not None
+        changes = diff_payloads(original, current, kind=kind)
+        raise ConcurrentModificationError(
+            f"{kind} {object_id!r} changed on the service since it was read at "
+            f"{context.read_at:%Y-%m-%d %H:%M:%S} UTC: {changes.summary()}. Nothing was "
+            f"sent. Read it again and redo the edit, or pass force=True to overwrite "
+            "(a backup is kept)",
+            changes=changes.to_frame(),
+        )
+    base = original if original is not None else current
+    new_columns = columns_payload(columns, base) if columns is not None else None
+    result = overlay(frame, base, kind=kind, columns=new_columns)
+    if conflict:
+        # rows of the base are not rows of what the service holds: match them afresh
+        report = check_payload(result.payload, current, allow_deletes=allow_deletes, kind=kind,
+                               object_id=object_id)  # fmt: skip
+        diff = diff_payloads(current, result.payload, kind=kind)
+    else:
+        # same content as the base, and the base's row objects make unchanged rows free
+        report = check_payload(result.payload, base, allow_deletes=allow_deletes, kind=kind,
+                               object_id=object_id, origin=result.origin, labels=result.labels)  # fmt: skip
+        diff = diff_payloads(base, result.payload, kind=kind, origin=result.origin,
+                             labels=result.labels)  # fmt: skip
+    keeps_positions = not result.deleted and all(p is not None for p in result.origin)
+    return Change(kind, object_id, held, ParsedDocument(result.payload), diff, report,
+                  keeps_positions, frame)  # fmt: skip
+
+
+def prepare_replacement(
+    api: Api,
+    kind: Kind,
+    object_id: str,
+    payload: dict[str, Any],
+    *,
+    held: Held | None = None,
+    records_context: bool = True,
+) -> Change:
+    """The change of putting ``payload`` back whole (a restore, a resumed batch).
+
+    ``held`` is what the service holds if the caller already read it (one GET per
+    object). The report is informational: a restore may delete rows added since.
+    """
+    held = held if held is not None else fetch(api, kind, object_id)
+    current = held.document()
+    return Change(
+        kind, object_id, held, ParsedDocument(payload),
+        diff_payloads(current, payload, kind=kind),
+        check_payload(payload, current, allow_deletes=True, kind=kind, object_id=object_id),
+        keeps_positions=records_context,
+    )  # fmt: skip
+
+
+def columns_payload(columns: Any, base: dict[str, Any]) -> list[dict[str, Any]]:
+    """New ``metadata.columns`` from a list of dicts or a ``read_table_columns`` frame."""
+    if isinstance(columns, pd.DataFrame):
+        metadata = base.get("metadata") if isinstance(base.get("metadata"), dict) else {}
+        original = metadata.get("columns") if isinstance(metadata.get("columns"), list) else []
+        # back to the service's own field names (data_type -> dataType)
+        names = {snake_case(k): k for c in original if isinstance(c, dict) for k in c}
+        frame = columns.rename(columns=lambda c: names.get(c, _camel_case(c)))
+        rows: list[dict[str, Any]] = to_payload(frame, {"data": list(original)}, kind="table")[
+            "data"
+        ]
+        return rows
+    if not isinstance(columns, Sequence) or isinstance(columns, str | bytes):
+        raise InvalidArgumentError(
+            "columns= must be a list of column objects or the frame of read_table_columns, "
+            f"not {type(columns).__name__}"
+        )
+    for position, column in enumerate(columns):
+        if not isinstance(column, dict) or not isinstance(column.get("name"), str):
+            raise InvalidArgumentError(
+                f"columns= entry {position} must be an object with a string 'name', got {column!r}"
+            )
+    return list(columns)
+
+
+def _camel_case(name: Any) -> Any:
+    if not isinstance(name, str):
+        return name
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)

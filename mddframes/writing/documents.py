@@ -1,0 +1,208 @@
+"""What the service holds and what a write sends: the write engine's two document strategies.
+
+A write reads the object once (:func:`fetch`, a :class:`Held`) and builds its new
+document one of two ways, behind one small protocol (:class:`NewDocument`):
+
+- :class:`ParsedDocument`: the whole payload as parsed JSON (mappings, small tables,
+  restores, and every edit the streamed strategy does not cover);
+- :class:`EncodedDocument`: the bytes of a large table's new document, made from the
+  bytes it was read as, overlaid batch by batch
+  (:func:`~mddframes.codec.streamed_overlay.overlay_document`): untouched batches are sent
+  as they were received, and the table is never held parsed.
+
+Each strategy says what the PUT sends, how the read-back is verified, and what the
+:class:`~mddframes.writing.result.WriteResult` keeps as its payload. The engine
+(:mod:`mddframes.writing.engine`) runs the steps around them once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mddframes.api_bodies import json_object
+from mddframes.codec.diff import Diff, diff_payloads
+from mddframes.codec.kinds import Kind
+from mddframes.codec.stream import (
+    KeptJson,
+    byte_chunks,
+    content_digest,
+    keep_chunks,
+    load_document,
+    same_document,
+)
+from mddframes.codec.values import same_json
+from mddframes.http.decoding import decode_json_content
+from mddframes.http.session import EncodedJson
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+
+
+@dataclass
+class Held:
+    """What the service holds for one object, as one GET received it.
+
+    A table is kept as received: its bytes compressed (:attr:`kept`) or, while the
+    engine has yet to decide whether the kept document of a streamed read is the same
+    (equal SHA-256), as the raw chunks (:attr:`sha256` is known either way). It is
+    parsed only when asked, once. A mapping is read parsed.
+    """
+
+    kind: Kind
+    object_id: str
+    sha256: str | None = None
+    etag: str | None = None
+    _kept: KeptJson | None = None
+    _raw: list[bytes] | None = None
+    _source: tuple[Any, str, int, str | None] | None = None
+    _document: dict[str, Any] | None = field(default=None, repr=False)
+
+    @classmethod
+    def of_kept(cls, kind: Kind, object_id: str, kept: KeptJson, etag: str | None) -> Held:
+        """What the service holds, known to be the bytes of ``kept`` (equal SHA-256)."""
+        return cls(kind, object_id, kept.sha256, etag, _kept=kept)
+
+    @property
+    def kept(self) -> KeptJson | None:
+        """A table's bytes as received, compressed (None for a mapping)."""
+        if self._kept is None and self._raw is not None:
+            self._kept = keep_chunks(self._raw)
+            self._raw = None
+        return self._kept
+
+    def document(self) -> dict[str, Any]:
+        """The document parsed, once, with the errors any read of it would raise."""
+        if self._document is None:
+            if self._source is not None:
+                entry, url, status, content_type = self._source
+                content = b"".join(self._raw) if self._raw is not None else self._kept_content()
+                decoded = decode_json_content(entry, url, content, status=status,
+                                              content_type=content_type)  # fmt: skip
+                self._document = json_object(decoded, entry.operation, url)
+            else:
+                assert self._kept is not None
+                self._document = load_document(self._kept, self.kind)
+        return self._document
+
+    def _kept_content(self) -> bytes:
+        kept = self.kept
+        assert kept is not None  # a table's Held keeps its bytes one way or the other
+        return kept.content()
+
+
+def fetch(api: Api, kind: Kind, object_id: str, *, raw: bool = False) -> Held:
+    """Read what the service holds for one object (one GET).
+
+    A table is fetched as bytes: compressed as they arrive, or with ``raw`` kept as
+    received (when the caller expects them to equal a kept document and be dropped).
+    """
+    if kind == "mapping":
+        document = api.get_mapping(object_id)
+        return Held(kind, object_id, _document=document)
+    with api.get_table_stream(object_id) as body:
+        source = (body.entry, body.url, body.status, body.content_type)
+        if raw:
+            digest = hashlib.sha256()
+            chunks = []
+            for chunk in body.chunks():
+                digest.update(chunk)
+                chunks.append(chunk)
+            return Held(kind, object_id, digest.hexdigest(), _raw=chunks, _source=source)
+        kept = keep_chunks(body.chunks())
+        return Held(kind, object_id, kept.sha256, _kept=kept, _source=source)
+
+
+def put(api: Api, kind: Kind, object_id: str, body: dict[str, Any] | EncodedJson) -> None:
+    """Send a whole new document (the answer, the whole object again, is dropped unread:
+    the read-back that follows is what the write is checked against)."""
+    if kind == "table":
+        api.put_table(object_id, body, answer=False)
+    else:
+        api.put_mapping(object_id, body)
+
+
+class NewDocument(Protocol):
+    """The new document of a write, as one strategy holds it."""
+
+    def body(self) -> dict[str, Any] | EncodedJson:
+        """What the PUT sends."""
+        ...
+
+    def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
+        """None when ``readback`` holds what was sent, else what differs."""
+        ...
+
+    def payload(self) -> dict[str, Any]:
+        """The new document parsed (a journal keeps it)."""
+        ...
+
+    def result_payload(self, held: Held | None) -> dict[str, Any] | KeptJson:
+        """The payload a :class:`~mddframes.writing.result.WriteResult` keeps, given what
+        the service holds with the same content (the read-back), if known."""
+        ...
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    """A new document held as parsed JSON (the whole-document strategy)."""
+
+    document: dict[str, Any]
+
+    def body(self) -> dict[str, Any]:
+        return self.document
+
+    def payload(self) -> dict[str, Any]:
+        return self.document
+
+    def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
+        # a table's read-back is compared batch by batch, never parsed whole, when equal
+        if readback.kept is not None and same_document(readback.kept, self.document, kind):
+            return None
+        actual = readback.document()
+        if same_json(actual, self.document):
+            return None
+        return diff_payloads(self.document, actual, kind=kind)
+
+    def result_payload(self, held: Held | None) -> dict[str, Any]:
+        return self.document
+
+
+@dataclass(frozen=True)
+class EncodedDocument:
+    """A large table's new document held as its bytes (the streamed strategy)."""
+
+    content: bytes
+
+    def body(self) -> EncodedJson:
+        return EncodedJson(self.content)
+
+    def payload(self) -> dict[str, Any]:
+        document: dict[str, Any] = json.loads(self.content)  # exact, as the service reads it
+        return document
+
+    def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
+        if readback.sha256 == hashlib.sha256(self.content).hexdigest():
+            return None
+        # other bytes: the same content, batch by batch, or the documents whole to tell
+        kept = readback.kept
+        assert kept is not None
+        read = content_digest(kept.chunks(), kind)
+        if read is not None and read == content_digest(self._chunks(), kind):
+            return None
+        expected, actual = load_document(keep_chunks([self.content]), kind), readback.document()
+        if same_json(expected, actual):
+            return None
+        return diff_payloads(expected, actual, kind=kind)
+
+    def result_payload(self, held: Held | None) -> KeptJson:
+        # what the service holds, same content, already compressed: no second copy
+        if held is not None and held.kept is not None:
+            return held.kept
+        return keep_chunks([self.content])
+
+    def _chunks(self) -> Iterator[bytes]:
+        return byte_chunks(self.content)

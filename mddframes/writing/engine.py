@@ -1,0 +1,155 @@
+"""The write engine: every write, restore, resume and roll back takes these steps, once.
+
+::
+
+    prepare (changes.py)          gate               send (here)
+    ─────────────────────         ──────────         ──────────────────────────────
+    GET what the service holds    unchanged? ──────► WriteResult "unchanged"
+    conflict with the read?       report errors? ──► IncompletePayloadError
+    new document, one strategy:   dry run? ────────► WriteResult "dry-run"
+      parsed | encoded (streamed) backup ──────────► PUT ─► read back ─► verify
+    diff + completeness report                        └─► re-record the context
+
+:func:`write_one` runs them for one object; a batch (:mod:`mddframes.writing.batch`)
+prepares and gates every object first, then backs up, journals and calls :func:`send`
+for each; recovery (:mod:`mddframes.writing.recovery`) sends the journal's payloads
+through :func:`send` too. So a verification failure is the same
+:class:`~mddframes.errors.WriteVerificationError` whoever sent the document.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mddframes.codec.fastjson import gc_paused
+from mddframes.codec.fingerprint import fingerprint
+from mddframes.context import ATTRS_KEY, ReadContext, registry_for
+from mddframes.errors import IncompletePayloadError, WriteVerificationError
+from mddframes.writing.backups import save_backup, save_backup_document
+from mddframes.writing.changes import Change
+from mddframes.writing.documents import fetch, put
+from mddframes.writing.result import Status, WriteResult
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+
+logger = logging.getLogger(__name__)
+
+_OPERATION = {"table": "tableUpdate", "mapping": "mappingUpdate"}
+
+#: Called with "sending", "sent" and "verified" as a write gets there (a batch's journal).
+Recorder = Callable[[str], None]
+
+
+def write_one(
+    api: Api,
+    prepare: Callable[[], Change],
+    *,
+    dry_run: bool,
+    backup_dir: str | os.PathLike[str] | None,
+) -> WriteResult:
+    """Prepare, gate, back up, send and verify one object's write."""
+    with gc_paused():  # no cyclic GC passes over the rows of the documents held here
+        change = prepare()
+        gated = gate(change, dry_run=dry_run)
+        if gated is not None:
+            return gated
+        return send(api, change, backup=take_backup(api, change, backup_dir))
+
+
+def gate(change: Change, *, dry_run: bool) -> WriteResult | None:
+    """The result of a change that is not to be sent, or None when it is to be sent.
+
+    Raises
+    ------
+    IncompletePayloadError
+        The change would lose or corrupt data (nothing is sent).
+    """
+    if change.diff.empty:
+        return not_sent(change, "unchanged")
+    refuse_incomplete(change)
+    if dry_run:
+        return not_sent(change, "dry-run")
+    return None
+
+
+def refuse_incomplete(change: Change) -> None:
+    """Raise :class:`IncompletePayloadError` when the change's report has errors."""
+    if not change.report.ok:
+        raise IncompletePayloadError(
+            f"{change.kind} {change.object_id!r} was not written: the payload would lose "
+            f"or corrupt data ({change.report.summary()}). Nothing was sent; see .report",
+            report=change.report,
+        )
+
+
+def not_sent(change: Change, status: Status) -> WriteResult:
+    """The result of a change that was not sent (unchanged, or a dry run)."""
+    held = change.held if status == "unchanged" else None
+    return WriteResult(change.kind, change.object_id, status, change.diff, change.report,
+                       _payload=change.new.result_payload(held))  # fmt: skip
+
+
+def take_backup(api: Api, change: Change, backup_dir: str | os.PathLike[str] | None) -> Path:
+    """Save what the service held as a backup: a table's bytes as received, streamed to
+    disk (no second serialisation), a mapping's parsed document."""
+    held = change.held
+    if held.kept is not None:
+        return save_backup_document(api, held.kind, held.object_id, held.kept,
+                                    backup_dir=backup_dir)  # fmt: skip
+    return save_backup(api, held.kind, held.object_id, held.document(), backup_dir=backup_dir)
+
+
+def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = None) -> WriteResult:
+    """PUT the change's document, read it back, verify it, and re-record the context.
+
+    Raises
+    ------
+    WriteVerificationError
+        The object read back differs from what was sent (``backup`` holds what it held).
+    """
+    kind, object_id = change.kind, change.object_id
+    note = record or (lambda event: None)
+    note("sending")
+    put(api, kind, object_id, change.new.body())
+    note("sent")
+    readback = fetch(api, kind, object_id)
+    mismatch = change.new.mismatch(kind, readback)
+    if mismatch is not None:
+        raise WriteVerificationError(
+            f"{kind} {object_id!r} was written but reads back different from what was sent "
+            f"({mismatch.summary()}); what it held before is in {backup}",
+            operation=_OPERATION[kind],
+        )
+    note("verified")
+    logger.info("%s %r written and verified (%s); backup %s", kind, object_id,
+                change.diff.summary(), backup)  # fmt: skip
+    if change.keeps_positions:
+        _record(api, change, readback_context(change, readback))
+    return WriteResult(kind, object_id, "written", change.diff, change.report, backup, True,
+                       _payload=change.new.result_payload(readback))  # fmt: skip
+
+
+def readback_context(change: Change, readback: Any) -> ReadContext:
+    """The context of what the service holds after the write, for the next write.
+
+    A table's context keeps the read-back bytes compressed, as a streamed read does, and
+    the frame's fingerprint, so the next write of the same frame can stream too.
+    """
+    if readback.kept is None:
+        return ReadContext(change.kind, change.object_id, readback.document())
+    print_ = fingerprint(change.frame) if change.frame is not None else None
+    return ReadContext(change.kind, change.object_id, kept=readback.kept, fingerprint=print_)
+
+
+def _record(api: Api, change: Change, context: ReadContext) -> None:
+    # the frame still lines up row for row with what the service now holds, so it can
+    # be edited and written again; after added or deleted rows it cannot, and its stale
+    # context makes a second write of it stop with a conflict
+    registry_for(api).record(context)
+    if change.frame is not None:
+        change.frame.attrs[ATTRS_KEY] = context
