@@ -4,7 +4,7 @@ Every public method has an explicit signature and hands its arguments to one fun
 of a layer below (loaders in :mod:`mddframes.frames`, :mod:`mddframes.writing`,
 :mod:`mddframes.exports`, :mod:`mddframes.elements`), passing ``client.api``; those
 functions never see the Client, so the arrows point one way. The raw operations live on
-``client.api``; their old names on the Client still work for one release and warn.
+``client.api``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes import doctor, elements, exports, journal, writing
-from mddframes._facade import DEPRECATED_RAW_NAMES, deprecated_raw, facade_of
+from mddframes._facade import facade_of
 from mddframes.api import Api
 from mddframes.archive import ExportArchive
 from mddframes.bulk import ErrorPolicy, ProgressCallback
@@ -494,8 +494,3 @@ class Client:
         return WriteReview(
             self, object_id, frame, kind=kind, allow_deletes=allow_deletes, backup_dir=backup_dir
         )
-
-
-# The raw operations' old names: deprecated for one release, they moved to client.api.
-for _old, _new in DEPRECATED_RAW_NAMES.items():
-    setattr(Client, _old, deprecated_raw(_old, _new))
