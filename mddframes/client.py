@@ -161,8 +161,12 @@ class Client:
     # -- tables and mappings: frames and safe writes (frames/, writing/) ---------
 
     @property
-    def read_contexts(self) -> ContextRegistry:
+    def contexts(self) -> ContextRegistry:
         """The write-back context of the latest read of each table and mapping.
+
+        A registry kept by the client, not a read: ``contexts.get("table", id)`` is the
+        :class:`~mddframes.context.ReadContext` a ``write_table`` of that id starts from
+        when the frame no longer carries its own (concat and merge drop ``attrs``).
 
         Returns
         -------
