@@ -153,9 +153,6 @@ def test_the_tree():
         assert not issubclass(beside, errors.ServiceError)
     refused = (errors.ConcurrentModificationError, errors.IncompletePayloadError)
     assert all(issubclass(c, errors.WriteRefusedError) for c in refused)
-    # the one-release aliases ExportTimeout/ExportFailed are retired (CHANGELOG.md)
-    for retired in ("ExportTimeout", "ExportFailed"):
-        assert not hasattr(errors, retired) and not hasattr(mddframes, retired), retired
     assert issubclass(errors.InvalidArgumentError, ValueError)
     # the drawn tree names every class of the module
     for name in errors.__all__:
