@@ -56,7 +56,7 @@ def run() -> list[Result]:
         base, cand = paired_times(floor, candidate, repeat=REPEAT)
         floor_peak = peak_memory(floor)
         peak = peak_memory(candidate)
-        client.read_contexts.forget("table", table_id)
+        client.contexts.forget("table", table_id)
         session.close()
     mb = 1e6
     return [

@@ -83,9 +83,9 @@ def read_table_memory() -> list[Result]:
             del answer
             floor = peak_memory(lambda: client.api.get_table(table_id))
             peak = peak_memory(lambda: read_table(client.api, table_id))
-            context = client.read_contexts.get("table", table_id)
+            context = client.contexts.get("table", table_id)
             kept = len(context.kept.compressed) if context and context.kept else float("nan")
-            client.read_contexts.forget("table", table_id)
+            client.contexts.forget("table", table_id)
         finally:
             client.close()
     mb = 1e6

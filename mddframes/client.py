@@ -4,7 +4,7 @@ Every public method has an explicit signature and hands its arguments to one fun
 of a layer below (loaders in :mod:`mddframes.frames`, :mod:`mddframes.writing`,
 :mod:`mddframes.exports`, :mod:`mddframes.elements`), passing ``client.api``; those
 functions never see the Client, so the arrows point one way. The raw operations live on
-``client.api``; their old names on the Client still work for one release and warn.
+``client.api``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes import doctor, elements, exports, writing
-from mddframes._facade import DEPRECATED_RAW_NAMES, deprecated_raw, facade_of
+from mddframes._facade import facade_of
 from mddframes.api import Api
 from mddframes.archive import ExportArchive
 from mddframes.bulk import ErrorPolicy, ProgressCallback
@@ -161,8 +161,12 @@ class Client:
     # -- tables and mappings: frames and safe writes (frames/, writing/) ---------
 
     @property
-    def read_contexts(self) -> ContextRegistry:
+    def contexts(self) -> ContextRegistry:
         """The write-back context of the latest read of each table and mapping.
+
+        A registry kept by the client, not a read: ``contexts.get("table", id)`` is the
+        :class:`~mddframes.context.ReadContext` a ``write_table`` of that id starts from
+        when the frame no longer carries its own (concat and merge drop ``attrs``).
 
         Returns
         -------
@@ -494,8 +498,3 @@ class Client:
         return WriteReview(
             self, object_id, frame, kind=kind, allow_deletes=allow_deletes, backup_dir=backup_dir
         )
-
-
-# The raw operations' old names: deprecated for one release, they moved to client.api.
-for _old, _new in DEPRECATED_RAW_NAMES.items():
-    setattr(Client, _old, deprecated_raw(_old, _new))

@@ -31,8 +31,8 @@ The tree::
     ├── BackupError                    a backup could not be written
     ├── JournalError                   a write journal cannot be written, read or acted on
     ├── ExportError                    an export task did not deliver (``task_id``)
-    │   ├── ExportTimeoutError         still running at the time-out (alias ExportTimeout)
-    │   └── ExportFailedError          ended as FAILED (alias ExportFailed)
+    │   ├── ExportTimeoutError         still running at the time-out
+    │   └── ExportFailedError          ended as FAILED
     └── UnsafeArchiveError             an archive entry escapes its folder or expands too far
 
     MddWarning (UserWarning)           everything mddframes warns about
@@ -60,9 +60,7 @@ __all__ = [
     "ConflictError",
     "DataShapeError",
     "ExportError",
-    "ExportFailed",
     "ExportFailedError",
-    "ExportTimeout",
     "ExportTimeoutError",
     "IncompletePayloadError",
     "InvalidArgumentError",
@@ -350,11 +348,6 @@ class ExportTimeoutError(ExportError):
 
 class ExportFailedError(ExportError):
     """An export task ended as FAILED; ``task_id`` and the service's message are kept."""
-
-
-#: The old names, kept as aliases: the same class objects.
-ExportTimeout = ExportTimeoutError
-ExportFailed = ExportFailedError
 
 
 class UnsafeArchiveError(MddError):

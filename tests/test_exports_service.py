@@ -9,7 +9,7 @@ import pytest
 from mddframes import Client, ExportArchive, ExportTask, LegacyExportWarning, Script
 from mddframes.archive import archive_entry_name
 from mddframes.emulator.state import sample_dataset
-from mddframes.errors import ExportFailed, ExportTimeout, NotFoundError
+from mddframes.errors import ExportFailedError, ExportTimeoutError, NotFoundError
 
 FAST = {"poll_interval": 0.02, "max_poll_interval": 0.05, "progress": False}
 
@@ -97,7 +97,7 @@ def test_failing_task_raises_with_the_service_message(client, emu, targets):
     object_type, ids = targets
     emu.fail_next_task(message="template exploded on purpose")
     task = client.start_export(ids, object_type)
-    with pytest.raises(ExportFailed, match="template exploded on purpose") as info:
+    with pytest.raises(ExportFailedError, match="template exploded on purpose") as info:
         task.wait(**FAST)
     assert info.value.task_id == task.task_id
 
@@ -106,7 +106,7 @@ def test_time_out_hands_back_the_task_id_and_re_attach_finishes(client, emu, tar
     object_type, ids = targets
     emu.hold_next_task(seconds=30)
     task = client.start_export(ids, object_type)
-    with pytest.raises(ExportTimeout) as info:
+    with pytest.raises(ExportTimeoutError) as info:
         task.wait(timeout=0.3, poll_interval=0.02, max_poll_interval=0.05, progress=True)
     assert info.value.task_id == task.task_id
     assert f"client.export_task({task.task_id!r})" in str(info.value)
@@ -160,7 +160,7 @@ def test_legacy_fallback_with_a_bad_id_fails_and_leaves_no_zip(client, emu, targ
     object_type, ids = targets
     emu.set_legacy(True)
     try:
-        with pytest.warns(LegacyExportWarning), pytest.raises(ExportFailed) as info:
+        with pytest.warns(LegacyExportWarning), pytest.raises(ExportFailedError) as info:
             client.export_batch([*ids, "no-such-element"], object_type, tmp_path / "x.zip", **FAST)
     finally:
         emu.set_legacy(False)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import warnings
 from pathlib import Path
 
 import pytest
@@ -47,7 +46,7 @@ def test_facade_signature_matches_the_function_it_calls(name):
 def test_no_public_client_method_hides_its_parameters_behind_kwargs():
     hidden = []
     for name, member in inspect.getmembers(Client, inspect.isfunction):
-        if name.startswith("_") or name in DEPRECATED or name == "create_child":
+        if name.startswith("_") or name == "create_child":
             continue  # create_child takes the element's attributes as keywords, by design
         kinds = {p.kind for p in inspect.signature(member).parameters.values()}
         if inspect.Parameter.VAR_KEYWORD in kinds:
@@ -62,7 +61,7 @@ def test_every_operation_has_exactly_one_api_method():
         assert operation in inspect.getdoc(getattr(Api, method)), method
 
 
-DEPRECATED = {  # spelled out here so a change to the table in _facade.py is deliberate
+RETIRED_RAW_NAMES = {  # the Client's old raw names (removed, see CHANGELOG.md) -> client.api.<name>
     "get_tree": "get_tree",
     "get_structure": "get_structure",
     "get_raw_data": "get_raw_data",
@@ -84,25 +83,10 @@ DEPRECATED = {  # spelled out here so a change to the table in _facade.py is del
 }
 
 
-@pytest.mark.parametrize("old", sorted(DEPRECATED))
-def test_old_raw_names_warn_and_name_the_new_place(old):
-    alias = getattr(Client, old)
-    assert f"client.api.{DEPRECATED[old]}()" in alias.__doc__
-    assert hasattr(Api, DEPRECATED[old])
-
-
-def test_the_alias_table_is_the_one_the_client_uses():
-    from mddframes._facade import DEPRECATED_RAW_NAMES
-
-    assert DEPRECATED_RAW_NAMES == DEPRECATED
-
-
-def test_an_old_raw_name_still_answers_like_the_api(client):
-    with pytest.warns(DeprecationWarning, match=r"use client\.api\.list_deployment_packages\(\)"):
-        old = client.list_packages("DWH")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert client.api.list_deployment_packages("DWH") == old
+@pytest.mark.parametrize("old", sorted(RETIRED_RAW_NAMES))
+def test_retired_raw_names_are_gone_and_live_on_the_api(old):
+    assert not hasattr(Client, old)
+    assert callable(getattr(Api, RETIRED_RAW_NAMES[old]))
 
 
 # -- import cycles -----------------------------------------------------------------

@@ -900,7 +900,7 @@ def test_mapping_and_table_in_one_workbook(client, emu, tmp_path):
     client.write_mapping(mapping_id, frames[mapping_id], backup_dir=tmp_path / "b")
     # read_excel(client=) recorded the workbook's context, so frames that lost attrs still write
     context = frames[table_id].attrs[ATTRS_KEY]
-    assert client.read_contexts.get("table", table_id) is context
+    assert client.contexts.get("table", table_id) is context
     bare = frames[table_id].copy()
     bare.attrs.clear()
     client.write_table(table_id, bare, backup_dir=tmp_path / "b")

@@ -130,11 +130,11 @@ def test_read_records_the_write_back_context_in_client_and_attrs(client):
     # nested cells are the payload's own objects, not copies
     first = context.payload["data"][0]
     assert frame["address"].iloc[0] is first["address"]
-    assert client.read_contexts.get("table", table_id) is context
+    assert client.contexts.get("table", table_id) is context
     # pandas deep-copies attrs; the context is shared, never copied
     assert frame.copy().attrs["mddframes"] is context
     combined = pd.concat([frame, frame.iloc[:0]])
-    assert client.read_contexts.get("table", table_id) is context
+    assert client.contexts.get("table", table_id) is context
     assert combined.shape == frame.shape
     assert len(context.digest) == 64
 
@@ -159,7 +159,7 @@ def test_read_table_columns_gives_the_metadata_in_declared_order(client):
     assert "precision" in frame.columns and "scale" in frame.columns
     limit = frame.loc[frame["name"] == "credit_limit", "precision"].iloc[0]
     assert limit == next(c["precision"] for c in columns if c["name"] == "credit_limit")
-    assert client.read_contexts.get("table", table_id) is None  # only row reads record one
+    assert client.contexts.get("table", table_id) is None  # only row reads record one
 
 
 def test_read_mapping_gives_the_column_mappings(client):
@@ -171,7 +171,7 @@ def test_read_mapping_gives_the_column_mappings(client):
     assert list(frame.columns[:3]) == ["source", "target", "transformation"]
     assert_cells_match_payload(frame, payload["columnMappings"])
     assert frame["source"].dtype == STRING
-    context = client.read_contexts.get("mapping", mapping_id)
+    context = client.contexts.get("mapping", mapping_id)
     assert context is frame.attrs["mddframes"] and context.payload == payload
 
 

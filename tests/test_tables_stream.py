@@ -390,7 +390,7 @@ def test_a_large_table_is_streamed_into_the_same_frame(client, big):
     assert_same_frame(frame, from_payload(payload), attrs=False)
     context = frame.attrs["mddframes"]
     assert context.streamed and context.kept.size == body.length
-    assert client.read_contexts.get("table", table_id) is context
+    assert client.contexts.get("table", table_id) is context
     assert context.payload == payload  # parsed again from the kept document
     assert context.digest == payload_digest(payload)
     assert frame["external_ref"].dtype == object and frame["external_ref"][3] == 2**64 + 1
@@ -402,7 +402,7 @@ def test_read_tables_streams_a_large_table_with_one_request(client, emu, big):
     long = client.read_tables([table_id], progress=False)
     assert emu.counters().get("getTable", 0) == 1
     assert_same_frame(long.drop(columns="table_id"), from_payload(payload), attrs=False)
-    context = client.read_contexts.get("table", table_id)
+    context = client.contexts.get("table", table_id)
     assert context.streamed and context.payload == payload
 
 

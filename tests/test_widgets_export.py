@@ -8,7 +8,7 @@ import pytest
 from widget_helpers import displayed, output_text, stderr_text
 
 from mddframes import Client, ExportArchive
-from mddframes.errors import ExportFailed, ExportTimeout, InvalidArgumentError
+from mddframes.errors import ExportFailedError, ExportTimeoutError, InvalidArgumentError
 from mddframes.widgets import BusyError, ExportPanel, covering_object_types
 
 FAST = 0.02
@@ -113,7 +113,7 @@ def test_failing_task_shows_the_service_message_and_what_to_do(panel, emu):
     emu.fail_next_task("disk full (injected)")
     panel.button.click()
     assert panel.wait(30) is None
-    assert isinstance(panel.last_error, ExportFailed)
+    assert isinstance(panel.last_error, ExportFailedError)
     message = stderr_text(panel.output)
     assert "disk full (injected)" in message and "What to do:" in message
     assert "Traceback" not in message
@@ -124,7 +124,7 @@ def test_failing_task_shows_the_service_message_and_what_to_do(panel, emu):
 def test_time_out_offers_re_attach_which_finishes_the_same_task(panel, emu, hubs):
     panel.timeout = 0.3
     emu.hold_next_task(seconds=1.5)
-    with pytest.raises(ExportTimeout) as caught:
+    with pytest.raises(ExportTimeoutError) as caught:
         panel.run()
     task_id = caught.value.task_id
     assert panel.pending_task_id == task_id

@@ -33,7 +33,7 @@ def _kind_of(client: Any, object_id: str, frame: pd.DataFrame) -> str:
     context = frame.attrs.get(ATTRS_KEY)
     if getattr(context, "kind", None) in _KINDS:
         return str(context.kind)
-    registry = client.read_contexts
+    registry = client.contexts
     found = [kind for kind in _KINDS if registry.get(kind, object_id) is not None]  # type: ignore[arg-type]
     if len(found) == 1:
         return found[0]
