@@ -46,6 +46,7 @@ from mddframes.errors import (
     MddError,
     WriteRefusedError,
 )
+from mddframes.tables_as_code.csvedits import resaved_note
 from mddframes.tables_as_code.files import ObjectFile, read_object
 from mddframes.tables_as_code.folder import object_files
 from mddframes.writing import write_mapping, write_table
@@ -272,6 +273,9 @@ def plan_object(api: Api, folder: Path, path: Path, *, allow_deletes: bool) -> P
     entry.detail = diff.summary() if entry.status == "changes" else ""
     lines = diff.to_frame().head(DETAIL_LIMIT).to_dict("records")
     entry.changes = [{k: _plain(v) for k, v in line.items()} for line in lines]
+    resaved = resaved_note(diff.changed, path.name) if path.suffix == ".csv" else None
+    if resaved is not None:
+        entry.notes.insert(0, resaved)
     warnings = result.report.warnings
     entry.notes += [f"check warning: {p}" for p in warnings["problem"].head(5).tolist()]
     return entry
