@@ -1,5 +1,4 @@
-(
-    """What ordinary CSV editors do to a pulled CSV file: undone where exact, else pointed out.
+"""What ordinary CSV editors do to a pulled CSV file: undone where exact, else pointed out.
 
 **Bare empty fields.** Python's :mod:`csv`, pandas' ``to_csv``, LibreOffice and Excel
 write an empty string and a missing cell alike, as an empty unquoted field. So in a
@@ -10,23 +9,21 @@ cell the service holds null or a value in). While the service still holds the ro
 as pulled, the service's cell is the pulled cell, so an untouched cell plans no
 change whichever program saved the file. The cost: a CSV cannot turn a pulled empty
 string into null (edit that cell in the JSON or xlsx format). JSON-encoded columns
-are not affected: an empty string there is the field ``"""
-    """`` (the JSON text ``""``, quoted),
-which every CSV writer keeps.
+are not affected: an empty string there is the JSON text ``""``, a non-empty field
+that every CSV writer keeps.
 
 **Numbers written anew.** A spreadsheet program that opens a CSV reads number-like
 text as numbers and writes them back its own way: ``0000123`` -> ``123``, ``12.50``
 -> ``12.5``, ``12345678901234567890`` -> ``1.23456789012346E+19``. The file then plans
-changes nobody made. :func:`resaved_note` recognises them in the planned changes: a
-changed cell whose old and new values are the same number written differently
+changes nobody made. :func:`resaved_note` recognises them: a cell of a pulled row
+whose value in the file and on the service are the same number written differently
 (equal to 5 significant digits, which the shortest scientific notation keeps). A
-column counts as re-formatted when at least :data:`RESAVED_MIN_CELLS` of its changed
-cells are such, and they are at least half of its changed cells: a spreadsheet
-re-formats *every* such cell of a column, while a person fixing data by hand touches
-one or two of them, and other edits in the same column (fewer than the re-formatted
-cells) do not hide the pattern.
+column counts as re-formatted when at least :data:`RESAVED_MIN_CELLS` of its cells
+that differ from the service are such, and they are at least half of them: a
+spreadsheet re-formats *every* such cell of a column, while a person fixing data by
+hand touches one or two of them, and other edits in the same column (fewer than the
+re-formatted cells) do not hide the pattern.
 """
-)
 
 from __future__ import annotations
 
@@ -117,37 +114,54 @@ def same_number_rewritten(old: Any, new: Any) -> bool:
     return math.isclose(a, b, rel_tol=_SAME_NUMBER_TOLERANCE)
 
 
-def resaved_note(changed: pd.DataFrame, file: str) -> str | None:
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def resaved_note(frame: pd.DataFrame, rows: list[dict[str, Any]], file: str) -> str | None:
     """The plan's note when ``file`` looks re-saved by a spreadsheet program, else None.
 
     Parameters
     ----------
-    changed : pandas.DataFrame
-        The planned changed cells (:attr:`mddframes.codec.diff.Diff.changed`: ``row``,
-        ``column``, ``old``, ``new``).
+    frame : pandas.DataFrame
+        The file's rows as :meth:`.files.ObjectFile.frame_for` labels them (a label
+        below ``len(rows)`` is that row of the service).
+    rows : list of dict
+        What the service holds now.
     file : str
         The file's name, for the message.
+
+    Notes
+    -----
+    The file is compared with the service here, not through the writer's diff, so
+    the note is there also when the check refuses the object (a spreadsheet turns
+    64-bit ids into floats: "type drift").
     """
-    if changed.empty:
-        return None
-    columns: dict[str, list[tuple[Any, Any, Any]]] = {}
-    totals: dict[str, int] = {}
-    for row, column, old, new in changed[["row", "column", "old", "new"]].itertuples(index=False):
-        totals[column] = totals.get(column, 0) + 1
-        if same_number_rewritten(old, new):
-            columns.setdefault(column, []).append((row, old, new))
+    changed: dict[str, int] = {}
+    rewritten: dict[str, list[tuple[int, Any, Any]]] = {}
+    for column in frame.columns:
+        for label, new in zip(frame.index, frame[column].tolist(), strict=True):
+            if not 0 <= label < len(rows):
+                continue
+            old = rows[label].get(column)
+            new = None if _missing(new) else new
+            if (old is None and new is None) or str(old) == str(new):
+                continue
+            changed[column] = changed.get(column, 0) + 1
+            if same_number_rewritten(old, new):
+                rewritten.setdefault(column, []).append((label, old, new))
     flagged = {
-        column: cells for column, cells in columns.items()
-        if len(cells) >= RESAVED_MIN_CELLS and 2 * len(cells) >= totals[column]
+        column: cells for column, cells in rewritten.items()
+        if len(cells) >= RESAVED_MIN_CELLS and 2 * len(cells) >= changed[column]
     }  # fmt: skip
     if not flagged:
         return None
     count = sum(len(cells) for cells in flagged.values())
     column, cells = next(iter(flagged.items()))
-    row, old, new = cells[0]
+    label, old, new = cells[0]
     return (
         f"{file} looks re-saved by a spreadsheet program: {count} cell(s) of column(s) "
-        f"{', '.join(flagged)} hold the same number written another way (e.g. row {row} "
+        f"{', '.join(flagged)} hold the same number written another way (e.g. row {label} "
         f"{column}: {old!r} -> {new!r}); such programs read CSV text as numbers (leading "
         "zeros, trailing decimal zeros and long ids are lost). Edit this object as a "
         "workbook instead: pull it with --file-format xlsx (that replaces the CSV file)"

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import run_bulk
+from mddframes.codec.frame import payload_rows
 from mddframes.codec.values import ABSENT
 from mddframes.errors import (
     ConcurrentModificationError,
@@ -254,6 +255,10 @@ def plan_object(api: Api, folder: Path, path: Path, *, allow_deletes: bool) -> P
         current = read_current(api, held.kind, held.object_id)
         entry.before = digest(current)
         entry.notes = _notes(held, current)
+        if path.suffix == ".csv":
+            rows = payload_rows(current, held.kind)
+            resaved = resaved_note(held.frame_for(current), rows, path.name)
+            entry.notes[:0] = [resaved] if resaved else []
         result = dry_run(api, held, current, allow_deletes=allow_deletes)
     except IncompletePayloadError as exc:
         entry.status, entry.detail, entry.problems = "refused", exc.message, _problems(exc)
@@ -273,9 +278,6 @@ def plan_object(api: Api, folder: Path, path: Path, *, allow_deletes: bool) -> P
     entry.detail = diff.summary() if entry.status == "changes" else ""
     lines = diff.to_frame().head(DETAIL_LIMIT).to_dict("records")
     entry.changes = [{k: _plain(v) for k, v in line.items()} for line in lines]
-    resaved = resaved_note(diff.changed, path.name) if path.suffix == ".csv" else None
-    if resaved is not None:
-        entry.notes.insert(0, resaved)
     warnings = result.report.warnings
     entry.notes += [f"check warning: {p}" for p in warnings["problem"].head(5).tolist()]
     return entry
