@@ -143,9 +143,8 @@ def resaved_note(frame: pd.DataFrame, rows: list[dict[str, Any]], file: str) -> 
         for label, new in zip(frame.index, frame[column].tolist(), strict=True):
             if not 0 <= label < len(rows):
                 continue
-            old = rows[label].get(column)
-            new = None if _missing(new) else new
-            if (old is None and new is None) or str(old) == str(new):
+            old, new = rows[label].get(column), None if _missing(new) else new
+            if old == new:
                 continue
             changed[column] = changed.get(column, 0) + 1
             if same_number_rewritten(old, new):
