@@ -5,7 +5,9 @@ The formats (``mddframes-object/1``; README "Tables as code" shows examples):
 - **CSV** ``<id>.csv``: a header, then one line per row. The first column (``row``)
   is the row's position in the object as pulled; a row with an empty ``row`` is a
   new row; a row left out is a deleted row. An empty unquoted field is missing
-  (null), ``""`` is the empty string (:mod:`.csvtext`). Each column's cells are
+  (null), ``""`` is the empty string (:mod:`.csvtext`); in a text column of a pulled
+  row an empty unquoted field is the empty string where the service holds one there
+  (CSV editors drop the quotes: :mod:`.csvedits`). Each column's cells are
   either *text* (the string itself) or *json* (the JSON text of the value: ``42``,
   ``1.5``, ``true``, ``{"a": 1}``): a column of strings only is text, any other
   column json; a column that is all null takes its declared type (text for strings
@@ -52,6 +54,7 @@ from mddframes.codec.frame import (
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext
 from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.tables_as_code.csvedits import resolve_bare_empties
 from mddframes.tables_as_code.csvtext import CsvSyntaxError, format_csv, parse_csv
 from mddframes.tables_as_code.names import KIND_FOLDERS, Kind, sidecar_path, split_name
 
@@ -91,6 +94,10 @@ class ObjectFile:
         while the service still holds exactly them, the ``row`` positions address its
         rows; once it holds anything else (after an apply that added or deleted rows,
         or a change by someone else) the rows are matched afresh (:meth:`frame_for`).
+    bare_empty : dict
+        CSV only: column -> the frame rows whose field in that text column was an empty
+        unquoted field; :meth:`frame_for` makes them empty strings where the service
+        holds one (:func:`.csvedits.resolve_bare_empties`).
     """
 
     kind: Kind
@@ -103,6 +110,7 @@ class ObjectFile:
     digest: str
     rows_key: str = field(default="data")
     rows_digest: str | None = None
+    bare_empty: dict[str, list[int]] = field(default_factory=dict)
 
     def labels_for(self, current: dict[str, Any]) -> list[int | None]:
         """Which row of ``current`` each file row is (None: a new row).
@@ -118,7 +126,8 @@ class ObjectFile:
         mine = overlay(self.frame, {**self.envelope, self.rows_key: []}, kind=self.kind)
         wanted = payload_rows(mine.payload, self.kind)
         keys = primary_key_columns(declared_columns(current, self.kind))
-        # nulls and absent keys are one thing to a file: compare rows without them
+        # nulls, absent keys and empty strings are one thing to a file saved by a CSV
+        # editor: compare rows without them
         return align_rows(_without_nulls(rows), _without_nulls(wanted), primary_key=keys)
 
     def frame_for(self, current: dict[str, Any]) -> pd.DataFrame:
@@ -134,19 +143,23 @@ class ObjectFile:
         matched = self.labels_for(current)
         known = [p for p in matched if p is not None]
         following = max([count - 1, *known]) + 1
+        frame = resolve_bare_empties(
+            self.frame, self.bare_empty, matched, payload_rows(current, self.kind)
+        )
         labels = []
         for position in matched:
             if position is None:
                 position, following = following, following + 1
             labels.append(position)
-        frame = self.frame.copy(deep=False)
+        frame = frame.copy(deep=False)
         frame.index = pd.Index(labels, dtype="int64", name=INDEX_NAME)
         frame.attrs[ATTRS_KEY] = ReadContext(self.kind, self.object_id, current)
         return frame
 
 
 def _without_nulls(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if v is not None} for row in rows]
+    # empty strings too: a CSV editor may have turned them into bare (null) fields
+    return [{k: v for k, v in row.items() if v is not None and v != ""} for row in rows]
 
 
 # -- writing ---------------------------------------------------------------------------
@@ -346,9 +359,15 @@ def _read_csv(path: Path) -> ObjectFile:
     meta = _load_json(meta_path)
     encodings = meta.get("cells") if isinstance(meta.get("cells"), dict) else {}
     try:
-        records = parse_csv(path.read_text("utf-8"))
-    except (CsvSyntaxError, UnicodeDecodeError) as exc:
+        # bytes, not read_text: universal newlines would turn a CR LF inside a quoted
+        # field into LF, a change nobody made
+        records = parse_csv(path.read_bytes().decode("utf-8"))
+    except CsvSyntaxError as exc:
         raise DataShapeError(f"{path}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise DataShapeError(
+            f"{path}: not UTF-8 text ({exc}); save it as UTF-8 (Excel: 'CSV UTF-8')"
+        ) from exc
     if not records:
         raise DataShapeError(f"{path}: no header line")
     _, header = records[0]
@@ -359,20 +378,24 @@ def _read_csv(path: Path) -> ObjectFile:
     columns: dict[str, list[Any]] = {str(n): [] for n in names}
     positions: list[int | None] = []
     places = []
-    for line, fields in records[1:]:
+    bare: dict[str, list[int]] = {}
+    for number, (line, fields) in enumerate(records[1:]):
         place = f"{path.name}, line {line}"
         if len(fields) != len(header):
             raise DataShapeError(f"{place}: {len(fields)} fields, the header has {len(header)}")
         positions.append(_position(fields[0], place))
         places.append(place)
         for name, raw in zip(names, fields[1:], strict=True):
-            columns[str(name)].append(_cell(raw, encodings.get(name, _TEXT), place, name))
+            encoding = encodings.get(name, _TEXT)
+            if raw is None and encoding == _TEXT:
+                bare.setdefault(str(name), []).append(number)
+            columns[str(name)].append(_cell(raw, encoding, place, name))
     _check_positions(positions, places)
     kind, envelope = meta["kind"], meta["envelope"]
     return ObjectFile(kind, meta["id"], path, [path, meta_path],
                       _frame(kind, envelope, columns, len(positions)), positions, envelope,
                       _digest([path, meta_path]), meta["rowsKey"],
-                      _text_or_none(meta.get("rowsDigest")))  # fmt: skip
+                      _text_or_none(meta.get("rowsDigest")), bare)  # fmt: skip
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -385,9 +408,16 @@ def _cell(raw: str | None, encoding: str, place: str, column: Any) -> Any:
     try:
         return json.loads(raw, parse_constant=_no_constant)
     except ValueError as exc:
+        hint = ""
+        if raw.strip().lower() in ("true", "false"):
+            # Excel and pandas write booleans as TRUE / True
+            hint = (
+                "; the file looks re-saved by a spreadsheet program: edit it as a workbook "
+                "(pull it with --file-format xlsx)"
+            )
         raise DataShapeError(
             f"{place}, column {column!r}: {raw[:40]!r} is not a JSON value (this column's "
-            'cells are JSON: numbers, true/false, null, "quoted text", [lists], {objects})'
+            'cells are JSON: numbers, true/false, null, "quoted text", [lists], {objects})' + hint
         ) from exc
 
 

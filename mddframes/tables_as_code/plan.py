@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import run_bulk
+from mddframes.codec.frame import payload_rows
 from mddframes.codec.values import ABSENT, digest
 from mddframes.errors import (
     ConcurrentModificationError,
@@ -46,6 +47,7 @@ from mddframes.errors import (
     MddError,
     WriteRefusedError,
 )
+from mddframes.tables_as_code.csvedits import resaved_note
 from mddframes.tables_as_code.files import ObjectFile, read_object
 from mddframes.tables_as_code.folder import object_files
 from mddframes.writing import write_mapping, write_table
@@ -252,6 +254,10 @@ def plan_object(api: Api, folder: Path, path: Path, *, allow_deletes: bool) -> P
         current = read_current(api, held.kind, held.object_id)
         entry.before = digest(current)
         entry.notes = _notes(held, current)
+        if path.suffix == ".csv":
+            rows = payload_rows(current, held.kind)
+            resaved = resaved_note(held.frame_for(current), rows, path.name)
+            entry.notes[:0] = [resaved] if resaved else []
         result = dry_run(api, held, current, allow_deletes=allow_deletes)
     except IncompletePayloadError as exc:
         entry.status, entry.detail, entry.problems = "refused", exc.message, _problems(exc)
