@@ -64,9 +64,7 @@ def test_a_stale_if_match_is_412_and_nothing_is_written(api, etag_emulator, kind
     owner = next(e["id"] for e in tree if e.get(f"{kind}Id") == object_id)
     version = api.get(api.url("structure", owner)).json()["version"]
     etag_emulator.reset_counters()
-    refused = api.put(
-        api.url(kind, object_id), json=read.json(), headers={"If-Match": stale}
-    )
+    refused = api.put(api.url(kind, object_id), json=read.json(), headers={"If-Match": stale})
     assert refused.status_code == 412
     body = refused.json()
     assert {"timestamp", "status", "error", "message", "path"} <= set(body)
