@@ -27,6 +27,7 @@ from mddframes.api_bodies import (
 from mddframes.config import Settings
 from mddframes.errors import InvalidArgumentError, MddError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
+from mddframes.http.etags import Tagged, etag_of, if_match_headers
 from mddframes.http.keys import is_snake_case, spelling, to_camel, to_snake
 from mddframes.http.paging import ASKED_PAGE_SIZE, collect_pages, is_page, worth_bigger_pages
 from mddframes.http.session import (
@@ -118,27 +119,29 @@ class Api:
     def _json(
         self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
     ) -> Any:
-        return self._json_with_url(operation, path_params, **kwargs)[0]
+        return self._json_answer(operation, path_params, **kwargs)[0]
 
-    def _json_with_url(
+    def _json_answer(
         self, operation: str, path_params: dict[str, Any] | None, **kwargs: Any
-    ) -> tuple[Any, str]:
+    ) -> tuple[Any, str, str | None]:
+        """The decoded answer, its URL and its strong ETag (:mod:`.http.etags`)."""
         entry = endpoint(operation)
         response = self.http.call(operation, path_params, **kwargs)
         try:
             value = decode_json(entry, response.url, response)
         finally:
             response.close()
+        etag = etag_of(response.headers)
         if operation in _KEPT_AS_SERVED:  # written back whole: the service's own keys
             if is_snake_case(value):
                 self._saw_snake_case(operation)
-            return value, response.url
+            return value, response.url, etag
         renamed = to_camel(value)
         if renamed is not value:
             self._saw_snake_case(operation)
         elif self.key_style is None and spelling(value) == "camelCase":
             self.key_style = "camelCase"
-        return renamed, response.url
+        return renamed, response.url, etag
 
     def _saw_snake_case(self, operation: str) -> None:
         self.snake_case_answers.add(operation)  # a set: adding is atomic under the GIL
@@ -147,8 +150,13 @@ class Api:
     def _json_object(
         self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        value, url = self._json_with_url(operation, path_params, **kwargs)
-        return json_object(value, operation, url)
+        return self._tagged(operation, path_params, **kwargs).document
+
+    def _tagged(
+        self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
+    ) -> Tagged:
+        value, url, etag = self._json_answer(operation, path_params, **kwargs)
+        return Tagged(json_object(value, operation, url), etag)
 
     def _list(self, operation: str, path_params: dict[str, Any] | None, what: str, row: int) -> Any:
         """A list answer; a Spring page is followed to its end (:mod:`.http.paging`)."""
@@ -223,11 +231,28 @@ class Api:
         """
         return self._json_object("getTable", {"tableId": table_id})
 
+    def get_table_with_etag(self, table_id: str) -> Tagged:
+        """:meth:`get_table` with the answer's strong ``ETag`` (``getTable``).
+
+        Parameters
+        ----------
+        table_id : str
+            The table id.
+
+        Returns
+        -------
+        Tagged
+            ``(document, etag)``; ``etag`` is what ``put_table(..., if_match=etag)``
+            takes, ``None`` when the service sent no strong ETag (row 29).
+        """
+        return self._tagged("getTable", {"tableId": table_id})
+
     def get_table_stream(self, table_id: str) -> BodyStream:
         """The answer of ``getTable`` with its body still unread, for large tables.
 
         Use it as a context manager and read the body whole (``.json()``) or in
-        chunks (``.chunks()``); ``.length`` is its announced size, if any.
+        chunks (``.chunks()``); ``.length`` is its announced size, if any, ``.etag``
+        its strong ETag, if any (what ``put_table``'s ``if_match`` takes).
 
         Parameters
         ----------
@@ -239,7 +264,12 @@ class Api:
         return BodyStream(endpoint(operation), response.url, response)
 
     def put_table(
-        self, table_id: str, payload: dict[str, Any] | EncodedJson, *, answer: bool = True
+        self,
+        table_id: str,
+        payload: dict[str, Any] | EncodedJson,
+        *,
+        answer: bool = True,
+        if_match: str | None = None,
     ) -> Any:
         """Replace the whole content of a table (``tableUpdate``).
 
@@ -255,19 +285,30 @@ class Api:
         answer : bool, default True
             Decode the answer. False reads it and drops it (the service answers with
             the whole table again: ``write_table`` reads it back anyway).
+        if_match : str, optional
+            The strong ETag of the read the payload was built from (or ``"*"``), sent
+            as ``If-Match``: a service that honours it refuses the write if the table
+            changed since (row 29).
 
         Returns
         -------
         Any
             The decoded answer, or ``None`` if the service sent no body (or ``answer``
             is False).
+
+        Raises
+        ------
+        ConcurrentModificationError
+            If the service answered 412 (``If-Match`` failed); nothing was written.
         """
         if not isinstance(payload, EncodedJson):
             require_document("put_table", "payload", payload)
+        headers = if_match_headers(if_match, "put_table")
         if answer:
-            return self._json("tableUpdate", {"tableId": table_id}, json_body=payload)
+            return self._json("tableUpdate", {"tableId": table_id}, json_body=payload,
+                              headers=headers)  # fmt: skip
         response = self.http.call("tableUpdate", {"tableId": table_id}, json_body=payload,
-                                  stream=True)  # fmt: skip
+                                  stream=True, headers=headers)  # fmt: skip
         with BodyStream(endpoint("tableUpdate"), response.url, response) as body:
             for _ in body.chunks():  # read to the end: the connection goes back to the pool
                 pass
@@ -283,7 +324,25 @@ class Api:
         """
         return self._json_object("getMapping", {"mappingId": mapping_id})
 
-    def put_mapping(self, mapping_id: str, payload: dict[str, Any]) -> Any:
+    def get_mapping_with_etag(self, mapping_id: str) -> Tagged:
+        """:meth:`get_mapping` with the answer's strong ``ETag`` (``getMapping``).
+
+        Parameters
+        ----------
+        mapping_id : str
+            The mapping id.
+
+        Returns
+        -------
+        Tagged
+            ``(document, etag)``; ``etag`` is what ``put_mapping(..., if_match=etag)``
+            takes, ``None`` when the service sent no strong ETag (row 29).
+        """
+        return self._tagged("getMapping", {"mappingId": mapping_id})
+
+    def put_mapping(
+        self, mapping_id: str, payload: dict[str, Any], *, if_match: str | None = None
+    ) -> Any:
         """Replace the whole content of a mapping (``mappingUpdate``).
 
         Parameters
@@ -292,14 +351,23 @@ class Api:
             The mapping id.
         payload : dict
             The complete mapping document.
+        if_match : str, optional
+            As for :meth:`put_table`.
 
         Returns
         -------
         Any
             The decoded answer, or ``None`` if the service sent no body.
+
+        Raises
+        ------
+        ConcurrentModificationError
+            If the service answered 412 (``If-Match`` failed); nothing was written.
         """
         require_document("put_mapping", "payload", payload)
-        return self._json("mappingUpdate", {"mappingId": mapping_id}, json_body=payload)
+        headers = if_match_headers(if_match, "put_mapping")
+        return self._json("mappingUpdate", {"mappingId": mapping_id}, json_body=payload,
+                          headers=headers)  # fmt: skip
 
     def list_deployment_packages(self, system: str) -> Any:
         """The open deployment packages of ``system`` (``listDeploymentPackages``).

@@ -18,9 +18,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from dialect_expectations import DIFFERENCES
+from test_http_session import API, make_client, script  # noqa: F401 (script: a fixture)
 
 from mddframes import Client, doctor_exit_code
 from mddframes.doctor import COLUMNS, Finding
+from mddframes.doctor.etags import check_etags
 from mddframes.doctor.findings import report_frame
 from mddframes.doctor.openapi import check_endpoints, documented_operations
 from mddframes.emulator import serve
@@ -36,7 +38,7 @@ def test_the_report_has_one_row_per_check_and_the_documented_columns(client):
     assert tuple(report.columns) == COLUMNS
     assert list(report["check"]) == [
         "token realm", "API prefix", "OpenAPI document", "endpoints", "object types",
-        "tree", "element", "raw data", "table", "mapping", "packages",
+        "tree", "element", "raw data", "table", "mapping", "packages", "ETag",
     ]  # fmt: skip
     assert (report["result"] == "ok").all(), report.to_string()
     assert doctor_exit_code(report) == 0
@@ -81,7 +83,7 @@ def test_a_prefix_that_answers_nowhere_breaks_naming_row_2(emu):
 def test_without_a_system_the_reads_are_unknown_and_the_exit_code_1(client):
     report = client.doctor().set_index("check")
     assert report.loc["object types", "result"] == "ok"
-    for check in ("tree", "element", "raw data", "table", "mapping", "packages"):
+    for check in ("tree", "element", "raw data", "table", "mapping", "packages", "ETag"):
         assert report.loc[check, "result"] == "unknown"
         assert "no system given" in report.loc[check, "evidence"]
     assert doctor_exit_code(report.reset_index()) == 1
@@ -210,5 +212,52 @@ def test_the_command_line_prints_the_text_report_with_format_text():
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "differs  token realm (wire-format row 4)"
-    assert lines[-1] == "1 differs, 10 ok"
+    assert lines[-1] == "1 differs, 11 ok"
     assert emu.client_secret not in done.stdout + done.stderr
+
+
+# -- ETags of tables and mappings (row 29) ----------------------------------------------
+
+
+def test_without_etags_doctor_says_writes_rely_on_the_lock_window(client):
+    etag = client.doctor("DWH").set_index("check").loc["ETag"]
+    assert (etag["row"], etag["result"]) == ("29", "ok")
+    assert "no ETag on getTable" in etag["evidence"] and "getMapping" in etag["evidence"]
+    assert "only by the lock window" in etag["action"]
+
+
+def test_with_the_etag_dialect_doctor_finds_strong_stable_etags_and_writes_nothing():
+    with serve(dialect="etag") as emu, Client.from_emulator(emu) as c:
+        report = c.doctor("DWH")
+        called = {op for op, n in emu.counters().items() if n}
+    etag = report.set_index("check").loc["ETag"]
+    assert (etag["row"], etag["result"]) == ("29", "ok"), etag.to_dict()
+    assert "answer a strong ETag" in etag["evidence"] and "If-Match" in etag["action"]
+    assert called <= READ_ONLY  # never a PUT to find out
+    assert doctor_exit_code(report) == 0
+
+
+def _etag_server(plan, headers_of_reads):
+    """getTable and getMapping answering a small document with the given ETags, in turn."""
+    for path in (f"{API}/table/t", f"{API}/mapping/m"):
+        answers = iter(headers_of_reads)
+        plan.routes[path] = lambda h, answers=answers: (
+            200, {"Content-Type": "application/json", **next(answers)}, b"{}"
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("etags", "result", "words"),
+    [
+        (['"v1"', '"v1"'], "ok", "answer a strong ETag"),
+        (['W/"v1"', 'W/"v1"'], "differs", "cannot use"),
+        (['"v1"', '"v2"'], "breaks", "changes between two reads"),
+    ],
+)
+def test_weak_and_unstable_etags_are_reported(script, etags, result, words):  # noqa: F811
+    plan, url = script
+    _etag_server(plan, [{"ETag": tag} for tag in etags])
+    with make_client(url) as c:
+        finding = check_etags(c.api, {"table": "t", "mapping": "m"})
+    assert (finding.row, finding.result) == ("29", result), finding
+    assert words in finding.evidence, finding

@@ -6,7 +6,7 @@ check whether the assumption holds (``ok``), differs in a way mddframes copes wi
 (``differs``, saying how), could not be checked (``unknown``) or would break
 (``breaks``). Modules: ``findings`` (the report and exit code), ``access`` (token
 realm, API prefix), ``openapi`` (the document and the endpoints), ``shapes`` (the reads),
-``run`` (all of them in order).
+``etags`` (the ETags of tables and mappings), ``run`` (all of them in order).
 """
 
 from __future__ import annotations

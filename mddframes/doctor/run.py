@@ -20,7 +20,8 @@ logger = logging.getLogger(__name__)
 
 _AFTER_TOKEN = (("API prefix", "2"), ("OpenAPI document", "3"), ("endpoints", "2, 3"),
                 ("object types", "14"), ("tree", "11"), ("element", "12"), ("raw data", "13"),
-                ("table", "15"), ("mapping", "17"), ("packages", "18"))  # fmt: skip
+                ("table", "15"), ("mapping", "17"), ("packages", "18"),
+                ("ETag", "29"))  # fmt: skip
 
 
 def run_doctor(api: Api, system: str | None = None) -> pd.DataFrame:
@@ -31,7 +32,9 @@ def run_doctor(api: Api, system: str | None = None) -> pd.DataFrame:
     OpenAPI document and compares its operation ids, methods and paths with the
     endpoints table, then reads one of each kind (tree, element, raw data, table,
     mapping, packages of ``system``) and compares envelopes and field names with the
-    assumptions. It sends no write: only the token request and GETs.
+    assumptions, and whether the table and the mapping are read with an ``ETag`` a
+    write can send back as ``If-Match``. It sends no write: only the token request and
+    GETs.
 
     Parameters
     ----------

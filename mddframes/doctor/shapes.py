@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mddframes.codec.frame import from_payload
+from mddframes.doctor import etags
 from mddframes.doctor.findings import Finding
 from mddframes.errors import MddError
 from mddframes.frames import listing, structures, table, tree
@@ -183,25 +184,25 @@ def _keys(shape: Shape, entries: list[Mapping[str, Any]]) -> set[str]:
 
 
 def read_checks(api: Api, system: str | None) -> list[Finding]:
-    """The read of each kind: tree, element, raw data, table, mapping, packages."""
+    """The read of each kind: tree, element, raw data, table, mapping, packages; then
+    the ETags of the table and the mapping (:mod:`.etags`)."""
     later = (ELEMENT, RAW_DATA, TABLE, MAPPING, PACKAGES)
     if not system:
         why = "no system given (mddframes doctor SYSTEM, or Client.doctor(system=...))"
-        return [Finding(s.check, s.row, "unknown", why, "") for s in (TREE, *later)]
+        return [Finding(s.check, s.row, "unknown", why, "") for s in (TREE, *later)] + [
+            Finding(etags.CHECK, etags.ROW, "unknown", why)
+        ]
     found: list[Finding] = []
     try:
         value, seen = observe(api, TREE.operation, lambda: api.get_tree(system))
     except MddError as exc:
-        return [
-            Finding(
-                TREE.check,
-                TREE.row,
-                "breaks",
-                f"the tree of {system!r}: {exc}",
-                "check the system name",
-            )
-        ] + [  # fmt: skip
-            Finding(s.check, s.row, "unknown", "no tree to pick an element from") for s in later
+        broken = Finding(TREE.check, TREE.row, "breaks", f"the tree of {system!r}: {exc}",
+                         "check the system name")  # fmt: skip
+        unread = [(s.check, s.row, "an element") for s in later]
+        unread.append((etags.CHECK, etags.ROW, "a table"))
+        return [broken] + [
+            Finding(check, row, "unknown", f"no tree to pick {what} from")
+            for check, row, what in unread
         ]
     found.append(check_shape(TREE, value, seen, lambda v: tree.tree_frame(v)))
     ids = _picked_ids(value)
@@ -219,6 +220,7 @@ def read_checks(api: Api, system: str | None) -> list[Finding]:
         found.append(Finding(PACKAGES.check, PACKAGES.row, "breaks", str(exc), ""))
     else:
         found.append(check_shape(PACKAGES, value, seen, listing.packages_frame))
+    found.append(etags.check_etags(api, ids))
     return found
 
 

@@ -26,6 +26,7 @@ from mddframes.emulator.bodies import (
     checked,
     content_disposition,
     form_file,
+    if_match,
     json_answer,
     json_body,
     read_body,
@@ -72,6 +73,8 @@ def create_app(state: EmulatorState) -> FastAPI:
     contract = openapi.Contract(title, prefix)
     op = contract.operation
     store = state.store
+    # the etag dialect: table and mapping answers carry their version, writes honour If-Match
+    etags = state.config.dialect == "etag"
 
     @app.exception_handler(EmulatorError)
     async def _emulator_error(request: Request, exc: EmulatorError) -> Response:
@@ -155,7 +158,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def get_table(tableId: str) -> Response:
-        return json_answer(store.table_json(segment(tableId)))
+        return json_answer(store.table_json(segment(tableId)), etag=etags)
 
     @app.put(
         f"{api}/table/{{tableId}}",
@@ -173,7 +176,8 @@ def create_app(state: EmulatorState) -> FastAPI:
     async def table_update(tableId: str, request: Request) -> Response:
         table_id = segment(tableId)
         payload = await json_body(request, f"table {table_id!r}", wire.TableDocument)
-        return json_answer(store.replace_table(table_id, payload))
+        expected = if_match(request) if etags else None
+        return json_answer(store.replace_table(table_id, payload, expected), etag=etags)
 
     @app.get(
         f"{api}/mapping/{{mappingId}}",
@@ -186,7 +190,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         ),
     )
     async def get_mapping(mappingId: str) -> Response:
-        return json_answer(store.mapping_json(segment(mappingId)))
+        return json_answer(store.mapping_json(segment(mappingId)), etag=etags)
 
     @app.put(
         f"{api}/mapping/{{mappingId}}",
@@ -203,7 +207,8 @@ def create_app(state: EmulatorState) -> FastAPI:
     async def mapping_update(mappingId: str, request: Request) -> Response:
         mapping_id = segment(mappingId)
         payload = await json_body(request, f"mapping {mapping_id!r}", wire.MappingDocument)
-        return json_answer(store.replace_mapping(mapping_id, payload))
+        expected = if_match(request) if etags else None
+        return json_answer(store.replace_mapping(mapping_id, payload, expected), etag=etags)
 
     @app.get(
         f"{api}/system/{{systemName}}/deployment-package",

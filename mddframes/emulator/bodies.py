@@ -8,6 +8,7 @@ never passed through FastAPI's encoders.
 
 from __future__ import annotations
 
+import re
 from email.message import Message
 from typing import Any
 from urllib.parse import quote, unquote
@@ -18,12 +19,38 @@ from fastapi.responses import Response
 from mddframes.emulator import limits
 from mddframes.emulator import schemas as wire
 from mddframes.emulator.errors import BodyTooLarge
-from mddframes.emulator.store import InvalidInput, UnsupportedMedia, parse_json_body
+from mddframes.emulator.store import (
+    InvalidInput,
+    UnsupportedMedia,
+    content_version,
+    parse_json_body,
+)
+
+_ENTITY_TAG = re.compile(r'(W/)?"([^"]*)"')
 
 
-def json_answer(text: str, status: int = 200) -> Response:
-    """An ``application/json`` answer whose body is ``text`` as it is."""
-    return Response(text.encode("utf-8"), status_code=status, media_type="application/json")
+def json_answer(text: str, status: int = 200, *, etag: bool = False) -> Response:
+    """An ``application/json`` answer whose body is ``text`` as it is.
+
+    ``etag``: send the document's version as a strong ``ETag`` (the ``etag`` dialect).
+    """
+    headers = {"ETag": f'"{content_version(text)}"'} if etag else None
+    return Response(
+        text.encode("utf-8"), status_code=status, media_type="application/json", headers=headers
+    )
+
+
+def if_match(request: Request) -> frozenset[str] | None:
+    """The versions a write's ``If-Match`` accepts; ``None`` for no precondition.
+
+    ``None`` when the header is absent or ``*`` (any existing object matches: a missing
+    one is 404 anyway). If-Match compares strongly (RFC 9110, 13.1.1): a weak tag
+    (``W/"..."``) never matches, nor does a value that is no entity tag at all.
+    """
+    value = request.headers.get("if-match")
+    if value is None or value.strip() == "*":
+        return None
+    return frozenset(m.group(2) for m in _ENTITY_TAG.finditer(value) if not m.group(1))
 
 
 def segment(value: str) -> str:

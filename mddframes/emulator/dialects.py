@@ -22,10 +22,19 @@ alternative is proven against a server rather than against a hand-written fixtur
 ``literal-realm``
     The token endpoint answers only under the realm ``tenat`` (the description's
     spelling), the tenant's own realm is unknown (row 4).
+``etag``
+    ``getTable``/``getMapping`` (and the answers of their updates) carry a strong
+    ``ETag``, the quoted SHA-256 of the stored document; ``tableUpdate``/
+    ``mappingUpdate`` honour ``If-Match``: a tag that is not the object's current one
+    is 412 with nothing written, ``*`` matches any existing object, no header writes
+    as in every other dialect (row 29).
 
-It is an ASGI middleware outside the operation gate: it rewrites the path before the
-gate routes it and the JSON bodies around the app, so the store and routes stay those
-of the default dialect. The OpenAPI document stays the default dialect's.
+Every dialect but ``etag`` is an ASGI middleware outside the operation gate: it rewrites
+the path before the gate routes it and the JSON bodies around the app, so the store and
+routes stay those of the default dialect. ``etag`` is served by the table and mapping
+routes themselves (the store checks the version in the write's own transaction, the
+route sets the headers), as a precondition cannot be checked atomically from outside.
+The OpenAPI document stays the default dialect's.
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ DIALECTS: dict[str, str] = {
     "nested-tree": "the tree as nested children lists without parent ids",
     "unprefixed": "synchronous operations without the API prefix (async ones keep it)",
     "literal-realm": "the token endpoint only under the realm 'tenat'",
+    "etag": "tables and mappings carry an ETag; their updates honour If-Match (412)",
 }
 """Every dialect and what it changes."""
 
@@ -58,6 +68,8 @@ _USER_KEYS = frozenset({"data", "attributes"})
 _BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _TOKEN = re.compile(r"^/auth/realms/([^/]*)(/protocol/openid-connect/token)$")
 _ASYNC = re.compile(r"^/api/structure/export(/|$)")
+#: Dialects the routes serve themselves: the middleware lets their requests pass.
+_IN_THE_ROUTES = frozenset({"default", "etag"})
 
 
 def check_dialect(name: str) -> str:
@@ -147,7 +159,7 @@ class DialectMiddleware:
         self.tenant = tenant
 
     async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http" or self.dialect == "default":
+        if scope["type"] != "http" or self.dialect in _IN_THE_ROUTES:
             await self.app(scope, receive, send)
             return
         raw = scope.get("raw_path") or scope["path"].encode("latin-1")

@@ -8,11 +8,12 @@ anything is stored.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime
 from typing import Any
 
-from mddframes.emulator.errors import InvalidInput
+from mddframes.emulator.errors import InvalidInput, PreconditionFailed
 from mddframes.emulator.limits import parse_json
 
 JSON = dict[str, Any]
@@ -26,6 +27,29 @@ OWNED_FIELDS = ("tableId", "mappingId")
 def dumps(value: Any) -> str:
     """Serialise JSON compactly, keeping non-ASCII text and refusing NaN/Infinity."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def content_version(text: str) -> str:
+    """The version of a stored document: the SHA-256 (hex) of its JSON text.
+
+    A strong validator of the content: it changes whenever a byte of the stored
+    document changes, and only then (writing the same document again keeps it, as a
+    content-hashing ETag such as Spring's ``ShallowEtagHeaderFilter`` does).
+    """
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_version(current: str, expected: frozenset[str] | None, what: str) -> None:
+    """Refuse (412) a write when ``expected`` holds no version of the ``current`` text.
+
+    ``expected`` is ``None`` when the write has no precondition (no ``If-Match``, or
+    ``If-Match: *``, which any existing object meets).
+    """
+    if expected is not None and content_version(current) not in expected:
+        raise PreconditionFailed(
+            f"{what} is no longer the version named in If-Match (it changed since it was "
+            "read); nothing was written"
+        )
 
 
 def parse_json_body(body: bytes, what: str) -> Any:

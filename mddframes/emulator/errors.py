@@ -31,6 +31,12 @@ class StateConflict(EmulatorError):
     status = 409
 
 
+class PreconditionFailed(EmulatorError):
+    """An ``If-Match`` names no current version of the object: nothing is written (412)."""
+
+    status = 412
+
+
 class BodyTooLarge(EmulatorError):
     """The request body is larger than the emulator reads (413)."""
 

@@ -31,6 +31,7 @@ _REASONS = {
     404: "Not Found",
     405: "Method Not Allowed",
     409: "Conflict",
+    412: "Precondition Failed",
     413: "Payload Too Large",
     415: "Unsupported Media Type",
     429: "Too Many Requests",

@@ -318,7 +318,7 @@ def serve(
     dialect : str
         A variation of the wire format the real service might have, served by every
         route: ``default``, ``spring-page``, ``snake-case``, ``nested-tree``,
-        ``unprefixed`` or ``literal-realm`` (:mod:`mddframes.emulator.dialects`).
+        ``unprefixed``, ``literal-realm`` or ``etag`` (:mod:`mddframes.emulator.dialects`).
 
     Yields
     ------

@@ -24,7 +24,9 @@ from mddframes.emulator.dataset import Dataset
 from mddframes.emulator.documents import (  # noqa: F401 - re-exported for the routes
     OWNED_FIELDS,
     TREE_FIELDS,
+    check_version,
     child_name_and_attributes,
+    content_version,
     deployment_info_ids,
     dumps,
     parse_json_body,
@@ -37,6 +39,7 @@ from mddframes.emulator.documents import (  # noqa: F401 - re-exported for the r
 from mddframes.emulator.errors import (  # noqa: F401 - re-exported: the routes import them here
     EmulatorError,
     InvalidInput,
+    PreconditionFailed,
     StateConflict,
     UnknownObject,
     UnsupportedMedia,
@@ -332,28 +335,41 @@ class Store:
         )
         return element
 
-    def replace_table(self, table_id: str, payload: Any) -> str:
-        """Replace a table with ``payload`` (stored as sent); the owning element's version rises."""
+    def replace_table(
+        self, table_id: str, payload: Any, expected: frozenset[str] | None = None
+    ) -> str:
+        """Replace a table with ``payload`` (stored as sent); the owning element's version rises.
+
+        ``expected``: the versions (:func:`content_version`) the table must be at, else
+        :class:`PreconditionFailed` and nothing changes; ``None``: any.
+        """
         with self._transaction() as conn:
             row = conn.execute(
-                "SELECT structure_id FROM tables WHERE id = ?", (table_id,)
+                "SELECT structure_id, doc FROM tables WHERE id = ?", (table_id,)
             ).fetchone()
             if row is None:
                 raise UnknownObject(f"table {table_id!r} not found")
+            check_version(row[1], expected, f"table {table_id!r}")
             validate_table_payload(payload, table_id)
             text = dumps(payload)
             conn.execute("UPDATE tables SET doc = ? WHERE id = ?", (text, table_id))
             self._bump_element(conn, row[0])
         return text
 
-    def replace_mapping(self, mapping_id: str, payload: Any) -> str:
-        """Replace a mapping with ``payload`` (stored as sent); the owning element's version rises."""
+    def replace_mapping(
+        self, mapping_id: str, payload: Any, expected: frozenset[str] | None = None
+    ) -> str:
+        """Replace a mapping with ``payload`` (stored as sent); the owning element's version rises.
+
+        ``expected`` as for :meth:`replace_table`.
+        """
         with self._transaction() as conn:
             row = conn.execute(
-                "SELECT structure_id FROM mappings WHERE id = ?", (mapping_id,)
+                "SELECT structure_id, doc FROM mappings WHERE id = ?", (mapping_id,)
             ).fetchone()
             if row is None:
                 raise UnknownObject(f"mapping {mapping_id!r} not found")
+            check_version(row[1], expected, f"mapping {mapping_id!r}")
             validate_mapping_payload(payload, mapping_id)
             target = payload.get("targetId")
             text = dumps(payload)

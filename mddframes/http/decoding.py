@@ -23,6 +23,7 @@ from mddframes.codec import fastjson
 from mddframes.config import Secret
 from mddframes.http.auth import TokenGrant
 from mddframes.http.endpoints import Endpoint
+from mddframes.http.etags import etag_of
 from mddframes.http.translation import format_error, transport_error
 
 CHUNK_SIZE = 64 * 1024
@@ -86,6 +87,9 @@ class BodyStream:
     length : int or None
         The body's size in bytes from ``Content-Length``; None when unknown (no such
         header, or a ``Content-Encoding`` that makes the decoded size differ).
+    etag : str or None
+        The answer's strong ``ETag`` as sent, for an ``If-Match`` (:mod:`.etags`);
+        None when there is none or it is weak.
     """
 
     def __init__(self, entry: Endpoint, url: str, response: requests.Response) -> None:
@@ -97,6 +101,7 @@ class BodyStream:
         declared = response.headers.get("Content-Length", "")
         encoded = response.headers.get("Content-Encoding", "identity").lower() != "identity"
         self.length = int(declared) if declared.isdigit() and not encoded else None
+        self.etag = etag_of(response.headers)
 
     def __enter__(self) -> BodyStream:
         return self

@@ -146,6 +146,7 @@ class HttpSession:
         files: Mapping[str, Any] | None = None,
         stream: bool = False,
         query: Mapping[str, object] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> requests.Response:
         """Send one API call and return its successful (2xx) response.
 
@@ -167,6 +168,8 @@ class HttpSession:
             Leave the body unread (the caller streams it and must close the response).
         query : mapping, optional
             Query parameters (the ``page``/``size`` of a paged list).
+        headers : mapping, optional
+            Extra request headers (the ``If-Match`` of a write, :mod:`.etags`).
 
         Raises
         ------
@@ -185,7 +188,7 @@ class HttpSession:
         first: tuple[str, requests.Response] | None = None  # the 404 reported if all are
         for prefix in prefixes:
             url = self.url_for(entry, path, prefix)
-            response = self._authorised(entry, url, body, files, stream)
+            response = self._authorised(entry, url, body, files, stream, headers)
             if first is not None and _is_web_page(response):
                 response.status_code = 404  # a web front end, not the API: no route here
             if response.status_code != 404:
@@ -202,7 +205,7 @@ class HttpSession:
             first[1].close()
         if not 200 <= response.status_code < 300:
             try:
-                raise error_for_response(entry, url, response)
+                raise error_for_response(entry, url, response, path_params=path_params)
             finally:
                 response.close()
         return response
@@ -214,11 +217,13 @@ class HttpSession:
         body: bytes | None,
         files: Mapping[str, Any] | None,
         stream: bool,
+        headers: Mapping[str, str] | None = None,
     ) -> requests.Response:
         """Send with a token; on a 401 renew it and repeat once."""
         for attempt in (1, 2):
             token = self.tokens.token()
-            response = self._send(entry, url, token=token, body=body, files=files, stream=stream)
+            response = self._send(entry, url, token=token, body=body, files=files, stream=stream,
+                                  extra_headers=headers)  # fmt: skip
             if response.status_code == 401 and attempt == 1:
                 # The call was refused before being processed: renew and repeat once.
                 response.close()
@@ -322,10 +327,13 @@ class HttpSession:
         files: Mapping[str, Any] | None = None,
         stream: bool = False,
         content_type: str = "application/json",
+        extra_headers: Mapping[str, str] | None = None,
     ) -> requests.Response:
         headers = {"Accept": "application/json, text/plain;q=0.9, */*;q=0.8"}
         if body is not None:
             headers["Content-Type"] = content_type
+        if extra_headers:
+            headers.update(extra_headers)
         # Prepared directly rather than through Session.prepare_request, which merges
         # two fresh cookie jars per call (a third of a small call's client CPU); the
         # session's headers, cookies (sticky load balancers) and hooks still apply.

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import requests
@@ -32,19 +33,28 @@ _STATUS_ERRORS: dict[int, tuple[type[errors.ServiceError], str]] = {
     415: (errors.UnsupportedMediaTypeError, "the service did not accept the body's content type"),
     429: (errors.RateLimitError, "the service kept answering 429 Too Many Requests"),
 }
+#: The whole-object writes a 412 (a failed If-Match) is about: their kind and id parameter.
+_PRECONDITIONED = {"tableUpdate": ("table", "tableId"), "mappingUpdate": ("mapping", "mappingId")}
 
 
 def error_for_response(
-    entry: Endpoint, url: str, response: requests.Response
-) -> errors.ServiceError:
+    entry: Endpoint,
+    url: str,
+    response: requests.Response,
+    *,
+    path_params: Mapping[str, object] | None = None,
+) -> errors.MddError:
     """The ``MddError`` for a response that is not a success: the one translation table.
 
     400 ``BadRequestError``, 401/403 ``AuthError`` (with the OAuth ``error`` and
     ``error_description`` of the body or the ``WWW-Authenticate`` header), 404
     ``NotFoundError``, 409 ``ConflictError`` (``PackageClosedError`` when adding to a
-    package), 415 ``UnsupportedMediaTypeError``, 429 ``RateLimitError``, 5xx
+    package), 412 of a table or mapping update ``ConcurrentModificationError`` (its
+    ``If-Match`` failed: the object changed since it was read; named from
+    ``path_params``), 415 ``UnsupportedMediaTypeError``, 429 ``RateLimitError``, 5xx
     ``ServerError``, a redirect or any other status the generic ``ServiceError``. Any 4xx
-    of the token endpoint is an ``AuthError``. Every one is a ``ServiceError``.
+    of the token endpoint is an ``AuthError``. Every one but the 412 of an update is a
+    ``ServiceError``.
     """
     status = response.status_code
     body = _error_body(response)
@@ -75,6 +85,8 @@ def error_for_response(
         return errors.PackageClosedError(
             "the deployment package does not accept additions (it is not open)", **context
         )
+    if status == 412 and entry.operation in _PRECONDITIONED:
+        return _precondition_failed(entry, response, path_params or {}, context)
     if status == 429:
         retry_after = response.headers.get("Retry-After")
         suffix = f" (last Retry-After: {retry_after})" if retry_after else ""
@@ -90,6 +102,32 @@ def error_for_response(
             f"unexpected redirect to {location!r}; check base_url and api_prefix", **context
         )
     return errors.ServiceError(f"unexpected answer {status} {response.reason}", **context)
+
+
+def _precondition_failed(
+    entry: Endpoint,
+    response: requests.Response,
+    path_params: Mapping[str, object],
+    context: dict[str, Any],
+) -> errors.ConcurrentModificationError:
+    kind, key = _PRECONDITIONED[entry.operation]
+    name = f"{kind} {path_params[key]!r}" if key in path_params else kind
+    # urllib3 records the attempts it repeated (a 5xx or a dropped connection first)
+    repeats = len(getattr(getattr(response.raw, "retries", None), "history", None) or ())
+    if repeats:
+        message = (
+            f"{name}: the service answered 412 Precondition Failed (If-Match no longer "
+            f"matches) after the PUT was repeated {repeats} time(s); an earlier attempt "
+            f"whose answer was lost may have written it. Read the {kind} again to see "
+            "what it holds before writing again"
+        )
+    else:
+        message = (
+            f"{name} changed on the service since it was read: its ETag no longer matches "
+            "the If-Match sent (412 Precondition Failed). Nothing was written. Read it "
+            "again and redo the edit"
+        )
+    return errors.ConcurrentModificationError(message, **context)
 
 
 def _error_body(response: requests.Response) -> Any:
