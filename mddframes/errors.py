@@ -26,7 +26,8 @@ The tree::
     ├── DataShapeError                 a service answer or a user frame mddframes cannot read
     ├── WriteRefusedError              a write was stopped before anything was sent
     │   ├── ConcurrentModificationError    the object changed since it was read
-    │   └── IncompletePayloadError     the completeness check found errors
+    │   ├── IncompletePayloadError     the completeness check found errors
+    │   └── LockTimeoutError           another writer held the object or batch too long
     ├── WriteVerificationError         a write was sent but reads back differently
     ├── BackupError                    a backup could not be written
     ├── JournalError                   a write journal cannot be written, read or acted on
@@ -65,6 +66,7 @@ __all__ = [
     "IncompletePayloadError",
     "InvalidArgumentError",
     "JournalError",
+    "LockTimeoutError",
     "LegacyExportWarning",
     "MddError",
     "MddWarning",
@@ -309,6 +311,22 @@ class WriteVerificationError(MddError):
 
 class BackupError(MddError):
     """A backup file could not be written (no free name, a disk error, content not JSON)."""
+
+
+class LockTimeoutError(WriteRefusedError):
+    """Another writer on this machine held the object's (or the batch's) lock too long.
+
+    The message names the holder (pid, host, what for, since when); nothing was sent.
+
+    Attributes
+    ----------
+    path : str or None
+        The lock file.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, **kwargs: Any) -> None:
+        self.path = path
+        super().__init__(message, **kwargs)
 
 
 class JournalError(MddError):

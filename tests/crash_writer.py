@@ -99,8 +99,8 @@ def _install(point: str, nth: int) -> None:
         # every PUT of a write, a resume or a roll back is the engine's
         real_put = engine.put
 
-        def put(*args: Any) -> None:
-            real_put(*args)
+        def put(*args: Any, **kwargs: Any) -> None:
+            real_put(*args, **kwargs)
             if hit():
                 _die()
 

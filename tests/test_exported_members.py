@@ -43,6 +43,7 @@ EXPORTED = [
     "InvalidArgumentError",
     "JournalError",
     "LegacyExportWarning",
+    "LockTimeoutError",
     "MddError",
     "MddWarning",
     "NotFoundError",

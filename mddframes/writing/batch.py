@@ -9,6 +9,7 @@ verify them concurrently. :func:`send_batch` is shared with
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -23,7 +24,8 @@ from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddEr
 from mddframes.frames.bulk_tables import iter_groups
 from mddframes.writing.changes import Change, prepare_edit
 from mddframes.writing.engine import gate, refuse_incomplete, send, take_backup
-from mddframes.writing.journal_file import JournalWriter, PlannedObject
+from mddframes.writing.journal_file import JournalWriter, PlannedObject, new_batch_id
+from mddframes.writing.locks import batch_lock, object_locks
 from mddframes.writing.result import WriteResult
 
 if TYPE_CHECKING:
@@ -65,12 +67,16 @@ def write_edits(
         except MddError as exc:  # collected: every object is checked before any is sent
             return exc
 
-    checked = run_bulk(prepare, groups, max_workers=workers, progress=progress,
-                       desc=f"check {kind}s", label=lambda g: g[0]).results  # fmt: skip
-    changes = _all_or_none(kind, [g[0] for g in groups], checked)
-    results, to_send = gate_all(changes, dry_run=dry_run)
-    sent = send_batch(api, f"write_{kind}s", [changes[p] for p in to_send],
-                      backup_dir=backup_dir, max_workers=workers, progress=progress)  # fmt: skip
+    guard = contextlib.nullcontext() if dry_run else object_locks(
+        api, [(kind, object_id) for object_id, _rows in groups], purpose=f"write_{kind}s"
+    )  # fmt: skip
+    with guard:  # from the first check to the last verification
+        checked = run_bulk(prepare, groups, max_workers=workers, progress=progress,
+                           desc=f"check {kind}s", label=lambda g: g[0]).results  # fmt: skip
+        changes = _all_or_none(kind, [g[0] for g in groups], checked)
+        results, to_send = gate_all(changes, dry_run=dry_run)
+        sent = send_batch(api, f"write_{kind}s", [changes[p] for p in to_send],
+                          backup_dir=backup_dir, max_workers=workers, progress=progress)  # fmt: skip
     errors: dict[str, Exception] = {}
     for batch_position, outcome in enumerate(sent.outcomes):
         object_id = changes[to_send[batch_position]].object_id
@@ -162,7 +168,11 @@ def send_batch(
         payload = change.new.payload()
         planned.append(PlannedObject(change.kind, change.object_id, str(backup),
                                      digest(change.held.document()), digest(payload), payload))  # fmt: skip
-    with JournalWriter.create(api, operation, planned, backup_dir) as journal:
+    batch = new_batch_id()
+    # the batch's lock before its journal exists: a resume or roll back started from the
+    # journal while this write still runs waits for it
+    with batch_lock(api, batch, purpose=operation), \
+            JournalWriter.create(api, operation, planned, backup_dir, batch=batch) as journal:  # fmt: skip
 
         def send_one(index: int) -> WriteResult:
             try:

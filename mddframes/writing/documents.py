@@ -101,28 +101,39 @@ def fetch(api: Api, kind: Kind, object_id: str, *, raw: bool = False) -> Held:
     received (when the caller expects them to equal a kept document and be dropped).
     """
     if kind == "mapping":
-        document = api.get_mapping(object_id)
-        return Held(kind, object_id, _document=document)
+        tagged = api.get_mapping_with_etag(object_id)
+        return Held(kind, object_id, etag=tagged.etag, _document=tagged.document)
     with api.get_table_stream(object_id) as body:
         source = (body.entry, body.url, body.status, body.content_type)
+        etag = body.etag
         if raw:
             digest = hashlib.sha256()
             chunks = []
             for chunk in body.chunks():
                 digest.update(chunk)
                 chunks.append(chunk)
-            return Held(kind, object_id, digest.hexdigest(), _raw=chunks, _source=source)
+            return Held(kind, object_id, digest.hexdigest(), etag, _raw=chunks, _source=source)
         kept = keep_chunks(body.chunks())
-        return Held(kind, object_id, kept.sha256, _kept=kept, _source=source)
+        return Held(kind, object_id, kept.sha256, etag, _kept=kept, _source=source)
 
 
-def put(api: Api, kind: Kind, object_id: str, body: dict[str, Any] | EncodedJson) -> None:
-    """Send a whole new document (the answer, the whole object again, is dropped unread:
-    the read-back that follows is what the write is checked against)."""
+def put(
+    api: Api,
+    kind: Kind,
+    object_id: str,
+    body: dict[str, Any] | EncodedJson,
+    *,
+    if_match: str | None = None,
+) -> None:
+    """Send a whole new document, with ``If-Match`` when the read carried an ETag.
+
+    The answer (the whole object again) is dropped unread: the read-back that follows is
+    what the write is checked against.
+    """
     if kind == "table":
-        api.put_table(object_id, body, answer=False)
+        api.put_table(object_id, body, answer=False, if_match=if_match)
     else:
-        api.put_mapping(object_id, body)
+        api.put_mapping(object_id, body, if_match=if_match)
 
 
 class NewDocument(Protocol):

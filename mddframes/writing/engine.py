@@ -9,6 +9,7 @@
     new document, one strategy:   dry run? ────────► WriteResult "dry-run"
       parsed | encoded (streamed) backup ──────────► PUT ─► read back ─► verify
     diff + completeness report                        └─► re-record the context
+    └──────────── the object's lock held (locks.py), unless a dry run ─────────┘
 
 :func:`write_one` runs them for one object; a batch (:mod:`mddframes.writing.batch`)
 prepares and gates every object first, then backs up, journals and calls :func:`send`
@@ -19,6 +20,7 @@ through :func:`send` too. So a verification failure is the same
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable
@@ -27,11 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.fingerprint import fingerprint
+from mddframes.codec.kinds import Kind
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import IncompletePayloadError, WriteVerificationError
 from mddframes.writing.backups import save_backup, save_backup_document
 from mddframes.writing.changes import Change
 from mddframes.writing.documents import fetch, put
+from mddframes.writing.locks import object_lock
 from mddframes.writing.result import Status, WriteResult
 
 if TYPE_CHECKING:
@@ -47,13 +51,25 @@ Recorder = Callable[[str], None]
 
 def write_one(
     api: Api,
+    kind: Kind,
+    object_id: str,
     prepare: Callable[[], Change],
     *,
     dry_run: bool,
     backup_dir: str | os.PathLike[str] | None,
 ) -> WriteResult:
-    """Prepare, gate, back up, send and verify one object's write."""
-    with gc_paused():  # no cyclic GC passes over the rows of the documents held here
+    """Prepare, gate, back up, send and verify one object's write.
+
+    A write that may send holds the object's lock (:mod:`~mddframes.writing.locks`) from
+    its read of what the service holds until its verification ends; a dry run sends
+    nothing and takes no lock.
+    """
+    guard = (
+        contextlib.nullcontext()
+        if dry_run
+        else object_lock(api, kind, object_id, purpose=f"write_{kind} {object_id!r}")
+    )
+    with guard, gc_paused():  # no cyclic GC passes over the rows of the documents held here
         change = prepare()
         gated = gate(change, dry_run=dry_run)
         if gated is not None:
@@ -115,7 +131,9 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
     kind, object_id = change.kind, change.object_id
     note = record or (lambda event: None)
     note("sending")
-    put(api, kind, object_id, change.new.body())
+    # If-Match: the service (when it gives ETags) refuses the PUT if the object changed
+    # after the read this write checked, even by a writer on another machine
+    put(api, kind, object_id, change.new.body(), if_match=change.held.etag)
     note("sent")
     readback = fetch(api, kind, object_id)
     mismatch = change.new.mismatch(kind, readback)

@@ -202,11 +202,12 @@ class JournalWriter:
     @classmethod
     def create(
         cls, api: Api, operation: str, objects: list[PlannedObject],
-        backup_dir: str | os.PathLike[str] | None,
+        backup_dir: str | os.PathLike[str] | None, *, batch: str | None = None,
     ) -> JournalWriter:  # fmt: skip
-        """Create a new batch's journal and write its plan line (durably)."""
+        """Create a new batch's journal (``batch``: its id, default a new one) and write
+        its plan line (durably)."""
         folder = journal_folder(api, backup_dir)
-        batch = new_batch_id()
+        batch = batch if batch is not None else new_batch_id()
         plan = {
             "type": "plan", "v": VERSION, "batch": batch, "operation": operation,
             "tenant": getattr(api, "tenant", None), "createdAt": _now(),

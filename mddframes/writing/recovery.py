@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
@@ -39,9 +39,12 @@ from mddframes.writing.journal_file import (
     journal_folder,
     read_journal,
 )
+from mddframes.writing.locks import batch_lock, object_locks
 
 if TYPE_CHECKING:
     from mddframes.api import Api
+
+Actor = Literal["resume", "roll-back"]
 
 #: The columns of :func:`pending_writes`.
 PENDING_COLUMNS = (
@@ -236,9 +239,29 @@ def _recover(
     max_workers: int | None,
     progress: bool,
 ) -> pd.DataFrame:
+    """One actor at a time: the batch's lock, then its objects' locks, then the work."""
     path = find_journal(api, batch, backup_dir)
+    by: Actor = "resume" if target == "after" else "roll-back"
+    seen = _recoverable(api, path, target)
+    with batch_lock(api, seen.batch, purpose=f"{by} of batch {seen.batch}"):
+        journal = _recoverable(api, path, target)  # as it is now, after any wait
+        if journal.outcome != seen.outcome:
+            raise JournalError(
+                f"batch {journal.batch} was {journal.outcome} by another caller while this "
+                f"{by.replace('-', ' ')} waited for it; nothing was sent. Look at "
+                "pending_writes(include_finished=True) and decide again",
+                path=str(path),
+            )
+        keys = [(item.kind, item.id) for item in journal.objects]
+        with object_locks(api, keys, purpose=f"{by} of batch {journal.batch}"):
+            workers = resolve_workers(max_workers, api.max_workers)
+            return _recover_locked(api, journal, target, by, workers=workers,
+                                   progress=progress)  # fmt: skip
+
+
+def _recoverable(api: Api, path: Path, target: Target) -> JournalState:
+    """The journal, if this tenant's batch can be recovered in this direction."""
     journal = read_journal(path)
-    by = "resume" if target == "after" else "roll-back"
     if journal is None:
         raise JournalError(
             f"batch {path.stem} was cut off while its plan was written: nothing was sent, "
@@ -255,26 +278,23 @@ def _recover(
             "Write the frame again instead",
             path=str(path),
         )
+    return journal
+
+
+def _recover_locked(
+    api: Api, journal: JournalState, target: Target, by: Actor, *, workers: int, progress: bool
+) -> pd.DataFrame:
+    """Read every object, refuse if any was changed by someone else, send the rest."""
     payloads = _payloads(journal, target)
-    workers = resolve_workers(max_workers, api.max_workers)
-    objects = journal.objects
+    objects, path = journal.objects, journal.path
     held = run_bulk(lambda item: fetch(api, item.kind, item.id), objects,
                     max_workers=workers, progress=False, desc=f"{by}: read",
                     label=lambda item: item.id).results  # fmt: skip
     current = [digest(now.document()) for now in held]
     want = [item.after if target == "after" else item.before for item in objects]
     other = [item.before if target == "after" else item.after for item in objects]
-    changed = [item for item, now, a, b in zip(objects, current, want, other, strict=True)
-               if now not in (a, b)]  # fmt: skip
-    if changed:
-        names = ", ".join(f"{item.kind} {item.id!r}" for item in changed[:10])
-        more = f" and {len(changed) - 10} more" if len(changed) > 10 else ""
-        raise ConcurrentModificationError(
-            f"cannot {by.replace('-', ' ')} batch {journal.batch}: {len(changed)} object(s) "
-            f"changed by someone else since the batch ({names}{more}); they hold neither "
-            "what the batch sent nor what they held before. Nothing was sent. Their "
-            "backups are named in the journal " + str(path),
-        )
+    _refuse_changed(journal, by, [item for item, now, a, b in zip(objects, current, want, other,
+                                                                  strict=True) if now not in (a, b)])  # fmt: skip
     to_send = [index for index, (now, a) in enumerate(zip(current, want, strict=True)) if now != a]
     errors: dict[int, Exception] = {}
     with JournalWriter.reopen(path) as writer:
@@ -284,9 +304,9 @@ def _recover(
 
         def send_one(index: int) -> None:
             item = objects[index]
-            # what it holds before this step: the batch's backup (resume), or the
+            # what it held before this step: the batch's backup (resume), or the
             # journal's payload (roll back)
-            before = Path(item.backup) if target == "after" else path
+            before = Path(item.backup) if target == "after" else Path(path)
             change = prepare_replacement(api, item.kind, item.id, payloads[index],
                                          held=held[index], records_context=False)  # fmt: skip
             try:
@@ -303,8 +323,27 @@ def _recover(
             errors = {to_send[p]: exc for p, exc in outcome.exceptions.items()}
         if not errors:
             writer.end("written" if target == "after" else "rolled-back", by)
+    return _recovery_frame(journal, to_send, errors)
+
+
+def _refuse_changed(journal: JournalState, by: Actor, changed: list[PlannedObject]) -> None:
+    if not changed:
+        return
+    names = ", ".join(f"{item.kind} {item.id!r}" for item in changed[:10])
+    more = f" and {len(changed) - 10} more" if len(changed) > 10 else ""
+    raise ConcurrentModificationError(
+        f"cannot {by.replace('-', ' ')} batch {journal.batch}: {len(changed)} object(s) "
+        f"changed by someone else since the batch ({names}{more}); they hold neither "
+        "what the batch sent nor what they held before. Nothing was sent. Their "
+        f"backups are named in the journal {journal.path}",
+    )
+
+
+def _recovery_frame(
+    journal: JournalState, to_send: list[int], errors: dict[int, Exception]
+) -> pd.DataFrame:
     rows = []
-    for index, item in enumerate(objects):
+    for index, item in enumerate(journal.objects):
         error = errors.get(index)
         action = "failed" if error else ("sent" if index in to_send else "already")
         rows.append({"kind": item.kind, "id": item.id, "action": action,

@@ -9,6 +9,7 @@ batch of one backup.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,6 +22,7 @@ from mddframes.errors import InvalidArgumentError
 from mddframes.writing.backups import load_backup
 from mddframes.writing.batch import RESULT_COLUMNS, describe, gate_all, send_batch
 from mddframes.writing.changes import Change, prepare_replacement
+from mddframes.writing.locks import object_locks
 from mddframes.writing.result import WriteResult
 
 if TYPE_CHECKING:
@@ -83,6 +85,24 @@ def _restore(
     """The batch: prepare every restore, gate, send the changed ones with a journal."""
     workers = resolve_workers(max_workers, api.max_workers)
     documents = _load_all(api, paths)
+    guard = contextlib.nullcontext() if dry_run else object_locks(
+        api, [(document["kind"], document["id"]) for document in documents], purpose=operation
+    )  # fmt: skip
+    with guard:  # from the first check to the last verification
+        return _restore_locked(api, documents, operation, dry_run=dry_run,
+                               backup_dir=backup_dir, workers=workers, progress=progress)  # fmt: skip
+
+
+def _restore_locked(
+    api: Api,
+    documents: list[dict[str, Any]],
+    operation: str,
+    *,
+    dry_run: bool,
+    backup_dir: str | os.PathLike[str] | None,
+    workers: int,
+    progress: bool,
+) -> tuple[list[Change], list[WriteResult | None], dict[int, Exception], Any]:
     changes = run_bulk(
         lambda document: prepare_replacement(api, document["kind"], document["id"],
                                              document["payload"]),

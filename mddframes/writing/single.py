@@ -77,7 +77,7 @@ def write_table(
     """
     table_id = require_id(table_id, what="table_id")
     return write_one(
-        api,
+        api, "table", table_id,
         lambda: prepare_edit(api, "table", table_id, frame, columns=columns,
                              allow_deletes=allow_deletes, force=force),
         dry_run=dry_run, backup_dir=backup_dir,
@@ -130,7 +130,7 @@ def write_mapping(
     """
     mapping_id = require_id(mapping_id, what="mapping_id")
     return write_one(
-        api,
+        api, "mapping", mapping_id,
         lambda: prepare_edit(api, "mapping", mapping_id, frame, allow_deletes=allow_deletes,
                              force=force),
         dry_run=dry_run, backup_dir=backup_dir,
