@@ -48,6 +48,7 @@ DEFAULT_API_PREFIX = "/api/mdd-backend"
 DEFAULT_TIMEOUT = (5.0, 60.0)
 DEFAULT_MAX_RETRIES = 5
 DEFAULT_MAX_WORKERS = 8
+DEFAULT_LOCK_TIMEOUT = 300.0
 DEFAULT_PROFILE = "default"
 
 # setting name -> environment variable. allow_insecure_http has none on purpose: a
@@ -139,6 +140,11 @@ class Settings:
         Default concurrency of bulk calls; the connection pool is sized for it.
     allow_insecure_http : bool
         Whether plain ``http://`` is allowed for a host that is not loopback.
+    lock_dir : str or None
+        The machine's folder of write locks (one per user); None: the user's cache
+        folder (:func:`mddframes.writing.locks.default_lock_dir`).
+    lock_timeout : float
+        Seconds a write waits for another writer of the same object on this machine.
     """
 
     tenant: str | None
@@ -152,6 +158,8 @@ class Settings:
     verify: bool | str = True
     max_workers: int = DEFAULT_MAX_WORKERS
     allow_insecure_http: bool = False
+    lock_dir: str | None = None
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 
     def __post_init__(self) -> None:
         if not isinstance(self.client_secret, Secret):

@@ -36,14 +36,12 @@ from typing import TYPE_CHECKING, Any
 import filelock
 import platformdirs
 
+from mddframes.config import DEFAULT_LOCK_TIMEOUT
 from mddframes.errors import LockTimeoutError
 from mddframes.writing.backups import path_segment
 
 if TYPE_CHECKING:
     from mddframes.api import Api
-
-#: How long a writer waits for another writer of the same object, by default (seconds).
-DEFAULT_LOCK_TIMEOUT = 300.0
 
 _THREAD_LOCKS: dict[Path, threading.Lock] = {}
 _THREAD_LOCKS_GUARD = threading.Lock()
