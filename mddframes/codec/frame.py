@@ -17,23 +17,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from mddframes.codec.dtypes import STRING_DTYPE, column_array
+from mddframes.codec.kinds import Kind
 from mddframes.codec.values import (
     ABSENT,
-    canonical_bytes,
     cell_changed,
     is_missing_cell,
     is_missing_json,
+    same_json_column,
     to_json_value,
 )
 from mddframes.errors import DataShapeError
-
-Kind = Literal["table", "mapping"]
 
 #: Where each kind keeps its rows; the first key is the one the service uses, the
 #: others are tolerated spellings (section 4: read tolerantly).
@@ -345,21 +344,6 @@ def _candidate_changes(old: Any, new: Any, originals: list[Any]) -> np.ndarray:
     return np.asarray(changed, dtype=np.int64)
 
 
-def _same_objects(originals: list[Any], new: Any) -> bool:
-    """Whether an ``object`` column holds exactly the original JSON values, by one
-    canonical encoding of each side (a cell-by-cell deep comparison of 100,000 nested
-    values costs seconds). False when unsure: the caller then compares cell by cell."""
-    if getattr(getattr(new, "dtype", None), "kind", None) != "O":
-        return False
-    values = new.tolist() if hasattr(new, "tolist") else list(new)
-    if any(value is pd.NA for value in values):
-        return False  # NA where a value or null was: the cells decide
-    try:
-        return canonical_bytes(originals) == canonical_bytes(values)
-    except (TypeError, ValueError):
-        return False
-
-
 def overlay(
     frame: pd.DataFrame,
     original: dict[str, Any],
@@ -449,7 +433,7 @@ def overlay(
         originals = list(map(dict.get, kept_rows, repeat(name, len(kept_rows))))
         if name in known:
             samples[name] = _sample(rows, name) if templates is None else templates[name]
-            if _same_objects(originals, new):
+            if same_json_column(originals, new):
                 continue  # a JSON column left as it was: no cell to compare one by one
             old = column_array(originals, data_types.get(name), name=name)
             candidates = _candidate_changes(old, new, originals)
