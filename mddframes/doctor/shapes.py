@@ -18,7 +18,7 @@ from mddframes.codec.frame import from_payload
 from mddframes.doctor.findings import Finding
 from mddframes.errors import MddError
 from mddframes.frames import listing, structures, table, tree
-from mddframes.frames._shape import unwrap_list
+from mddframes.frames.shaping import unwrap_list
 from mddframes.http.keys import TO_SNAKE, to_camel
 
 if TYPE_CHECKING:
