@@ -39,7 +39,8 @@ import pandas as pd
 
 from mddframes.codec import check
 from mddframes.codec.align import key_of, primary_key_columns
-from mddframes.codec.check import CheckContext, CheckReport, Record, run_stages
+from mddframes.codec.check import CheckReport, run_stages
+from mddframes.codec.check_context import CheckContext, Record
 from mddframes.codec.diff import Diff, concat_changes, diff_payloads
 from mddframes.codec.fastjson import loads_strict_or_none
 from mddframes.codec.fingerprint import FrameFingerprint, rows_in
