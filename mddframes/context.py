@@ -9,17 +9,15 @@ latest read of each object; it survives concat, merge and astype, which drop
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import threading
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
 from mddframes.codec.fingerprint import FrameFingerprint
+from mddframes.codec.kinds import Kind
 from mddframes.codec.stream import KeptJson, load_document
-from mddframes.codec.values import canonical_json
-
-Kind = Literal["table", "mapping"]
+from mddframes.codec.values import digest
 
 #: The ``frame.attrs`` key holding the context of the read that made the frame.
 ATTRS_KEY = "mddframes"
@@ -128,12 +126,12 @@ class ReadContext:
         """SHA-256 of the payload's canonical JSON (key order ignored), computed once.
 
         Equal for equal content and types, whatever the whitespace or key order of the
-        document, so it compares with :func:`payload_digest` of what the service holds
-        later. For a streamed read it is taken lazily from the kept document (one
-        parse, on first use).
+        document, so it compares with :func:`~mddframes.codec.values.digest` of what the
+        service holds later. For a streamed read it is taken lazily from the kept
+        document (one parse, on first use).
         """
         if not self._digest:
-            self._digest.append(payload_digest(self.payload))
+            self._digest.append(digest(self.payload))
         return self._digest[0]
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -169,11 +167,6 @@ def _rebuild_context(
     fingerprint: FrameFingerprint | None = None,
 ) -> ReadContext:
     return ReadContext(kind, object_id, payload, read_at, kept=kept, fingerprint=fingerprint)
-
-
-def payload_digest(payload: Any) -> str:
-    """SHA-256 (hex) of ``payload``'s canonical JSON: equal for equal content and types."""
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
 class ContextRegistry:

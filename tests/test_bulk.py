@@ -201,7 +201,7 @@ def test_failures_frame_has_stable_dtypes_when_empty():
 
 
 def test_concat_union_keeps_nullable_dtypes_across_missing_columns():
-    from mddframes.frames._shape import concat_union
+    from mddframes.frames.stacking import concat_union
 
     a = pd.DataFrame(
         {
@@ -224,7 +224,7 @@ def test_concat_union_keeps_nullable_dtypes_across_missing_columns():
 
 
 def test_concat_union_of_disagreeing_dtypes_keeps_every_value():
-    from mddframes.frames._shape import concat_union
+    from mddframes.frames.stacking import concat_union
 
     a = pd.DataFrame({"v": pd.array([2**62], dtype="Int64")})
     b = pd.DataFrame({"v": pd.array(["text"], dtype="string")})

@@ -96,7 +96,7 @@ def test_read_tables_dates_are_the_single_reads(client, dated_tables):
 
 def test_the_long_column_is_the_single_reads_stacked(client, dated_tables):
     """With a nanosecond table among them too: each table's own unit, then stacked."""
-    from mddframes.frames._shape import concat_column_sets
+    from mddframes.frames.stacking import concat_column_sets
 
     ids = [dated_tables[i] for i in (0, 1, 2, 4)]  # micro, plain, nano, naive
     singles = [read_table(client.api, t) for t in ids]

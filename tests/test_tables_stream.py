@@ -30,7 +30,7 @@ from mddframes import ReadContext
 from mddframes.codec import from_payload, stream
 from mddframes.codec.dtypes import column_array
 from mddframes.codec.stream import frame_from_chunks
-from mddframes.context import payload_digest
+from mddframes.codec.values import digest
 from mddframes.emulator.scale import big_table
 from mddframes.errors import ConcurrentModificationError, DataShapeError, ResponseFormatError
 from mddframes.frames.table import STREAM_THRESHOLD
@@ -392,7 +392,7 @@ def test_a_large_table_is_streamed_into_the_same_frame(client, big):
     assert context.streamed and context.kept.size == body.length
     assert client.contexts.get("table", table_id) is context
     assert context.payload == payload  # parsed again from the kept document
-    assert context.digest == payload_digest(payload)
+    assert context.digest == digest(payload)
     assert frame["external_ref"].dtype == object and frame["external_ref"][3] == 2**64 + 1
 
 

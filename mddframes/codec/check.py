@@ -15,25 +15,40 @@ Warnings
 
 Problems the current payload already had are not blamed on the new one: duplicate
 keys and nulls are reported only where a row was edited or added.
+
+The check is a list of stages (:data:`STAGES`), small functions of one
+:class:`CheckContext` that each return their problem records. A record carries its
+stage's rank and its place in the payload, and the report is sorted by those
+(:func:`~mddframes.codec.report.report_order`), so whoever runs the stages gets the
+same report: :func:`check_payload` on a whole document, or
+:mod:`mddframes.codec.streamed_overlay` batch by batch and then the stages that need the
+whole table (:attr:`Stage.whole_table`) once at the end.
 """
 
 from __future__ import annotations
 
-import html
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
-import pandas as pd
+from mddframes.codec.check_context import CheckContext, Record
+from mddframes.codec.frame import ROWS_KEYS
+from mddframes.codec.kinds import Kind
+from mddframes.codec.report import REPORT_COLUMNS, CheckReport, report_order
+from mddframes.codec.values import ABSENT, has_non_finite, json_type
 
-from mddframes.codec.align import align_rows, key_of, primary_key_columns
-from mddframes.codec.frame import ROWS_KEYS, Kind, declared_columns
-from mddframes.codec.values import ABSENT, has_non_finite, json_class
-
-#: The columns of every report frame, in this order.
-REPORT_COLUMNS = ("level", "table", "row", "column", "problem", "old", "new")
+__all__ = [
+    "REPORT_COLUMNS",
+    "STAGES",
+    "CheckContext",
+    "CheckReport",
+    "Record",
+    "Stage",
+    "check_payload",
+    "report_order",
+    "run_stages",
+]
 
 # Problem names (the ``problem`` column starts with one of these).
 ENVELOPE_KEY_MISSING = "envelope key missing"
@@ -46,137 +61,261 @@ TYPE_DRIFT = "type drift"
 NOT_FINITE = "NaN or infinity"
 ROW_NOT_OBJECT = "row is not an object"
 NOT_JSON = "not a JSON value"
+NOT_AN_OBJECT = "payload is not a JSON object"
 UNDECLARED_COLUMN = "column not declared in the metadata"
 NULL_IN_NON_NULLABLE = "null in non-nullable column"
 
-_HTML_LIMIT = 200
+#: What a stage is: a function of the context returning its problem records.
+StageFunction = Callable[[CheckContext], list[Record]]
 
 
 @dataclass(frozen=True)
-class CheckReport:
-    """The problems of a payload, one per line.
+class Stage:
+    """One check of the completeness check.
 
     Attributes
     ----------
-    frame : pandas.DataFrame
-        Columns ``level`` ("error" or "warning"), ``table`` (object id), ``row`` (the
-        row's frame index label: its original position, or the label of a new row),
-        ``column``, ``problem``, ``old``, ``new``. Errors come first.
+    rank : int
+        Where its lines go in the report (after the lines of lower ranks).
+    run : callable
+        The check: context -> problem records.
+    whole_table : bool
+        It needs every row at once (a check of a table batch by batch makes it once,
+        at the end, from what the batches left behind).
+    gate : bool
+        When it finds anything, the later stages cannot read the payload: the check
+        stops there.
     """
 
-    frame: pd.DataFrame
-
-    @classmethod
-    def from_records(cls, records: Iterable[dict[str, Any]]) -> CheckReport:
-        """A report from problem records (dicts with the keys of ``REPORT_COLUMNS``)."""
-        records = sorted(records, key=lambda r: r["level"] != "error")  # stable: errors first
-        frame = pd.DataFrame(
-            [[r[c] for c in REPORT_COLUMNS] for r in records],
-            columns=list(REPORT_COLUMNS),
-            dtype=object,
-        )
-        frame["level"] = frame["level"].astype("string")
-        frame["problem"] = frame["problem"].astype("string")
-        return cls(frame)
-
-    @classmethod
-    def concat(cls, reports: Iterable[CheckReport]) -> CheckReport:
-        """One report of several objects' reports (errors still first)."""
-        records = chain.from_iterable(r.frame.to_dict("records") for r in reports)
-        return cls.from_records(records)
-
-    @property
-    def errors(self) -> pd.DataFrame:
-        """The error lines."""
-        return self.frame[self.frame["level"] == "error"]
-
-    @property
-    def warnings(self) -> pd.DataFrame:
-        """The warning lines."""
-        return self.frame[self.frame["level"] == "warning"]
-
-    @property
-    def ok(self) -> bool:
-        """True when the report has no errors (warnings allowed)."""
-        return not bool((self.frame["level"] == "error").any())
-
-    def __len__(self) -> int:
-        return len(self.frame)
-
-    def summary(self, limit: int = 5) -> str:
-        """One paragraph: counts, then the first ``limit`` errors in words."""
-        errors, warnings = self.errors, self.warnings
-        text = f"{len(errors)} error(s), {len(warnings)} warning(s)"
-        lines = [_describe_line(r) for r in errors.head(limit).to_dict("records")]
-        if lines:
-            text += ": " + "; ".join(lines)
-            if len(errors) > limit:
-                text += f"; and {len(errors) - limit} more"
-        return text
-
-    def __repr__(self) -> str:
-        return f"<CheckReport {'ok' if self.ok else 'NOT ok'}: {self.summary()}>"
-
-    def _repr_html_(self) -> str:
-        status = "ok" if self.ok else "errors: nothing may be sent"
-        head = (
-            f"<p><b>Completeness check: {html.escape(status)}</b> "
-            f"({len(self.errors)} error(s), {len(self.warnings)} warning(s))</p>"
-        )
-        if not len(self.frame):
-            return head
-        rows = []
-        for record in self.frame.head(_HTML_LIMIT).to_dict("records"):
-            colour = "#fdd" if record["level"] == "error" else "#ffd"
-            cells = "".join(f"<td>{html.escape(_short(record[c]))}</td>" for c in REPORT_COLUMNS)
-            rows.append(f'<tr style="background:{colour}">{cells}</tr>')
-        header = "".join(f"<th>{c}</th>" for c in REPORT_COLUMNS)
-        more = len(self.frame) - _HTML_LIMIT
-        tail = f"<p>... and {more} more line(s)</p>" if more > 0 else ""
-        return f"{head}<table><tr>{header}</tr>{''.join(rows)}</table>{tail}"
+    rank: int
+    run: StageFunction
+    whole_table: bool = False
+    gate: bool = False
 
 
-def _short(value: Any, limit: int = 80) -> str:
-    if value is None or value is pd.NA:
-        return ""
-    if isinstance(value, dict | list):
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    else:
-        text = repr(value) if isinstance(value, str) or value is ABSENT else str(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def check_is_object(c: CheckContext) -> list[Record]:
+    """The payload is a JSON object."""
+    if isinstance(c.new, dict):
+        return []
+    return [c.problem("error", NOT_AN_OBJECT, (), new=type(c.new).__name__)]
 
 
-def _describe_line(record: dict[str, Any]) -> str:
-    where = [f"{record['problem']}"]
-    if record["table"] is not None:
-        where.append(f"table {record['table']!r}")
-    if record["row"] is not None:
-        where.append(f"row {record['row']!r}")
-    if record["column"] is not None:
-        where.append(f"column {record['column']!r}")
-    text = " at ".join([where[0], ", ".join(where[1:])]) if len(where) > 1 else where[0]
-    if record["old"] is not None or record["new"] is not None:
-        text += f" (old {_short(record['old'], 40)}, new {_short(record['new'], 40)})"
-    return text
+def check_envelope(c: CheckContext) -> list[Record]:
+    """Everything outside the rows is still there (one level into nested objects)."""
+    found = []
+    for j, (key, value) in enumerate(c.current.items()):
+        if key == c.current_key:
+            continue
+        if key not in c.new:
+            found.append(c.problem("error", ENVELOPE_KEY_MISSING, (j,), column=key, old=value))
+        elif isinstance(value, dict) and isinstance(c.new[key], dict):
+            for k, (inner, inner_value) in enumerate(value.items()):
+                if inner not in c.new[key]:
+                    found.append(c.problem("error", ENVELOPE_KEY_MISSING, (j, k),
+                                           column=f"{key}.{inner}", old=inner_value))  # fmt: skip
+    return found
+
+
+def check_rows_present(c: CheckContext) -> list[Record]:
+    """The payload has its list of rows."""
+    if c.found_rows is not None:
+        return []
+    column = c.current_key or ROWS_KEYS[c.kind][0]
+    return [c.problem("error", ENVELOPE_KEY_MISSING, (), column=column)]
+
+
+def check_envelope_finite(c: CheckContext) -> list[Record]:
+    """No NaN or infinity outside the rows."""
+    return [
+        c.problem("error", NOT_FINITE, (j,), column=key, new=value)
+        for j, (key, value) in enumerate(c.new.items())
+        if key != c.new_key and has_non_finite(value)
+    ]
+
+
+def check_row_objects(c: CheckContext) -> list[Record]:
+    """Every row is a JSON object."""
+    # (no label through the origin: rows are matched only once all are objects)
+    labels = c.labels if c.labels else range(c.offset, c.offset + len(c.rows))
+    return [
+        c.problem("error", ROW_NOT_OBJECT, (c.offset + i,), row=labels[i], new=row)
+        for i, row in enumerate(c.rows)
+        if type(row) is not dict
+    ]
+
+
+def check_columns_kept(c: CheckContext) -> list[Record]:
+    """No column a kept row had is gone (an undeclared one may go with ``allow_deletes``)."""
+    found = []
+    for j, name in enumerate(c.gone_columns):
+        if name in c.declared:
+            found.append(c.problem("error", DECLARED_COLUMN_MISSING, (j,), column=name))
+        elif not c.allow_deletes:
+            found.append(c.problem("error", COLUMN_DROPPED, (j,), column=name))
+    return found
+
+
+def check_undeclared_columns(c: CheckContext) -> list[Record]:
+    """Warn of the row keys a table's metadata does not declare."""
+    if c.kind != "table" or not c.columns:
+        return []
+    return [
+        c.problem("warning", UNDECLARED_COLUMN, (j,), column=name)
+        for j, name in enumerate(n for n in c.row_keys() if n not in c.declared)
+    ]
+
+
+def check_rows_kept(c: CheckContext) -> list[Record]:
+    """No current row is missing from the new payload, unless ``allow_deletes``."""
+    if c.allow_deletes:
+        return []
+    matched = {p for p in c.origin if p is not None}
+
+    def shown(row: dict[str, Any]) -> Any:
+        return {k: row.get(k) for k in c.primary_key} if c.primary_key else row
+
+    return [
+        c.problem("error", ROW_DELETED, (c.offset + p,), row=c.offset + p, old=shown(row))
+        for p, row in enumerate(c.current_rows)
+        if p not in matched
+    ]
+
+
+def check_duplicate_keys(c: CheckContext) -> list[Record]:
+    """No edited or added row has the primary key of another row (it brought the
+    duplicate; a duplicate the service already held is not this write's doing)."""
+    if not c.primary_key or not c.touched:
+        return []
+    touched = set(c.touched)
+    found = []
+    for group in c.key_groups():
+        if len(group) < 2:
+            continue
+        for i in (p for p in group if p in touched):
+            other = next(p for p in group if p != i)
+            found.append(c.problem(
+                "error", DUPLICATE_PRIMARY_KEY, (c.offset + group[0], c.offset + i),
+                row=c.label(i), column=",".join(c.primary_key),
+                old=f"same key as row {c.label(other)!r}", new=c.key_values(i),
+            ))  # fmt: skip
+    return found
+
+
+def _word(json_type_name: str) -> str:
+    # the report says "float" where JSON Schema says "number": "integer turned number"
+    # would not tell a user that a whole number became a fraction
+    return "float" if json_type_name == "number" else json_type_name
 
 
 def _drift(old: Any, new: Any) -> str | None:
     """The drift between two non-null values, e.g. ``"string turned integer"``."""
-    old_class, new_class = json_class(old), json_class(new)
-    if old_class == new_class or old_class == "null" or new_class == "null":
+    old_type, new_type = json_type(old), json_type(new)
+    if old_type == new_type or old_type == "null" or new_type == "null":
         return None
-    if old_class == "float" and new_class == "integer":
+    if old_type == "number" and new_type == "integer":
         return None  # a whole number written without its fraction loses nothing
-    return f"{old_class} turned {new_class}"
+    return f"{_word(old_type)} turned {_word(new_type)}"
 
 
-def _rows_of(payload: Any, kind: Kind) -> tuple[str | None, list[Any] | None]:
-    if not isinstance(payload, dict):
-        return None, None
-    for key in ROWS_KEYS[kind]:
-        if key in payload and isinstance(payload[key], list):
-            return key, payload[key]
-    return None, None
+def check_cells(c: CheckContext) -> list[Record]:
+    """Edited rows keep every cell and its JSON type; new rows hold their columns' types."""
+    found = []
+    for i in c.touched:
+        row, p, at = c.rows[i], c.origin[i], c.offset + i
+        if p is not None:
+            for j, (name, old) in enumerate(c.current_rows[p].items()):
+                value = row.get(name, ABSENT)
+                if value is ABSENT:
+                    if name not in c.gone_columns:
+                        found.append(c.problem("error", CELL_REMOVED, (at, j), row=c.label(i),
+                                               column=name, old=old, new=ABSENT))  # fmt: skip
+                    continue
+                drift = _drift(old, value)
+                if drift:
+                    found.append(c.problem("error", f"{TYPE_DRIFT}: {drift}", (at, j),
+                                           row=c.label(i), column=name, old=old,
+                                           new=value))  # fmt: skip
+            continue
+        for j, (name, value) in enumerate(row.items()):
+            types = c.column_types.get(name) if value is not None else None
+            if not types:
+                continue
+            value_type = json_type(value)
+            if value_type in types or (value_type == "integer" and "number" in types):
+                continue
+            held = "/".join(sorted(map(_word, types)))
+            found.append(c.problem("error", f"{TYPE_DRIFT}: column holds {held}, got "
+                                   f"{_word(value_type)}", (at, j), row=c.label(i), column=name,
+                                   new=value))  # fmt: skip
+    return found
+
+
+def check_json_values(c: CheckContext) -> list[Record]:
+    """No NaN, infinity or non-JSON object in an edited or added row."""
+    # untouched rows are the very objects parsed from the service's JSON: only the
+    # touched ones can hold a NaN or a non-JSON object (a whole-payload dump cost more
+    # than the rest of the check on a large table)
+    if _serialisable([c.rows[i] for i in c.touched]):
+        return []
+    found = []
+    for i in c.touched:
+        for j, (name, value) in enumerate(c.rows[i].items()):
+            if has_non_finite(value):
+                problem = NOT_FINITE
+            elif not _serialisable(value):
+                problem = NOT_JSON
+            else:
+                continue
+            found.append(c.problem("error", problem, (c.offset + i, j), row=c.label(i),
+                                   column=name, new=value))  # fmt: skip
+    return found
+
+
+def check_nulls(c: CheckContext) -> list[Record]:
+    """Warn of nulls an edited or added row puts in a non-nullable column (nulls the
+    service already held are not this write's doing)."""
+    found = []
+    for j, (name, column) in enumerate(c.declared.items()):
+        if column.get("nullable") is not False:
+            continue
+        for i in c.touched:
+            value = c.rows[i].get(name, ABSENT)
+            if value is None or (value is ABSENT and c.origin[i] is None):
+                found.append(c.problem("warning", NULL_IN_NON_NULLABLE, (j, c.offset + i),
+                                       row=c.label(i), column=name,
+                                       new=None if value is None else ABSENT))  # fmt: skip
+    return found
+
+
+#: The stages, in the order they run; their ranks order the report.
+STAGES: tuple[Stage, ...] = (
+    Stage(10, check_is_object, gate=True),
+    Stage(20, check_envelope),
+    Stage(30, check_rows_present, gate=True),
+    Stage(40, check_envelope_finite),
+    Stage(50, check_row_objects, gate=True),
+    Stage(60, check_columns_kept),
+    Stage(70, check_undeclared_columns, whole_table=True),
+    Stage(80, check_rows_kept),
+    Stage(90, check_duplicate_keys, whole_table=True),
+    Stage(100, check_cells),
+    Stage(110, check_json_values),
+    Stage(120, check_nulls),
+)
+
+
+def run_stages(context: CheckContext, stages: Iterable[Stage]) -> list[Record]:
+    """The records of ``stages`` run on ``context`` in turn, each stamped with its
+    stage's rank; a gate stage that finds anything stops the run."""
+    records: list[Record] = []
+    for stage in stages:
+        found = stage.run(context)
+        for record in found:
+            record["rank"] = stage.rank
+        records.extend(found)
+        if stage.gate and found:
+            break
+    return records
 
 
 def check_payload(
@@ -217,167 +356,9 @@ def check_payload(
     CheckReport
         ``.ok`` is False when any error was found.
     """
-    table = object_id if object_id is not None else (current or {}).get("id")
-    records: list[dict[str, Any]] = []
-
-    def add(level: str, problem: str, row: Any = None, column: Any = None, old: Any = None,
-            value: Any = None) -> None:  # fmt: skip
-        records.append(
-            {"level": level, "table": table, "row": row, "column": column,
-             "problem": problem, "old": old, "new": value}
-        )  # fmt: skip
-
-    current_key, current_rows = _rows_of(current, kind)
-    new_key, new_rows = _rows_of(new, kind)
-    if not isinstance(new, dict):
-        add("error", "payload is not a JSON object", value=type(new).__name__)
-        return CheckReport.from_records(records)
-
-    # the envelope: everything outside the rows must still be there
-    for key, value in (current or {}).items():
-        if key == current_key:
-            continue
-        if key not in new:
-            add("error", ENVELOPE_KEY_MISSING, column=key, old=value)
-        elif isinstance(value, dict) and isinstance(new[key], dict):
-            for inner, inner_value in value.items():
-                if inner not in new[key]:
-                    add("error", ENVELOPE_KEY_MISSING, column=f"{key}.{inner}", old=inner_value)
-    if new_rows is None:
-        add("error", ENVELOPE_KEY_MISSING, column=current_key or ROWS_KEYS[kind][0])
-        return CheckReport.from_records(records)
-    current_rows = current_rows or []
-
-    for key, value in new.items():
-        if key != new_key and has_non_finite(value):
-            add("error", NOT_FINITE, column=key, value=value)
-
-    bad_rows = [i for i, row in enumerate(new_rows) if type(row) is not dict]
-    for i in bad_rows:
-        add("error", ROW_NOT_OBJECT, row=labels[i] if labels else i, value=new_rows[i])
-    if bad_rows:
-        return CheckReport.from_records(records)
-
-    columns = declared_columns(new if declared_columns(new, kind) else current, kind)
-    declared = {c["name"]: c for c in columns}
-    primary_key = primary_key_columns(columns)
-    if origin is None:
-        origin = align_rows(current_rows, new_rows, primary_key=primary_key)
-    if len(origin) != len(new_rows):
-        raise ValueError(f"origin has {len(origin)} entries for {len(new_rows)} rows")
-
-    # a column is lost only if a row that is kept had it (deleted rows are reported as such)
-    kept_rows = (current_rows[p] for p in origin if p is not None)
-    current_keys = dict.fromkeys(chain.from_iterable(kept_rows))
-    new_keys = dict.fromkeys(chain.from_iterable(new_rows))
-    gone_columns = set()
-    for name in current_keys:
-        if name in new_keys:
-            continue
-        gone_columns.add(name)
-        if name in declared:
-            add("error", DECLARED_COLUMN_MISSING, column=name)
-        elif not allow_deletes:
-            add("error", COLUMN_DROPPED, column=name)
-    if kind == "table" and columns:
-        for name in new_keys:
-            if name not in declared:
-                add("warning", UNDECLARED_COLUMN, column=name)
-
-    def label(i: int) -> Any:
-        if labels is not None:
-            return labels[i]
-        return origin[i] if origin[i] is not None else f"new[{i}]"
-
-    if not allow_deletes:
-        matched = {p for p in origin if p is not None}
-        for position, row in enumerate(current_rows):
-            if position not in matched:
-                shown = {k: row.get(k) for k in primary_key} if primary_key else row
-                add("error", ROW_DELETED, row=position, old=shown)
-
-    # rows that are not the very objects of the current payload (edited, new, or from a
-    # payload built elsewhere): only they can bring a new problem
-    touched = [
-        i for i, p in enumerate(origin) if p is None or new_rows[i] is not current_rows[p]
-    ]  # fmt: skip
-    if primary_key and touched:
-        groups: dict[Any, list[int]] = {}
-        for i, row in enumerate(new_rows):
-            key = key_of(row, primary_key)
-            if key is not None:
-                groups.setdefault(key, []).append(i)
-        touched_set = set(touched)
-        for positions in groups.values():
-            if len(positions) < 2:
-                continue
-            # name the edited or added rows: they brought the duplicate
-            for i in (p for p in positions if p in touched_set):
-                other = next(p for p in positions if p != i)
-                add("error", DUPLICATE_PRIMARY_KEY, row=label(i),
-                    column=",".join(primary_key), old=f"same key as row {label(other)!r}",
-                    value=[new_rows[i].get(k) for k in primary_key])  # fmt: skip
-
-    column_classes: dict[str, set[str]] | None = None
-    for i in touched:
-        row, p = new_rows[i], origin[i]
-        if p is not None:
-            before = current_rows[p]
-            for name, old in before.items():
-                value = row.get(name, ABSENT)
-                if value is ABSENT:
-                    if name not in gone_columns:
-                        add("error", CELL_REMOVED, row=label(i), column=name, old=old,
-                            value=ABSENT)  # fmt: skip
-                    continue
-                drift = _drift(old, value)
-                if drift:
-                    add("error", f"{TYPE_DRIFT}: {drift}", row=label(i), column=name, old=old,
-                        value=value)  # fmt: skip
-        else:
-            if column_classes is None:
-                column_classes = _column_classes(current_rows)
-            for name, value in row.items():
-                classes = column_classes.get(name)
-                if not classes or value is None:
-                    continue
-                value_class = json_class(value)
-                if value_class in classes or (value_class == "integer" and "float" in classes):
-                    continue
-                add("error", f"{TYPE_DRIFT}: column holds {'/'.join(sorted(classes))}, "
-                    f"got {value_class}", row=label(i), column=name, value=value)  # fmt: skip
-
-    # untouched rows are the very objects parsed from the service's JSON: only the
-    # touched ones can hold a NaN or a non-JSON object (a whole-payload dump cost more
-    # than the rest of the check on a large table)
-    if not _serialisable([new_rows[i] for i in touched]):
-        for i in touched:
-            row = new_rows[i]
-            for name, value in row.items():
-                if has_non_finite(value):
-                    add("error", NOT_FINITE, row=label(i), column=name, value=value)
-                elif not _serialisable(value):
-                    add("error", NOT_JSON, row=label(i), column=name, value=value)
-
-    for name, column in declared.items():
-        if column.get("nullable") is not False:
-            continue
-        for i in touched:  # nulls the service already held are not this write's doing
-            value = new_rows[i].get(name, ABSENT)
-            if value is None or (value is ABSENT and origin[i] is None):
-                add("warning", NULL_IN_NON_NULLABLE, row=label(i), column=name,
-                    value=None if value is None else ABSENT)  # fmt: skip
-
-    return CheckReport.from_records(records)
-
-
-def _column_classes(rows: list[dict[str, Any]]) -> dict[str, set[str]]:
-    classes: dict[str, set[str]] = {}
-    for row in rows:
-        for name, value in row.items():
-            if value is not None:
-                classes.setdefault(name, set()).add(json_class(value))
-    return classes
+    context = CheckContext(new, current, kind=kind, allow_deletes=allow_deletes,
+                           object_id=object_id, origin=origin, labels=labels)  # fmt: skip
+    return CheckReport.from_records(run_stages(context, STAGES))
 
 
 def _serialisable(value: Any) -> bool:

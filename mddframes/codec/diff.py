@@ -16,7 +16,8 @@ from typing import Any
 import pandas as pd
 
 from mddframes.codec.align import align_rows, primary_key_columns
-from mddframes.codec.frame import INDEX_NAME, Kind, declared_columns, payload_rows, rows_key
+from mddframes.codec.frame import INDEX_NAME, declared_columns, payload_rows, rows_key
+from mddframes.codec.kinds import Kind
 from mddframes.codec.values import ABSENT, strict_equal
 
 _HTML_LIMIT = 100

@@ -17,23 +17,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from mddframes.codec.dtypes import STRING_DTYPE, column_array
+from mddframes.codec.kinds import Kind
 from mddframes.codec.values import (
     ABSENT,
-    canonical_bytes,
     cell_changed,
     is_missing_cell,
     is_missing_json,
+    same_json_column,
     to_json_value,
 )
 from mddframes.errors import DataShapeError
-
-Kind = Literal["table", "mapping"]
 
 #: Where each kind keeps its rows; the first key is the one the service uses, the
 #: others are tolerated spellings (section 4: read tolerantly).
@@ -345,21 +344,6 @@ def _candidate_changes(old: Any, new: Any, originals: list[Any]) -> np.ndarray:
     return np.asarray(changed, dtype=np.int64)
 
 
-def _same_objects(originals: list[Any], new: Any) -> bool:
-    """Whether an ``object`` column holds exactly the original JSON values, by one
-    canonical encoding of each side (a cell-by-cell deep comparison of 100,000 nested
-    values costs seconds). False when unsure: the caller then compares cell by cell."""
-    if getattr(getattr(new, "dtype", None), "kind", None) != "O":
-        return False
-    values = new.tolist() if hasattr(new, "tolist") else list(new)
-    if any(value is pd.NA for value in values):
-        return False  # NA where a value or null was: the cells decide
-    try:
-        return canonical_bytes(originals) == canonical_bytes(values)
-    except (TypeError, ValueError):
-        return False
-
-
 def overlay(
     frame: pd.DataFrame,
     original: dict[str, Any],
@@ -408,77 +392,16 @@ def overlay(
     rows = payload_rows(original, kind)
     _check_frame(frame, f"frame of {_describe(original, kind)}")
     kept_pos, kept_frame, new_frame = _split_rows(frame.index, len(rows))
-    # the frame holds exactly the original rows in their original order: no reordering
-    identity = (
-        len(kept_pos) == len(rows) == len(frame)
-        and not len(new_frame)
-        and bool((kept_frame == np.arange(len(frame))).all())
-    )
-
-    out_rows: list[dict[str, Any]] = [rows[p] for p in kept_pos]
-    copied: set[int] = set()
-
-    def writable(i: int) -> dict[str, Any]:
-        # copy a row the first time one of its cells changes: originals stay untouched
-        if i not in copied:
-            out_rows[i] = dict(out_rows[i])
-            copied.add(i)
-        return out_rows[i]
-
+    out = _CopyOnWrite([rows[p] for p in kept_pos])
     original_columns = column_order(original, kind)
+    _drop_columns(out, original_columns, set(frame.columns))
     data_types = _data_types(original, kind)
-    frame_columns = list(frame.columns)
-    in_frame = set(frame_columns)
-    known = set(original_columns)
-    kept_rows = [rows[p] for p in kept_pos]
-
-    for name in original_columns:
-        if name in in_frame:
-            continue
-        for i, row in enumerate(kept_rows):
-            if name in row:
-                del writable(i)[name]
-
-    samples: dict[str, Any] = {}
-    for name in frame_columns:
-        new = frame[name].array
-        if not identity:
-            new = new.take(kept_frame)
-        # None stands for both null and absent here: the two compare alike, and the
-        # row copy below keeps whichever the original had
-        originals = list(map(dict.get, kept_rows, repeat(name, len(kept_rows))))
-        if name in known:
-            samples[name] = _sample(rows, name) if templates is None else templates[name]
-            if _same_objects(originals, new):
-                continue  # a JSON column left as it was: no cell to compare one by one
-            old = column_array(originals, data_types.get(name), name=name)
-            candidates = _candidate_changes(old, new, originals)
-        else:
-            samples[name] = ABSENT if templates is None else templates.get(name, ABSENT)
-            candidates = np.flatnonzero(~np.asarray(pd.isna(new), dtype=bool))
-        for i in candidates.tolist():
-            changed, value = cell_changed(originals[i], new[i], samples[name])
-            if changed:
-                writable(i)[name] = value
-
+    known = {name: data_types.get(name) for name in original_columns}
+    samples = _overlay_cells(frame, out, known, rows, kept_frame, templates)
+    out_rows = out.rows
     if len(new_frame):
-        added: list[dict[str, Any]] = [{} for _ in range(len(new_frame))]
-        for name in frame_columns:
-            values = frame[name].array.take(new_frame)
-            template = samples[name]
-            for row, value in zip(added, values, strict=True):
-                if not is_missing_cell(value):
-                    row[name] = to_json_value(value, template, where=f"column {name!r}")
-        out_rows.extend(added)
-
-    payload = {k: (out_rows if k == key else v) for k, v in original.items()}
-    if columns is not None:
-        if kind != "table":
-            raise DataShapeError("columns= applies to tables only (a mapping has no metadata)")
-        metadata = original.get("metadata")
-        payload["metadata"] = {**(metadata if isinstance(metadata, dict) else {})}
-        payload["metadata"]["columns"] = list(columns)
-
+        out_rows.extend(_new_rows(frame, new_frame, samples))
+    payload = _replace_rows(original, key, out_rows, kind, columns)
     labels = frame.index
     kept_set = set(kept_pos.tolist())
     return Overlay(
@@ -487,6 +410,104 @@ def overlay(
         labels=[*labels[kept_frame].tolist(), *labels[new_frame].tolist()],
         deleted=[p for p in range(len(rows)) if p not in kept_set],
     )
+
+
+class _CopyOnWrite:
+    """The kept rows: the original objects until one of their cells changes."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.kept = list(rows)  # the originals, never written
+        self.rows = rows  # what is sent: originals, and copies of the edited rows
+        self._copied: set[int] = set()
+
+    def writable(self, i: int) -> dict[str, Any]:
+        """Row ``i``, copied the first time one of its cells changes."""
+        if i not in self._copied:
+            self.rows[i] = dict(self.rows[i])
+            self._copied.add(i)
+        return self.rows[i]
+
+
+def _drop_columns(out: _CopyOnWrite, original_columns: list[str], in_frame: set[Any]) -> None:
+    """Remove from every kept row the keys of the columns the frame no longer has."""
+    for name in original_columns:
+        if name in in_frame:
+            continue
+        for i, row in enumerate(out.kept):
+            if name in row:
+                del out.writable(i)[name]
+
+
+def _overlay_cells(
+    frame: pd.DataFrame,
+    out: _CopyOnWrite,
+    known: dict[str, Any],
+    rows: list[dict[str, Any]],
+    kept_frame: np.ndarray,
+    templates: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """Write into the kept rows the cells of the frame that changed (``known``: the
+    original's columns and their declared types); returns each column's template (the
+    sample that guides how a new cell is written)."""
+    kept_rows = out.kept
+    identity = len(kept_rows) == len(rows) == len(frame) and bool(
+        (kept_frame == np.arange(len(frame))).all()
+    )  # the frame holds exactly the original rows in their order: no reordering
+    samples: dict[str, Any] = {}
+    for name in frame.columns:
+        new = frame[name].array
+        if not identity:
+            new = new.take(kept_frame)
+        # None stands for both null and absent here: the two compare alike, and the
+        # row copy keeps whichever the original had
+        originals = list(map(dict.get, kept_rows, repeat(name, len(kept_rows))))
+        if name in known:
+            samples[name] = _sample(rows, name) if templates is None else templates[name]
+            if same_json_column(originals, new):
+                continue  # a JSON column left as it was: no cell to compare one by one
+            old = column_array(originals, known[name], name=name)
+            candidates = _candidate_changes(old, new, originals)
+        else:
+            samples[name] = ABSENT if templates is None else templates.get(name, ABSENT)
+            candidates = np.flatnonzero(~np.asarray(pd.isna(new), dtype=bool))
+        for i in candidates.tolist():
+            changed, value = cell_changed(originals[i], new[i], samples[name])
+            if changed:
+                out.writable(i)[name] = value
+    return samples
+
+
+def _new_rows(
+    frame: pd.DataFrame, new_frame: np.ndarray, samples: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The rows the frame adds (at frame positions ``new_frame``), keys for their
+    non-missing cells in column order."""
+    added: list[dict[str, Any]] = [{} for _ in range(len(new_frame))]
+    for name in frame.columns:
+        values = frame[name].array.take(new_frame)
+        template = samples[name]
+        for row, value in zip(added, values, strict=True):
+            if not is_missing_cell(value):
+                row[name] = to_json_value(value, template, where=f"column {name!r}")
+    return added
+
+
+def _replace_rows(
+    original: dict[str, Any],
+    key: str,
+    rows: list[dict[str, Any]],
+    kind: Kind,
+    columns: Sequence[dict[str, Any]] | None,
+) -> dict[str, Any]:
+    """The original payload with ``rows`` under ``key`` (and new column metadata)."""
+    payload = {k: (rows if k == key else v) for k, v in original.items()}
+    if columns is not None:
+        if kind != "table":
+            raise DataShapeError("columns= applies to tables only (a mapping has no metadata)")
+        metadata = original.get("metadata")
+        payload["metadata"] = {**(metadata if isinstance(metadata, dict) else {})}
+        payload["metadata"]["columns"] = list(columns)
+    return payload
 
 
 def to_payload(

@@ -44,7 +44,8 @@ import ijson
 import pandas as pd
 
 from mddframes.codec.column_batches import ColumnBatches
-from mddframes.codec.frame import ROWS_KEYS, Kind, declared_columns, frame_of_columns
+from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_columns
+from mddframes.codec.kinds import Kind
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.values import canonical_bytes, canonical_json
 

@@ -11,10 +11,12 @@ that batch) and written anew. Where a batch may hold a change comes from the fra
 :class:`~mddframes.codec.fingerprint.FrameFingerprint` for typed columns, and from a
 comparison by content for JSON (``object``) columns.
 
-The few checks that need the whole table (duplicate primary keys, columns not
-declared in the metadata) are made from what every batch leaves behind: its keys.
-The outcome is the payload, diff and report the whole-document path gives, report
-lines in the same order.
+Each batch is checked by the stages of the completeness check
+(:data:`mddframes.codec.check.STAGES`) that look at rows one by one; the stages that
+need the whole table (duplicate primary keys, columns not declared in the metadata)
+run once at the end, on what every batch left behind: its keys, and the columns the
+read saw. The outcome is the payload, diff and report the whole-document path gives:
+the report sorts its lines by stage and place, whoever made them.
 
 It covers edits of cells; anything else raises :class:`StreamUnsupported` before
 anything is sent, and the caller takes the whole-document path: rows added, deleted
@@ -35,23 +37,23 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from mddframes.codec import check
 from mddframes.codec.align import key_of, primary_key_columns
-from mddframes.codec.check import (
-    DUPLICATE_PRIMARY_KEY,
-    NOT_FINITE,
-    NOT_JSON,
-    NULL_IN_NON_NULLABLE,
-    UNDECLARED_COLUMN,
-    CheckReport,
-    check_payload,
-)
+from mddframes.codec.check import CheckReport, run_stages
+from mddframes.codec.check_context import CheckContext, Record
 from mddframes.codec.diff import Diff, concat_changes, diff_payloads
 from mddframes.codec.fastjson import loads_strict_or_none
 from mddframes.codec.fingerprint import FrameFingerprint, rows_in
 from mddframes.codec.frame import ROWS_KEYS, declared_columns, overlay
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.stream import KeptJson
-from mddframes.codec.values import ABSENT, canonical_bytes, canonical_json, is_missing_json
+from mddframes.codec.values import (
+    ABSENT,
+    canonical_bytes,
+    canonical_json,
+    is_missing_json,
+    same_json_column,
+)
 
 _KEY = ROWS_KEYS["table"][0]
 
@@ -154,9 +156,7 @@ class _Builder:
         self.keys: _PrimaryKeys | None = None
         self.position = 0
         self.pieces: list[bytes] = []
-        self.drift: list[dict[str, Any]] = []
-        self.not_json: list[dict[str, Any]] = []
-        self.warnings: list[dict[str, Any]] = []
+        self.records: list[Record] = []
         self.changes: list[Diff] = []
 
     def take(self, rows: list[dict[str, Any]], raw: bytes) -> None:
@@ -171,7 +171,7 @@ class _Builder:
             name for name, rows_ in self.candidates.items() if len(rows_in(rows_, start, stop))
         ]
         columns += [name for name, values in self.by_content.items()
-                    if not _same_content(rows, name, values[start:stop])]  # fmt: skip
+                    if not same_json_column(_column(rows, name), values[start:stop])]  # fmt: skip
         if not columns:
             self.pieces.append(raw)
             if self.keys is not None:
@@ -214,43 +214,25 @@ class _Builder:
                 # the order of the undeclared columns may change: the whole check tells
                 raise StreamUnsupported("an undeclared key is added to a row")
         labels = [start + p for p in result.origin]  # every row kept, in place
-        report = check_payload(result.payload, batch, allow_deletes=self.allow_deletes,
-                               kind="table", object_id=self.object_id, origin=result.origin,
-                               labels=labels)  # fmt: skip
+        context = CheckContext(result.payload, batch, allow_deletes=self.allow_deletes,
+                               object_id=self.object_id, origin=result.origin, labels=labels,
+                               offset=start, touched=touched)  # fmt: skip
+        records = run_stages(context, [s for s in check.STAGES if not s.whole_table])
         self.changes.append(diff_payloads(batch, result.payload, kind="table",
                                           origin=result.origin, labels=labels))  # fmt: skip
-        for record in report.frame.to_dict("records"):
-            problem = str(record["problem"])
-            if problem in (UNDECLARED_COLUMN, DUPLICATE_PRIMARY_KEY):
-                continue  # whole-table checks: made once, at the end
+        for record in records:
             if record["row"] is None:
-                raise StreamUnsupported(f"a table-wide problem in one batch: {problem}")
-            if record["level"] == "warning":
-                self.warnings.append(record)
-            elif problem.startswith((NOT_FINITE, NOT_JSON)):
-                self.not_json.append(record)
-            else:
-                self.drift.append(record)
+                raise StreamUnsupported(f"a table-wide problem in one batch: {record['problem']}")
+        self.records.extend(records)
         if self.keys is not None:
             self.keys.add(new_rows, start, touched)
-        if report.ok:
+        if not any(record["level"] == "error" for record in records):
             self.pieces.append(_dump_rows(new_rows))
 
     def result(self, head: bytes, tail: bytes) -> StreamedPayload:
-        duplicates = self.keys.duplicates(self._rows_again) if self.keys is not None else []
-        records = [
-            *(self._record("error", DUPLICATE_PRIMARY_KEY, **line) for line in duplicates),
-            *self.drift,
-            *self.not_json,
-            *self._undeclared(),
-        ]
-        order = {name: i for i, name in enumerate(self.declared)}
-        nulls = sorted(
-            (r for r in self.warnings if r["problem"] == NULL_IN_NON_NULLABLE),
-            key=lambda r: order.get(r["column"], len(order)),
-        )
-        others = [r for r in self.warnings if r["problem"] != NULL_IN_NON_NULLABLE]
-        report = CheckReport.from_records([*records, *nulls, *others])
+        whole = [s for s in check.STAGES if s.whole_table]
+        records = [*self.records, *run_stages(_TableOfBatches(self), whole)]
+        report = CheckReport.from_records(records)
         body = b""
         if report.ok:
             # one join of the pieces with their commas: the body is built once, no
@@ -274,15 +256,33 @@ class _Builder:
         splitter.finish()
         yield from batches
 
-    def _record(self, level: str, problem: str, **fields: Any) -> dict[str, Any]:
-        return {"level": level, "table": self.object_id, "row": None, "column": None,
-                "problem": problem, "old": None, "new": None, **fields}  # fmt: skip
 
-    def _undeclared(self) -> list[dict[str, Any]]:
-        if not self.declared:
-            return []
-        return [self._record("warning", UNDECLARED_COLUMN, column=name)
-                for name in self.fingerprint.undeclared(self.declared)]  # fmt: skip
+class _TableOfBatches(CheckContext):
+    """The whole table as its batches left it: what the whole-table stages read.
+
+    Its rows are not held: the keys the rows had come from the read's fingerprint, the
+    groups of rows sharing a primary key from :class:`_PrimaryKeys`.
+    """
+
+    def __init__(self, builder: _Builder) -> None:
+        envelope = builder.envelope if builder.envelope is not None else {}
+        keys = builder.keys
+        super().__init__(envelope, envelope, kind="table", object_id=builder.object_id,
+                         labels=range(builder.fingerprint.n_rows),
+                         touched=sorted(keys.touched) if keys is not None else [])  # fmt: skip
+        self._keys = keys
+        self._rows_again = builder._rows_again
+        self._columns = builder.fingerprint.columns
+
+    def row_keys(self) -> Iterable[str]:
+        return self._columns
+
+    def key_groups(self) -> Iterable[list[int]]:
+        return self._keys.groups(self._rows_again) if self._keys is not None else []
+
+    def key_values(self, i: int) -> list[Any]:
+        assert self._keys is not None
+        return self._keys.touched[i][2]
 
 
 class _PrimaryKeys:
@@ -315,9 +315,9 @@ class _PrimaryKeys:
             digest = _key_hash(values[i]) if key is not None else 0
             self.touched[start + i] = (key, digest, [rows[i].get(k) for k in self.names])
 
-    def duplicates(self, rows_again: Any) -> list[dict[str, Any]]:
-        """Lines for the edited rows whose key another row has, as the whole check
-        orders them (by the key's first row, then by row)."""
+    def groups(self, rows_again: Any) -> list[list[int]]:
+        """The positions of the rows whose key an edited row has, when another row has
+        it too (by hash, then exactly), each group in row order."""
         if not self.touched:
             return []
         every = np.concatenate(self.hashes)
@@ -336,16 +336,7 @@ class _PrimaryKeys:
                 if key in positions:
                     positions[key].append(position)
                 position += 1
-        found = []
-        for position, (key, _, values) in self.touched.items():
-            group = positions.get(key, []) if key is not None else []
-            if len(group) < 2:
-                continue
-            other = next(p for p in group if p != position)
-            line = {"row": position, "column": ",".join(self.names),
-                    "old": f"same key as row {other!r}", "new": values}  # fmt: skip
-            found.append((group[0], position, line))
-        return [line for _, _, line in sorted(found, key=lambda item: item[:2])]
+        return list(positions.values())
 
 
 def _key_hash(value: Any) -> int:
@@ -358,17 +349,9 @@ def _key_hash(value: Any) -> int:
         return hash(tuple(canonical_json(p) if isinstance(p, dict | list) else p for p in parts))
 
 
-def _same_content(rows: list[dict[str, Any]], name: str, values: np.ndarray) -> bool:
-    """Whether a JSON column of a batch holds exactly the original values (a False
-    only sends the batch through the cell-by-cell overlay)."""
-    originals = list(map(dict.get, rows, repeat(name, len(rows))))
-    new = values.tolist()
-    if any(value is pd.NA for value in new):
-        return False
-    try:
-        return canonical_bytes(originals) == canonical_bytes(new)
-    except (TypeError, ValueError):
-        return False
+def _column(rows: list[dict[str, Any]], name: str) -> list[Any]:
+    """A column's values in a batch of rows (None for null or absent)."""
+    return list(map(dict.get, rows, repeat(name, len(rows))))
 
 
 def _dump_rows(rows: list[dict[str, Any]]) -> bytes:

@@ -46,11 +46,11 @@ class _Absent:
 #: A key that a row does not have. Shown as ``<absent>`` in diffs and reports.
 ABSENT: Any = _Absent()
 
-_JSON_CLASS = {
+_JSON_TYPE = {
     type(None): "null",
     bool: "boolean",
     int: "integer",
-    float: "float",
+    float: "number",
     str: "string",
     dict: "object",
     list: "array",
@@ -65,15 +65,17 @@ _DATETIME = re.compile(
 )
 
 
-def json_class(value: Any) -> str:
-    """The JSON type of ``value``: null, boolean, integer, float, string, object, array.
+def json_type(value: Any) -> str:
+    """The JSON type of a decoded value, by JSON Schema's names: null, boolean, integer,
+    number (a float), string, object, array.
 
-    ``ABSENT`` is ``"absent"``; anything that is not a JSON value gets its Python type
-    name, so that a report still says what it is.
+    ``ABSENT`` is ``"absent"``; anything that is not a JSON value (a numpy scalar, a
+    subclass of a JSON type) gets its Python type name, so that a report still says
+    what it is.
     """
     if value is ABSENT:
         return "absent"
-    return _JSON_CLASS.get(type(value)) or type(value).__name__
+    return _JSON_TYPE.get(type(value)) or type(value).__name__
 
 
 def is_missing_json(value: Any) -> bool:
@@ -84,8 +86,8 @@ def is_missing_json(value: Any) -> bool:
 def is_missing_cell(value: Any) -> bool:
     """True for a frame cell that pandas shows as missing (``NA``, ``NaN``, ``NaT``, None).
 
-    Containers (lists, dicts, arrays) are never missing; this never calls
-    :func:`pandas.isna` on them.
+    The one missing-value test of frame cells. Containers (lists, dicts, arrays) are
+    never missing; this never calls :func:`pandas.isna` on them.
     """
     if value is None or value is pd.NA or value is pd.NaT or value is ABSENT:
         return True
@@ -164,6 +166,32 @@ def same_json(a: Any, b: Any) -> bool:
     exactly).
     """
     return a is b or canonical_json(a) == canonical_json(b)
+
+
+def same_json_column(originals: list[Any], values: Any) -> bool:
+    """Whether an ``object`` column holds exactly the original JSON values.
+
+    One canonical encoding of each side (a cell-by-cell deep comparison of 100,000
+    nested values costs seconds). False when unsure (a column of another dtype, an NA
+    where a value or null was, a value orjson refuses on one side only): the caller
+    then compares cell by cell.
+
+    Parameters
+    ----------
+    originals : list
+        The original values of the column's cells (None for null or absent).
+    values : array-like
+        The column's cells now (a numpy or pandas array).
+    """
+    if getattr(getattr(values, "dtype", None), "kind", None) != "O":
+        return False
+    new = values.tolist() if hasattr(values, "tolist") else list(values)
+    if any(value is pd.NA for value in new):
+        return False  # NA where a value or null was: the cells decide
+    try:
+        return canonical_bytes(originals) == canonical_bytes(new)
+    except (TypeError, ValueError):
+        return False
 
 
 def canonical_bytes(value: Any) -> bytes:

@@ -19,7 +19,7 @@ from mddframes.doctor import etags
 from mddframes.doctor.findings import Finding
 from mddframes.errors import MddError
 from mddframes.frames import listing, structures, table, tree
-from mddframes.frames._shape import unwrap_list
+from mddframes.frames.shaping import unwrap_list
 from mddframes.http.keys import TO_SNAKE, to_camel
 
 if TYPE_CHECKING:

@@ -10,14 +10,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import PartialFailureWarning
-from mddframes.elements.records import (
-    _cell,
-    _element_id,
-    _is_missing,
-    _json_value,
-    _require_text,
-    element_series,
-)
+from mddframes.codec.values import is_missing_cell
+from mddframes.elements.records import cell, element_id, element_series, json_value, require_text
 from mddframes.errors import DataShapeError, InvalidArgumentError, MddError
 
 if TYPE_CHECKING:
@@ -47,13 +41,13 @@ def create_child(api: Api, parent_id: Any, type: str, name: str, **attributes: A
         The new element as the service answered it (see :func:`element_series`).
     """
     where = f"create_child(parent={parent_id!r})"
-    _require_text(where, parent_id=parent_id, type=type, name=name)
+    require_text(where, parent_id=parent_id, type=type, name=name)
     body: dict[str, Any] = {"name": str(name)}
     for key, value in attributes.items():
         if key == "name":
             continue
-        if not _is_missing(value):
-            body[key] = _json_value(value, f"{where}, attribute {key!r}")
+        if not is_missing_cell(value):
+            body[key] = json_value(value, f"{where}, attribute {key!r}")
     answer = api.create_child_structure(str(parent_id), str(type), body)
     return element_series(answer)
 
@@ -88,8 +82,8 @@ def creation_order(frame: pd.DataFrame) -> list[Any]:
     parent_label: dict[Any, Any] = {}
     for pos, label in enumerate(frame.index):
         parent_label[label] = None
-        parent_key = _cell(frame, pos, "parent_key")
-        parent = _cell(frame, pos, "parent")
+        parent_key = cell(frame, pos, "parent_key")
+        parent = cell(frame, pos, "parent")
         if parent_key is not None:
             if parent_key not in key_to_label:
                 raise DataShapeError(
@@ -158,7 +152,7 @@ def _keys(frame: pd.DataFrame) -> dict[Any, str | None]:
     keys: dict[Any, str | None] = {}
     seen: dict[str, Any] = {}
     for pos, label in enumerate(frame.index):
-        key = _cell(frame, pos, "key")
+        key = cell(frame, pos, "key")
         if key is not None and key in seen:
             raise DataShapeError(
                 f"create_children: key {key!r} is used by rows {seen[key]!r} and {label!r}"
@@ -217,8 +211,8 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool = True) -> 
         {
             "key": pd.array([keys[label] for label in frame.index], dtype="string"),
             "parent": pd.array([pd.NA] * len(frame), dtype="string"),
-            "type": pd.array([_cell(frame, p, "type") for p in range(len(frame))], dtype="string"),
-            "name": pd.array([_cell(frame, p, "name") for p in range(len(frame))], dtype="string"),
+            "type": pd.array([cell(frame, p, "type") for p in range(len(frame))], dtype="string"),
+            "name": pd.array([cell(frame, p, "name") for p in range(len(frame))], dtype="string"),
             "id": pd.array([pd.NA] * len(frame), dtype="string"),
             "ok": pd.array([False] * len(frame), dtype="boolean"),
             "status": pd.array(["not attempted"] * len(frame), dtype="string"),
@@ -233,23 +227,23 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool = True) -> 
             pos = position[label]
             where = f"create_children: row {label!r}"
             try:
-                parent_key = _cell(frame, pos, "parent_key")
-                parent = _cell(frame, pos, "parent")
+                parent_key = cell(frame, pos, "parent_key")
+                parent = cell(frame, pos, "parent")
                 ref = parent_key if parent_key is not None else parent
                 # creation_order put the parent row first, so its new id is known
                 parent_id = new_ids[key_to_label[ref]] if ref in key_to_label else ref
                 result.loc[label, "parent"] = parent_id
-                row_type = _cell(frame, pos, "type")
-                row_name = _cell(frame, pos, "name")
+                row_type = cell(frame, pos, "type")
+                row_name = cell(frame, pos, "name")
                 if row_type is None or row_name is None:
                     raise InvalidArgumentError(f"{where}: type and name must not be empty")
                 attributes = {
                     column: frame[column].iloc[pos]
                     for column in attribute_columns
-                    if not _is_missing(frame[column].iloc[pos])
+                    if not is_missing_cell(frame[column].iloc[pos])
                 }
                 element = create_child(api, parent_id, row_type, row_name, **attributes)
-                new_id = _element_id(element.to_dict(), where)
+                new_id = element_id(element.to_dict(), where)
             except MddError as exc:
                 result.loc[label, "status"] = "failed"
                 result.loc[label, "error"] = str(exc)

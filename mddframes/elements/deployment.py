@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
-from mddframes.elements.records import _as_list, _cell, _require_text, element_series
+from mddframes.elements.records import as_list, cell, element_series, require_text
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.ids import id_list
 
@@ -33,7 +33,7 @@ def deploy(api: Api, structure_id: Any, deployment_id: Any) -> pd.Series:
     pandas.Series
         The element as the service answered (empty if it answered nothing).
     """
-    _require_text("deploy", structure_id=structure_id, deployment_id=deployment_id)
+    require_text("deploy", structure_id=structure_id, deployment_id=deployment_id)
     answer = api.deploy_structure(str(structure_id), str(deployment_id))
     if isinstance(answer, Mapping):
         return element_series(answer)
@@ -86,8 +86,8 @@ def deploy_many(
                 f"deploy_many: the frame has no id column (columns: {list(items.columns)})"
             )
         for pos in range(len(items)):
-            sid = _cell(items, pos, id_column)
-            did = _cell(items, pos, column) if column else str(deployment_id)
+            sid = cell(items, pos, id_column)
+            did = cell(items, pos, column) if column else str(deployment_id)
             if sid is None or did is None:
                 raise InvalidArgumentError(
                     f"deploy_many: row {items.index[pos]!r} has an empty id or deployment id"
@@ -193,7 +193,7 @@ def confirm_deployed(api: Api, info: Any) -> pd.DataFrame:
     answered: dict[str, Any] = {}
     if isinstance(answer, list | Mapping):
         try:
-            for item in _as_list(answer, "confirmStructureDeployment answer"):
+            for item in as_list(answer, "confirmStructureDeployment answer"):
                 if isinstance(item, Mapping) and item.get("id") is not None:
                     answered[str(item["id"])] = item
         except DataShapeError:

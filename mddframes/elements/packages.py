@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.elements.records import _as_list, _require_text
+from mddframes.elements.records import as_list, require_text
 from mddframes.errors import ConflictError, InvalidArgumentError, PackageClosedError
 from mddframes.ids import id_list
 
@@ -23,7 +23,7 @@ def _package_name(entry: Mapping[str, Any]) -> str | None:
 
 
 def _find_open_package(api: Api, system: str, package: str) -> Mapping[str, Any]:
-    listed = _as_list(api.list_deployment_packages(system), f"packages of system {system!r}")
+    listed = as_list(api.list_deployment_packages(system), f"packages of system {system!r}")
     names = []
     for entry in listed:
         if not isinstance(entry, Mapping):
@@ -86,7 +86,7 @@ def add_to_package(api: Api, system: str, package: str, ids: Any) -> pd.DataFram
     NotFoundError
         An id is not an element of the system; the service then adds none of them.
     """
-    _require_text("add_to_package", system=system, package=package)
+    require_text("add_to_package", system=system, package=package)
     wanted = id_list(ids, what="add_to_package ids")
     if not wanted:
         raise InvalidArgumentError("add_to_package: no element ids given")

@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mddframes.codec.values import is_missing_cell
 from mddframes.errors import DataShapeError, InvalidArgumentError
 
 _ENVELOPE_KEYS = ("content", "items", "data", "results", "packages", "deploymentPackages")
 
 
-def _json_value(value: Any, where: str) -> Any:
+def json_value(value: Any, where: str) -> Any:
     """A cell as a JSON-native value (numpy and pandas scalars unwrapped)."""
     if isinstance(value, np.generic):
         value = value.item()
@@ -31,25 +32,14 @@ def _json_value(value: Any, where: str) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidArgumentError(f"{where}: {value!r} cannot be sent as JSON")
     if isinstance(value, np.ndarray):
-        return [_json_value(v, where) for v in value.tolist()]
+        return [json_value(v, where) for v in value.tolist()]
     return value
 
 
-def _is_missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, list | tuple | dict | np.ndarray):
-        return False
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def _require_text(where: str, **values: Any) -> None:
+def require_text(where: str, **values: Any) -> None:
     """Refuse, naming it, the first of ``values`` that is missing or blank."""
     for label, value in values.items():
-        if _is_missing(value) or not str(value).strip():
+        if is_missing_cell(value) or not str(value).strip():
             raise InvalidArgumentError(f"{where}: {label} is empty")
 
 
@@ -70,7 +60,8 @@ def element_series(element: Any) -> pd.Series:
     return series
 
 
-def _element_id(element: Any, where: str) -> str:
+def element_id(element: Any, where: str) -> str:
+    """The id of an element answer (``id``, else ``structureId``), as text."""
     if isinstance(element, Mapping):
         for key in ("id", "structureId", "structure_id"):
             if element.get(key) is not None:
@@ -78,11 +69,13 @@ def _element_id(element: Any, where: str) -> str:
     raise DataShapeError(f"{where}: the service's answer carries no element id: {element!r:.200}")
 
 
-def _cell(frame: pd.DataFrame, pos: int, column: str) -> str | None:
+def cell(frame: pd.DataFrame, pos: int, column: str) -> str | None:
+    """A frame cell as stripped text; None when the column is absent, or the cell
+    missing or blank."""
     if column not in frame.columns:
         return None
     value = frame[column].iloc[pos]
-    if _is_missing(value):
+    if is_missing_cell(value):
         return None
     if isinstance(value, np.generic):
         value = value.item()
@@ -90,7 +83,9 @@ def _cell(frame: pd.DataFrame, pos: int, column: str) -> str | None:
     return text or None
 
 
-def _as_list(answer: Any, what: str) -> list[Any]:
+def as_list(answer: Any, what: str) -> list[Any]:
+    """The list an answer carries, bare or under an envelope key (``what`` names it in
+    the error)."""
     if isinstance(answer, list):
         return answer
     if isinstance(answer, Mapping):

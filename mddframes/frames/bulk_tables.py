@@ -34,7 +34,7 @@ import pandas as pd
 from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
 from mddframes.codec.date_batch import resolve_dates
 from mddframes.errors import DataShapeError, InvalidArgumentError
-from mddframes.frames._shape import column_arrays, concat_column_sets
+from mddframes.frames.stacking import column_arrays, concat_column_sets
 from mddframes.ids import id_list
 
 if TYPE_CHECKING:

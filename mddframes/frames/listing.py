@@ -6,8 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from mddframes.codec.values import json_type
 from mddframes.errors import InvalidArgumentError
-from mddframes.frames._shape import frame_from_objects, json_type, leaf_rows, unwrap_list
+from mddframes.frames.record_frames import frame_from_objects
+from mddframes.frames.shaping import leaf_rows, unwrap_list
 
 if TYPE_CHECKING:
     from mddframes.api import Api

@@ -9,8 +9,9 @@ import pandas as pd
 
 from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
 from mddframes.errors import DataShapeError
-from mddframes.frames._shape import records_frame, snake_case
 from mddframes.frames.bulk_tables import failure_records
+from mddframes.frames.record_frames import records_frame
+from mddframes.frames.shaping import snake_case
 from mddframes.frames.tree import STRING_COLUMNS
 from mddframes.ids import id_list
 

@@ -23,7 +23,7 @@ from mddframes.codec.fingerprint import fingerprint
 from mddframes.codec.frame import INDEX_NAME, declared_columns, frame_of_arrays, payload_arrays
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import ReadContext, record_read, registry_for
-from mddframes.frames._shape import snake_case
+from mddframes.frames.shaping import snake_case
 from mddframes.http.session import decode_json_content
 from mddframes.ids import require_id
 

@@ -21,7 +21,8 @@ from pandas.api.types import infer_dtype
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.frame import frame_of_arrays
 from mddframes.errors import DataShapeError, InvalidArgumentError, TreeIntegrityWarning
-from mddframes.frames._shape import frame_from_objects, snake_case, string_array, unwrap_list
+from mddframes.frames.record_frames import frame_from_objects, string_array
+from mddframes.frames.shaping import snake_case, unwrap_list
 
 if TYPE_CHECKING:
     from mddframes.api import Api

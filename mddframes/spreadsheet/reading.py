@@ -24,7 +24,8 @@ from openpyxl.utils import get_column_letter
 
 from mddframes.codec.dtypes import infer_array
 from mddframes.codec.frame import payload_rows
-from mddframes.context import ATTRS_KEY, ReadContext, payload_digest, registry_for
+from mddframes.codec.values import digest
+from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.spreadsheet.cells import (
     CellError,
@@ -261,7 +262,7 @@ def _attach(frame: pd.DataFrame, record: SheetRecord, where: _Located) -> ReadCo
         return None
     if record.kind not in ("table", "mapping") or not record.object_id:
         raise DataShapeError(f"{where.prefix}: the hidden sheet has no kind or id for its payload")
-    if record.digest and payload_digest(record.payload) != record.digest:
+    if record.digest and digest(record.payload) != record.digest:
         raise DataShapeError(
             f"{where.prefix}: the original payload kept in the hidden sheet {META_SHEET!r} "
             "does not match its hash: the hidden sheet was edited; export the object again"

@@ -27,7 +27,7 @@ import pandas as pd
 from mddframes.codec.values import digest
 from mddframes.context import ReadContext, registry_for
 from mddframes.errors import InvalidArgumentError, MddError
-from mddframes.frames._shape import concat_column_sets
+from mddframes.frames.stacking import concat_column_sets
 from mddframes.tables_as_code.files import ObjectFile, read_object
 from mddframes.tables_as_code.plan import Plan, PlannedObject, read_current
 from mddframes.writing import write_mappings, write_tables

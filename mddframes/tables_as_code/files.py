@@ -51,12 +51,13 @@ from mddframes.codec.frame import (
     payload_rows,
     rows_key,
 )
+from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.tables_as_code.csvedits import resolve_bare_empties
 from mddframes.tables_as_code.csvtext import CsvSyntaxError, format_csv, parse_csv
-from mddframes.tables_as_code.names import KIND_FOLDERS, Kind, sidecar_path, split_name
+from mddframes.tables_as_code.names import KIND_FOLDERS, sidecar_path, split_name
 
 #: The format tag of sidecars and JSON object files.
 OBJECT_FORMAT = "mddframes-object/1"

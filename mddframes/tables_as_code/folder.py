@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from mddframes.codec.kinds import Kind
 from mddframes.errors import DataShapeError, InvalidArgumentError
-from mddframes.tables_as_code.names import FORMATS, KIND_FOLDERS, SIDECAR_SUFFIX, Kind, split_name
+from mddframes.tables_as_code.names import FORMATS, KIND_FOLDERS, SIDECAR_SUFFIX, split_name
 
 
 def object_files(folder: Path) -> Iterator[tuple[Kind, Path]]:

@@ -15,9 +15,8 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Literal
 
-Kind = Literal["table", "mapping"]
+from mddframes.codec.kinds import Kind
 
 #: The sub-folder of each kind.
 KIND_FOLDERS: dict[str, str] = {"table": "tables", "mapping": "mappings"}

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import run_bulk
+from mddframes.codec.kinds import Kind
 from mddframes.errors import InvalidArgumentError
 from mddframes.frames.table import read_mapping, read_table
 from mddframes.frames.tree import read_tree
 from mddframes.ids import id_list
 from mddframes.tables_as_code.files import read_object, write_object
 from mddframes.tables_as_code.folder import existing_files, object_files
-from mddframes.tables_as_code.names import FORMATS, KIND_FOLDERS, Kind, encode_id, split_name
+from mddframes.tables_as_code.names import FORMATS, KIND_FOLDERS, encode_id, split_name
 
 if TYPE_CHECKING:
     from mddframes.api import Api

@@ -25,7 +25,7 @@ from mddframes.codec.streamed_overlay import StreamUnsupported, overlay_document
 from mddframes.codec.values import same_json
 from mddframes.context import ReadContext, context_of
 from mddframes.errors import ConcurrentModificationError, InvalidArgumentError, WriteRefusedError
-from mddframes.frames._shape import snake_case
+from mddframes.frames.shaping import snake_case
 from mddframes.writing.documents import (
     EncodedDocument,
     Held,
