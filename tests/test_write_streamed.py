@@ -112,6 +112,19 @@ def test_one_cell_edit_is_the_whole_documents_edit(client, large):
     assert_same(*both_paths(client, table_id, frame))
 
 
+def test_two_values_trading_places_in_one_block_are_both_written(client, large):
+    # a plain sum of the block's hashes cannot see a swap: the weights per row can
+    table_id, frame, _ = large
+    active = frame["active"].iloc[:1024]
+    first_true = int(active[active == True].index[0])  # noqa: E712 (a boolean column)
+    first_false = int(active[active == False].index[0])  # noqa: E712
+    frame.at[first_true, "active"] = False
+    frame.at[first_false, "active"] = True
+    streamed, whole = both_paths(client, table_id, frame)
+    assert_same(streamed, whole)
+    assert len(streamed[1].changed) == 2
+
+
 EDITS = {
     "code": st.text(min_size=1, max_size=8),
     "name": st.one_of(st.none(), st.text(max_size=12)),

@@ -1,6 +1,6 @@
 """What a frame held when it was read, small enough to keep: where an edit may be.
 
-A streamed write (:mod:`mddframes.writing.streamed`) must find the few cells a user
+A streamed write (:class:`mddframes.writing.documents.EncodedDocument`) must find the few cells a user
 changed in a large table without rebuilding every column of the original and
 comparing it with the frame (a second of work on a 30 MB table). A
 :class:`FrameFingerprint`, taken when the frame is read, keeps for each typed column
@@ -10,7 +10,9 @@ write time the same sums of the frame say which blocks of which columns may hold
 change; only those rows are compared with the original, exactly.
 
 A block whose sum is unchanged is taken as unchanged: an edit is missed only if it
-leaves a 64-bit sum of SipHash values as it was (odds about 1 in 2**64 per block).
+leaves a 64-bit sum of SipHash values, each weighted by an odd number drawn from its
+row's position, as it was (odds about 1 in 2**63 per block; the weights make values
+that trade places between rows count).
 Columns of dtype ``object`` (JSON values: dicts, lists, mixed types) are not hashed:
 their cells can be mutated in place, so the writer compares them with the original
 by content, batch by batch. A column whose dtype changed since the read is compared
@@ -130,7 +132,24 @@ def _block_sums(column: pd.Series) -> np.ndarray | None:
         return None
     if not len(hashes):
         return np.zeros(0, dtype=np.uint64)
-    return np.add.reduceat(hashes, np.arange(0, len(hashes), BLOCK_ROWS))
+    # each hash weighted by its row: a plain sum cannot see two values of one block
+    # trade places (True -> False in one row, False -> True in another)
+    weighted = hashes * _row_weights(len(hashes))
+    return np.add.reduceat(weighted, np.arange(0, len(hashes), BLOCK_ROWS))
+
+
+def _row_weights(n_rows: int) -> np.ndarray:
+    """An odd 64-bit multiplier per row position (splitmix64 of the position, made odd).
+
+    Odd, so a weight never loses a hash's bits; pseudo-random, so a change that moves
+    values between rows changes the sum except with odds of about 1 in 2**63.
+    """
+    with np.errstate(over="ignore"):
+        z = np.arange(n_rows, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    return z | np.uint64(1)
 
 
 def _rows_of_blocks(blocks: np.ndarray, n_rows: int) -> np.ndarray:
