@@ -1,4 +1,9 @@
-"""Shared fixtures: one real emulator per test session, reached over loopback HTTP."""
+"""Shared fixtures: one real emulator per test session, reached over loopback HTTP.
+
+Under pytest-xdist each worker is a session of its own, so each worker has its own
+emulator. Tests that use it are marked ``emulator`` (added here), so the unit tests run
+alone with ``-m "not emulator"``.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,23 @@ from hypothesis import settings
 
 from mddframes.emulator import serve
 
+# the ``script`` fixture: a scripted misbehaving service for the HTTP tests
+pytest_plugins = ["scripted_service"]
+
 # CI runs the property tests with a fixed seed, so a red run means a change broke
 # something, never that a new random example turned up; local runs keep exploring.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+_EMULATOR_FIXTURES = frozenset({"emulator", "emu", "client"})
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if _EMULATOR_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.emulator)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
-from test_http_session import API, script  # noqa: F401 (script: a fixture)
+from scripted_service import API
 
 from mddframes.config import Settings
 from mddframes.errors import ResponseFormatError, TransportError

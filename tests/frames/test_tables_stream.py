@@ -24,7 +24,7 @@ import pytest
 from codec_strategies import payloads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_http_session import API, make_client, script  # noqa: F401 (script: a fixture)
+from scripted_service import API, make_client
 
 from mddframes import ReadContext
 from mddframes.codec import from_payload, stream

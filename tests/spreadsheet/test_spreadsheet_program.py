@@ -27,6 +27,7 @@ from typing import Any
 import openpyxl
 import pandas as pd
 import pytest
+from spreadsheet_program import SOFFICE  # noqa: E402
 
 from mddframes import Client
 from mddframes.codec import from_payload, to_payload
@@ -34,8 +35,6 @@ from mddframes.codec.frame import payload_rows
 from mddframes.context import ATTRS_KEY, ReadContext
 from mddframes.spreadsheet import read_excel, to_excel
 from mddframes.spreadsheet.cells import EMPTY_STRING_FORMULA, encoding_of
-
-SOFFICE = shutil.which("soffice")
 
 pytestmark = [
     pytest.mark.spreadsheet_program,

@@ -101,7 +101,7 @@ def test_invalid_argument_error_is_a_value_error_too():
 
 def test_no_other_module_writes_an_api_path():
     """The endpoints table is the only place a path is written (emulator excluded)."""
-    package = Path(__file__).resolve().parents[1] / "mddframes"
+    package = Path(__file__).resolve().parents[2] / "mddframes"
     pattern = re.compile(
         r"""["'](/api/(system|structure|table|mapping|object-type)|/auth/realms)"""
     )

@@ -12,7 +12,7 @@ from mddframes import Client
 from mddframes.api import OPERATION_METHODS, Api
 from mddframes.http.endpoints import ENDPOINTS
 
-PACKAGE = Path(__file__).parent.parent / "mddframes"
+PACKAGE = Path(__file__).parents[2] / "mddframes"
 
 FACADE_METHODS = sorted(
     name

@@ -19,7 +19,7 @@ from pathlib import Path
 import mddframes
 from mddframes import Client, errors
 
-REPOSITORY = Path(__file__).resolve().parent.parent
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 EXPORTED = [
     "AuthError",

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from test_http_session import API, script  # noqa: F401 (script: a fixture)
+from scripted_service import API
 
 import mddframes
 from mddframes import errors

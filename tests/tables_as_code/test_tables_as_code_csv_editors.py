@@ -19,7 +19,7 @@ from pathlib import Path
 import openpyxl
 import pandas as pd
 import pytest
-from test_spreadsheet_program import SOFFICE
+from spreadsheet_program import SOFFICE
 
 from mddframes import apply_plan, plan_folder, pull_folder
 from mddframes.tables_as_code.csvedits import RESAVED_MIN_CELLS, same_number_rewritten

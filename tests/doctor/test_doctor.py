@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from dialect_expectations import DIFFERENCES
-from test_http_session import API, make_client, script  # noqa: F401 (script: a fixture)
+from scripted_service import API, make_client
 
 from mddframes import Client, doctor_exit_code
 from mddframes.doctor import COLUMNS, Finding

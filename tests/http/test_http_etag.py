@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_http_session import API, make_client, script  # noqa: F401 (script: a fixture)
+from scripted_service import API, make_client
 
 from mddframes import Client
 from mddframes.emulator import serve
