@@ -15,7 +15,9 @@ else from its default. The file holds a ``[default]`` table and named profiles a
     tenant = "acme-staging"
     base_url = "https://{tenant}.example.com"
 
-The client secret is kept in a :class:`Secret`, whose repr and str mask it.
+The settings are the rows of :data:`SETTINGS` (name, variable, profile key, parser,
+default, help), from which :func:`resolve_settings` and docs/settings.md are made. The
+client secret is kept in a :class:`Secret`, whose repr and str mask it.
 """
 
 from __future__ import annotations
