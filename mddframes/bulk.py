@@ -150,6 +150,27 @@ def run_bulk(
     InvalidArgumentError
         For an invalid ``errors``, ``max_workers`` or ``items`` argument.
     """
+    _check_arguments(errors, items)
+    workers = resolve_workers(max_workers, DEFAULT_MAX_WORKERS)
+    run = _Run(
+        items=list(items),
+        name_of=label or _default_label,
+        desc=desc or getattr(fn, "__name__", "bulk"),
+        errors=errors,
+        then=then,
+        on_progress=on_progress,
+    )
+    if run.items:
+        run.execute(fn, workers, progress)
+    failures = _failures_frame(run.items, run.exceptions, run.name_of)
+    if run.exceptions:
+        message = _skipped_message(run.desc, len(run.items), failures)
+        logger.warning(message)
+        warnings.warn(message, PartialFailureWarning, stacklevel=2)
+    return BulkResult(run.items, run.results, failures, run.exceptions)
+
+
+def _check_arguments(errors: Any, items: Iterable[Any]) -> None:
     if errors not in ("raise", "skip"):
         raise InvalidArgumentError(f"errors must be 'raise' or 'skip', got {errors!r}")
     if isinstance(items, (str, bytes)):
@@ -157,83 +178,97 @@ def run_bulk(
             f"items must be a collection of ids, not a single {type(items).__name__} "
             f"({items!r}); wrap it in a list"
         )
-    workers = resolve_workers(max_workers, DEFAULT_MAX_WORKERS)
-    item_list = list(items)
-    name_of = label or _default_label
-    desc = desc or getattr(fn, "__name__", "bulk")
-    results: list[R | None] = [None] * len(item_list)
-    exceptions: dict[int, Exception] = {}
-    if not item_list:
-        return BulkResult(item_list, results, _failures_frame(item_list, exceptions, name_of))
 
-    bar = tqdm(total=len(item_list), desc=desc, disable=not progress, leave=False, unit="id")
-    executor = ThreadPoolExecutor(
-        max_workers=min(workers, len(item_list)), thread_name_prefix="mddframes-bulk"
-    )
-    try:
-        pending: dict[Future[R], int] = {
-            executor.submit(fn, item): position for position, item in enumerate(item_list)
-        }
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                position = pending.pop(future)
-                error = future.exception()
-                if error is None:
-                    try:
-                        value = future.result()
-                        if then is not None:
-                            value = then(value)
-                            # give up the GIL between builds: a worker whose answer came
-                            # in sends its next request now, not after the holder's 5 ms
-                            # switch interval (sys.getswitchinterval)
-                            time.sleep(0)
-                        results[position] = value
-                    except Exception as exc:  # noqa: BLE001 - then's failure is the item's
-                        error = exc
-                bar.update(1)
-                if on_progress is not None:
-                    on_progress(len(item_list) - len(pending), len(item_list))
-                if error is None:
-                    continue
-                if not isinstance(error, Exception):  # KeyboardInterrupt, SystemExit
-                    raise error
-                exceptions[position] = error
-                logger.debug(
-                    "%s: %r failed: %s: %s",
-                    desc,
-                    name_of(item_list[position]),
-                    type(error).__name__,
-                    error,
-                )
-                if errors == "raise":
-                    cancelled = sum(f.cancel() for f in pending)
-                    error.add_note(
-                        f"{desc}: raised for item {name_of(item_list[position])!r} "
-                        f"(position {position} of {len(item_list)}); {cancelled} item(s) not "
-                        f"started were cancelled. Pass errors='skip' to collect all failures."
-                    )
-                    raise error
-                bar.set_postfix(failed=len(exceptions), refresh=False)
-    finally:
-        # Cancel what has not started (after an error or Ctrl-C) and wait for the
-        # running calls, so no thread outlives the call.
-        executor.shutdown(wait=True, cancel_futures=True)
-        bar.close()
 
-    failures = _failures_frame(item_list, exceptions, name_of)
-    if exceptions:
-        failed = failures["id"].tolist()
-        shown = ", ".join(repr(i) for i in failed[:_NAMED_LIMIT])
-        if len(failed) > _NAMED_LIMIT:
-            shown += f" and {len(failed) - _NAMED_LIMIT} more"
-        message = (
-            f"{desc}: {len(failed)} of {len(item_list)} failed and were skipped: {shown} "
-            f"(details in the failures frame)"
+@dataclass
+class _Run(Generic[T, R]):
+    """One :func:`run_bulk` call: its items, and their results and failures by position."""
+
+    items: list[T]
+    name_of: Callable[[T], Hashable]
+    desc: str
+    errors: ErrorPolicy
+    then: Callable[[Any], R] | None
+    on_progress: ProgressCallback | None
+    results: list[R | None] = field(init=False)
+    exceptions: dict[int, Exception] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.results = [None] * len(self.items)
+
+    def execute(self, fn: Callable[[T], R], workers: int, progress: bool) -> None:
+        """Call ``fn`` on every item on a thread pool, settling each call as it finishes."""
+        total = len(self.items)
+        bar = tqdm(total=total, desc=self.desc, disable=not progress, leave=False, unit="id")
+        executor = ThreadPoolExecutor(
+            max_workers=min(workers, total), thread_name_prefix="mddframes-bulk"
         )
-        logger.warning(message)
-        warnings.warn(message, PartialFailureWarning, stacklevel=2)
-    return BulkResult(item_list, results, failures, exceptions)
+        try:
+            pending: dict[Future[R], int] = {
+                executor.submit(fn, item): position for position, item in enumerate(self.items)
+            }
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    position = pending.pop(future)
+                    error = self._settle(future, position)
+                    bar.update(1)
+                    if self.on_progress is not None:
+                        self.on_progress(total - len(pending), total)
+                    if error is not None:
+                        self._fail(position, error, pending)
+                        bar.set_postfix(failed=len(self.exceptions), refresh=False)
+        finally:
+            # Cancel what has not started (after an error or Ctrl-C) and wait for the
+            # running calls, so no thread outlives the call.
+            executor.shutdown(wait=True, cancel_futures=True)
+            bar.close()
+
+    def _settle(self, future: Future[R], position: int) -> BaseException | None:
+        """Store the item's result (passed through ``then``), or return its failure."""
+        error = future.exception()
+        if error is not None:
+            return error
+        try:
+            value = future.result()
+            if self.then is not None:
+                value = self.then(value)
+                # give up the GIL between builds: a worker whose answer came in sends
+                # its next request now, not after the holder's 5 ms switch interval
+                # (sys.getswitchinterval)
+                time.sleep(0)
+            self.results[position] = value
+        except Exception as exc:  # noqa: BLE001 - then's failure is the item's
+            return exc
+        return None
+
+    def _fail(self, position: int, error: BaseException, pending: dict[Future[R], int]) -> None:
+        """Record the item's failure; with ``errors="raise"``, cancel the rest and raise it."""
+        if not isinstance(error, Exception):  # KeyboardInterrupt, SystemExit
+            raise error
+        self.exceptions[position] = error
+        name = self.name_of(self.items[position])
+        logger.debug("%s: %r failed: %s: %s", self.desc, name, type(error).__name__, error)
+        if self.errors == "raise":
+            cancelled = sum(f.cancel() for f in pending)
+            error.add_note(
+                f"{self.desc}: raised for item {name!r} "
+                f"(position {position} of {len(self.items)}); {cancelled} item(s) not "
+                f"started were cancelled. Pass errors='skip' to collect all failures."
+            )
+            raise error
+
+
+def _skipped_message(desc: str, total: int, failures: pd.DataFrame) -> str:
+    """The warning of a run whose failures were skipped: the count and the first ids."""
+    failed = failures["id"].tolist()
+    shown = ", ".join(repr(i) for i in failed[:_NAMED_LIMIT])
+    if len(failed) > _NAMED_LIMIT:
+        shown += f" and {len(failed) - _NAMED_LIMIT} more"
+    return (
+        f"{desc}: {len(failed)} of {total} failed and were skipped: {shown} "
+        f"(details in the failures frame)"
+    )
 
 
 def resolve_workers(max_workers: Any, default: int) -> int:

@@ -15,7 +15,9 @@ else from its default. The file holds a ``[default]`` table and named profiles a
     tenant = "acme-staging"
     base_url = "https://{tenant}.example.com"
 
-The client secret is kept in a :class:`Secret`, whose repr and str mask it.
+The settings are the rows of :data:`SETTINGS` (name, variable, profile key, parser,
+default, help), from which :func:`resolve_settings` and docs/settings.md are made. The
+client secret is kept in a :class:`Secret`, whose repr and str mask it.
 """
 
 from __future__ import annotations
@@ -27,17 +29,19 @@ import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from mddframes.config_table import REQUIRED, Setting, markdown_table
 from mddframes.config_values import (
-    _parse_api_prefix,
-    _parse_bool,
-    _parse_int,
-    _parse_timeout,
-    _parse_verify,
     check_transport_security,
+    parse_api_prefix,
+    parse_bool,
+    parse_int,
+    parse_timeout,
+    parse_verify,
 )
 from mddframes.config_values import is_loopback_host as is_loopback_host  # public here too
 from mddframes.errors import ConfigurationError
@@ -51,22 +55,7 @@ DEFAULT_MAX_WORKERS = 8
 DEFAULT_LOCK_TIMEOUT = 300.0
 DEFAULT_PROFILE = "default"
 
-# setting name -> environment variable. allow_insecure_http has none on purpose: a
-# downgrade to clear-text credentials must be asked for in code or in the profile file.
-ENV_VARIABLES: dict[str, str] = {
-    "tenant": "MDD_TENANT",
-    "base_url": "MDD_BASE_URL",
-    "client_id": "MDD_CLIENT_ID",
-    "client_secret": "MDD_CLIENT_SECRET",
-    "realm": "MDD_REALM",
-    "api_prefix": "MDD_API_PREFIX",
-    "timeout": "MDD_TIMEOUT",
-    "max_retries": "MDD_MAX_RETRIES",
-    "verify": "MDD_VERIFY",
-    "max_workers": "MDD_MAX_WORKERS",
-}
 PROFILE_VARIABLE = "MDD_PROFILE"
-PROFILE_KEYS = frozenset(ENV_VARIABLES) | {"allow_insecure_http"}
 
 
 class Secret:
@@ -177,6 +166,79 @@ class Settings:
             f"client_id={self.client_id!r}, realm={self.realm!r}, "
             f"api_prefix={self.api_prefix!r})"
         )
+
+
+def parse_text(name: str, value: Any, source: str) -> str:
+    """A non-empty string, stripped (a :class:`Secret` gives its value)."""
+    if isinstance(value, Secret):
+        return value.reveal()
+    if not isinstance(value, str) or not value.strip():
+        # The value itself is not echoed: it could be a misplaced secret.
+        raise ConfigurationError(f"{name} from {source} must be a non-empty string")
+    return value.strip()
+
+
+def parse_secret(name: str, value: Any, source: str) -> Secret:
+    """A :class:`Secret` as given, or one holding the text :func:`parse_text` makes."""
+    return value if isinstance(value, Secret) else Secret(parse_text(name, value, source))
+
+
+def _with_tenant(template: str, source: str, earlier: Mapping[str, Any], label: str) -> str:
+    return _fill_base_url(template, source, earlier["tenant"], label)
+
+
+def _realm_or_tenant(
+    realm: str | None, source: str | None, earlier: Mapping[str, Any], profile_label: str
+) -> str:
+    if realm is not None:
+        return realm
+    if earlier["tenant"] is not None:
+        return str(earlier["tenant"])
+    raise ConfigurationError(
+        "missing setting realm (it defaults to the tenant, which is not set either): "
+        + _how_to_set("tenant", profile_label)
+    )
+
+
+#: Every setting, in the order :func:`resolve_settings` resolves them (a setting's
+#: ``then`` sees those above it). Adding a setting: a row here, its argument of
+#: resolve_settings and connect(), its field of Settings (tests check they agree).
+SETTINGS: tuple[Setting, ...] = (
+    Setting("tenant", "MDD_TENANT", parse_text, None,
+            "Tenant name; fills `{tenant}` in the base URL and is the default realm."),
+    Setting("base_url", "MDD_BASE_URL", parse_text, REQUIRED,
+            "The service address, e.g. `https://{tenant}.example.com`.", then=_with_tenant),
+    Setting("client_id", "MDD_CLIENT_ID", parse_text, REQUIRED, "The API user's id."),
+    Setting("client_secret", "MDD_CLIENT_SECRET", parse_secret, REQUIRED,
+            "The API user's secret (kept masked)."),
+    Setting("realm", "MDD_REALM", parse_text, None, "The token realm.",
+            shown_default="the tenant", then=_realm_or_tenant),
+    Setting("api_prefix", "MDD_API_PREFIX", parse_api_prefix, DEFAULT_API_PREFIX,
+            "Path prefix of every API operation; empty allowed (also as an empty variable).",
+            empty_is_value=True),
+    Setting("timeout", "MDD_TIMEOUT", parse_timeout, DEFAULT_TIMEOUT,
+            "Connect and read time-outs in seconds: one number, or `connect,read`."),
+    Setting("max_retries", "MDD_MAX_RETRIES", partial(parse_int, minimum=0),
+            DEFAULT_MAX_RETRIES, "Retries of a GET or PUT on 429/5xx and connection errors."),
+    Setting("max_workers", "MDD_MAX_WORKERS", partial(parse_int, minimum=1),
+            DEFAULT_MAX_WORKERS, "Default concurrency of bulk calls (sizes the connection pool)."),
+    Setting("verify", "MDD_VERIFY", parse_verify, True,
+            "TLS verification: `true`, `false` or the path of a CA bundle."),
+    # no variable on purpose: a downgrade to clear-text credentials must be asked for
+    # in code or in the profile file
+    Setting("allow_insecure_http", None, parse_bool, False,
+            "Allow plain `http://` to a host that is not loopback."),
+)  # fmt: skip
+SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
+#: Setting name -> its environment variable (those that have one).
+ENV_VARIABLES = {s.name: s.variable for s in SETTINGS if s.variable is not None}
+#: The keys a profile of the configuration file may hold.
+PROFILE_KEYS = frozenset(setting.profile_key for setting in SETTINGS)
+
+
+def settings_markdown() -> str:
+    """The table of :data:`SETTINGS` in Markdown (docs/settings.md holds it verbatim)."""
+    return markdown_table(SETTINGS)
 
 
 def config_file_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -324,121 +386,41 @@ def resolve_settings(
     ConfigurationError
         If a required setting is missing (the message names the argument, the
         variable and the file) or a value is invalid (the message names its source).
+
+    Notes
+    -----
+    The settings, their variables, profile keys, parsers and defaults are the rows of
+    :data:`SETTINGS`, resolved in that order (docs/settings.md is made from them).
     """
+    # the parameters by name, as the rows of SETTINGS name them (taken before any local)
+    arguments = dict(locals())
     environ = os.environ if environ is None else environ
     path = Path(config_file) if config_file is not None else config_file_path(environ)
     profile_name = profile or environ.get(PROFILE_VARIABLE) or None
     from_file = load_profile(profile_name, path, required=profile_name is not None)
     profile_label = f"profile {profile_name or DEFAULT_PROFILE!r} of {path}"
-
-    arguments = {
-        "tenant": tenant,
-        "base_url": base_url,
-        "client_id": client_id,
-        "client_secret": client_secret,
-        "realm": realm,
-        "api_prefix": api_prefix,
-        "timeout": timeout,
-        "max_retries": max_retries,
-        "verify": verify,
-        "max_workers": max_workers,
-        "allow_insecure_http": allow_insecure_http,
-    }
-
-    def lookup(name: str) -> tuple[Any, str] | None:
-        """The value of setting ``name`` and where it came from, or None."""
-        if arguments[name] is not None:
-            return arguments[name], f"argument {name}="
-        variable = ENV_VARIABLES.get(name)
-        # An empty variable counts as unset, except MDD_API_PREFIX where "" is a value.
-        if variable is not None and (
-            environ.get(variable) or (name == "api_prefix" and variable in environ)
-        ):
-            return environ[variable], f"environment variable {variable}"
-        if name in from_file:
-            return from_file[name], f"{name} in {profile_label}"
-        return None
-
-    def require(name: str) -> tuple[Any, str]:
-        found = lookup(name)
-        if found is None:
-            raise ConfigurationError(_missing_message(name, profile_label))
-        return found
-
-    def text(name: str, found: tuple[Any, str]) -> str:
-        value, source = found
-        if isinstance(value, Secret):
-            return value.reveal()
-        if not isinstance(value, str) or not value.strip():
-            # The value itself is not echoed: it could be a misplaced secret.
-            raise ConfigurationError(f"{name} from {source} must be a non-empty string")
-        return value.strip()
-
-    found_tenant = lookup("tenant")
-    tenant_value = text("tenant", found_tenant) if found_tenant else None
-    base_template = text("base_url", require("base_url"))
-    resolved_base = _fill_base_url(base_template, tenant_value, profile_label)
-    client_id_value = text("client_id", require("client_id"))
-    secret_found = require("client_secret")
-    secret = secret_found[0] if isinstance(secret_found[0], Secret) else None
-    if secret is None:
-        secret = Secret(text("client_secret", secret_found))
-    found_realm = lookup("realm")
-    if found_realm is not None:
-        realm_value = text("realm", found_realm)
-    elif tenant_value is not None:
-        realm_value = tenant_value
-    else:
-        raise ConfigurationError(
-            "missing setting realm (it defaults to the tenant, which is not set either): "
-            + _how_to_set("tenant", profile_label)
-        )
-    found_prefix = lookup("api_prefix")
-    prefix_value = (
-        _parse_api_prefix(*found_prefix) if found_prefix is not None else DEFAULT_API_PREFIX
-    )
-    found_timeout = lookup("timeout")
-    timeout_value = _parse_timeout(*found_timeout) if found_timeout else DEFAULT_TIMEOUT
-    found_retries = lookup("max_retries")
-    retries_value = (
-        _parse_int("max_retries", *found_retries, minimum=0)
-        if found_retries
-        else DEFAULT_MAX_RETRIES
-    )
-    found_workers = lookup("max_workers")
-    workers_value = (
-        _parse_int("max_workers", *found_workers, minimum=1)
-        if found_workers
-        else DEFAULT_MAX_WORKERS
-    )
-    found_verify = lookup("verify")
-    verify_value = _parse_verify(*found_verify) if found_verify else True
-    found_insecure = lookup("allow_insecure_http")
-    insecure_value = (
-        _parse_bool("allow_insecure_http", *found_insecure) if found_insecure else False
-    )
-
-    return Settings(
-        tenant=tenant_value,
-        base_url=resolved_base,
-        client_id=client_id_value,
-        client_secret=secret,
-        realm=realm_value,
-        api_prefix=prefix_value,
-        timeout=timeout_value,
-        max_retries=retries_value,
-        verify=verify_value,
-        max_workers=workers_value,
-        allow_insecure_http=insecure_value,
-    )
+    values: dict[str, Any] = {}
+    for setting in SETTINGS:
+        found = setting.lookup(arguments[setting.name], environ, from_file, profile_label)
+        source = None if found is None else found[1]
+        if found is not None:
+            value = setting.parse(setting.name, *found)
+        elif setting.default is REQUIRED:
+            raise ConfigurationError(_missing_message(setting.name, profile_label))
+        else:
+            value = setting.default
+        if setting.then is not None:
+            value = setting.then(value, source, values, profile_label)
+        values[setting.name] = value
+    return Settings(**values)
 
 
 def _how_to_set(name: str, profile_label: str) -> str:
-    variable = ENV_VARIABLES.get(name)
+    setting = SETTINGS_BY_NAME[name]
     ways = [f"pass {name}=... to connect()"]
-    if variable:
-        ways.append(f"set the environment variable {variable}")
-    ways.append(f"or add {name} to {profile_label}")
+    if setting.variable:
+        ways.append(f"set the environment variable {setting.variable}")
+    ways.append(f"or add {setting.profile_key} to {profile_label}")
     return ", ".join(ways)
 
 
@@ -446,30 +428,27 @@ def _missing_message(name: str, profile_label: str) -> str:
     return f"missing setting {name}: " + _how_to_set(name, profile_label)
 
 
-def _fill_base_url(template: str, tenant: str | None, profile_label: str) -> str:
+def _fill_base_url(template: str, source: str, tenant: str | None, profile_label: str) -> str:
+    where = f"the base URL {template!r} from {source}"
     if "{tenant}" in template:
         if tenant is None:
             raise ConfigurationError(
-                f"the base URL {template!r} contains {{tenant}} but no tenant is set: "
+                f"{where} contains {{tenant}} but no tenant is set: "
                 + _how_to_set("tenant", profile_label)
             )
         url = template.replace("{tenant}", tenant)
     else:
         url = template
     if "{" in url or "}" in url:
-        raise ConfigurationError(
-            f"the base URL {template!r} has a placeholder other than {{tenant}}"
-        )
+        raise ConfigurationError(f"{where} has a placeholder other than {{tenant}}")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigurationError(
-            f"the base URL {url!r} must be an http:// or https:// address with a host name"
-        )
+        raise ConfigurationError(f"{where} must be an http:// or https:// address with a host name")
     if parts.username or parts.password:
         raise ConfigurationError(
-            "the base URL must not carry a user name or password; "
+            f"the base URL from {source} must not carry a user name or password; "
             "use client_id and client_secret instead"
         )
     if parts.query or parts.fragment:
-        raise ConfigurationError(f"the base URL {url!r} must not have a query or fragment")
+        raise ConfigurationError(f"{where} must not have a query or fragment")
     return url.rstrip("/")

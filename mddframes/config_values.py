@@ -1,7 +1,8 @@
 """Parsing and checking single setting values (for :mod:`mddframes.config`).
 
-Each parser takes the raw value and where it came from (an argument, a variable, the
-profile file), so an error names both.
+Each parser takes the setting's name, the raw value and where it came from (an
+argument, a variable, the profile file), so an error names all three; the table of
+settings (:data:`mddframes.config.SETTINGS`) names one parser per setting.
 """
 
 from __future__ import annotations
@@ -44,20 +45,22 @@ def check_transport_security(base_url: str, allow_insecure_http: bool) -> None:
             )
 
 
-def _parse_api_prefix(value: Any, source: str) -> str:
+def parse_api_prefix(name: str, value: Any, source: str) -> str:
+    """A path prefix: empty, or ``/``-led without a trailing ``/`` (``"/x/"`` -> ``"/x"``)."""
     if not isinstance(value, str):
-        raise ConfigurationError(f"api_prefix from {source} must be a string")
+        raise ConfigurationError(f"{name} from {source} must be a string")
     prefix = value.strip().rstrip("/")
     if prefix and not prefix.startswith("/"):
         raise ConfigurationError(
-            f"api_prefix from {source} must be empty or start with '/', got {value!r}"
+            f"{name} from {source} must be empty or start with '/', got {value!r}"
         )
     if any(ch in prefix for ch in "?#{}"):
-        raise ConfigurationError(f"api_prefix from {source} must be a plain path, got {value!r}")
+        raise ConfigurationError(f"{name} from {source} must be a plain path, got {value!r}")
     return prefix
 
 
-def _parse_timeout(value: Any, source: str) -> tuple[float, float]:
+def parse_timeout(name: str, value: Any, source: str) -> tuple[float, float]:
+    """``(connect, read)`` seconds from a number, a pair, or text ``"5"`` / ``"5,60"``."""
     raw = value
     if isinstance(value, str):
         pieces = [p.strip() for p in value.split(",")]
@@ -65,7 +68,7 @@ def _parse_timeout(value: Any, source: str) -> tuple[float, float]:
             numbers = [float(p) for p in pieces]
         except ValueError:
             raise ConfigurationError(
-                f"timeout from {source} must be seconds or 'connect,read', got {raw!r}"
+                f"{name} from {source} must be seconds or 'connect,read', got {raw!r}"
             ) from None
     elif isinstance(value, int | float) and not isinstance(value, bool):
         numbers = [float(value)]
@@ -80,12 +83,13 @@ def _parse_timeout(value: Any, source: str) -> tuple[float, float]:
         numbers = numbers * 2
     if len(numbers) != 2 or not all(n > 0 for n in numbers):
         raise ConfigurationError(
-            f"timeout from {source} must be positive seconds or a (connect, read) pair, got {raw!r}"
+            f"{name} from {source} must be positive seconds or a (connect, read) pair, got {raw!r}"
         )
     return (numbers[0], numbers[1])
 
 
-def _parse_int(name: str, value: Any, source: str, *, minimum: int) -> int:
+def parse_int(name: str, value: Any, source: str, *, minimum: int = 0) -> int:
+    """An integer of at least ``minimum``, from an int or its text (never a bool)."""
     if isinstance(value, bool):
         number = None
     elif isinstance(value, int):
@@ -106,7 +110,8 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def _parse_bool(name: str, value: Any, source: str) -> bool:
+def parse_bool(name: str, value: Any, source: str) -> bool:
+    """A bool, or its text: ``1/true/yes/on`` or ``0/false/no/off`` (any case)."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
@@ -114,7 +119,8 @@ def _parse_bool(name: str, value: Any, source: str) -> bool:
     raise ConfigurationError(f"{name} from {source} must be true or false, got {value!r}")
 
 
-def _parse_verify(value: Any, source: str) -> bool | str:
+def parse_verify(name: str, value: Any, source: str) -> bool | str:
+    """TLS verification: a bool (or its text, as :func:`parse_bool`) or a CA bundle path."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -123,9 +129,9 @@ def _parse_verify(value: Any, source: str) -> bool | str:
             return lowered in _TRUE
         if not Path(value).exists():
             raise ConfigurationError(
-                f"verify from {source} is neither true/false nor an existing CA bundle: {value!r}"
+                f"{name} from {source} is neither true/false nor an existing CA bundle: {value!r}"
             )
         return value
     raise ConfigurationError(
-        f"verify from {source} must be true, false or a CA bundle path, got {value!r}"
+        f"{name} from {source} must be true, false or a CA bundle path, got {value!r}"
     )

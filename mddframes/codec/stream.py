@@ -46,6 +46,7 @@ import pandas as pd
 from mddframes.codec.column_batches import ColumnBatches
 from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_columns
 from mddframes.codec.kinds import Kind
+from mddframes.codec.read_route import Parsed, choose_route
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.values import canonical_bytes, canonical_json
 
@@ -286,17 +287,31 @@ def frame_from_chunks(
         splitter.feed(chunk)
     splitter.finish()
     kept = keeper.finish()
-    if not splitter.failed and splitter.envelope is not None:
-        if fast.count < 2:
-            return None, kept  # small enough to decode whole, as before
-        declared = declared_columns(splitter.envelope, kind)
+    envelope = None if splitter.failed else splitter.envelope
+    split = Parsed(vouched=envelope is not None, rows=fast.count)
+    route = choose_route(splitter=split)
+    if route == "splitter" and envelope is not None:
+        declared = declared_columns(envelope, kind)
         return frame_of_columns(fast.columns, fast.count, declared), kept
+    if route == "kept":
+        return None, kept
     fast.columns.clear()  # what the splitter handed over before it gave up
-    return _frame_from_kept(kept, kind), kept
+    return _frame_from_kept(kept, kind, split), kept
 
 
-def _frame_from_kept(kept: KeptJson, kind: Kind) -> pd.DataFrame | None:
+def _frame_from_kept(kept: KeptJson, kind: Kind, split: Parsed) -> pd.DataFrame | None:
     """The frame of a kept document by the incremental parser (ijson), or None."""
+    parsed = _ijson_parse(kept, kind)
+    found = Parsed(vouched=False, rows=0) if parsed is None else Parsed(True, parsed[0].count)
+    if choose_route(splitter=split, ijson=found) != "ijson" or parsed is None:
+        return None
+    columns, metadata = parsed
+    declared = declared_columns({"metadata": metadata[-1]}, kind) if metadata else []
+    return frame_of_columns(columns.columns, columns.count, declared)
+
+
+def _ijson_parse(kept: KeptJson, kind: Kind) -> tuple[ColumnBatches, list[Any]] | None:
+    """ijson's columns and metadata objects of a kept document; None if it cannot vouch."""
     watch = _SurrogateWatch()
     try:
         columns, metadata = _parse(kept.chunks(), kind, exact=False, on_chunk=watch.feed)
@@ -310,12 +325,7 @@ def _frame_from_kept(kept: KeptJson, kind: Kind) -> pd.DataFrame | None:
     else:
         if _lone_surrogate(watch):
             return None
-    if columns.count < 2:
-        # no rows, or one "row" that may be the value of a key "item" of an object
-        # under "data" rather than an element of a list: json.loads tells
-        return None
-    declared = declared_columns({"metadata": metadata[-1]}, kind) if metadata else []
-    return frame_of_columns(columns.columns, columns.count, declared)
+    return columns, metadata
 
 
 def _lone_surrogate(watch: _SurrogateWatch) -> bool:

@@ -21,6 +21,8 @@ from mddframes.codec.dtypes import infer_array
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.fingerprint import fingerprint
 from mddframes.codec.frame import INDEX_NAME, declared_columns, frame_of_arrays, payload_arrays
+from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
+from mddframes.codec.read_route import choose_route
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import ReadContext, record_read, registry_for
 from mddframes.frames.shaping import snake_case
@@ -41,12 +43,6 @@ _FIELD_DTYPES = {
     "primary_key": "boolean",
     "description": "string",
 }
-
-
-#: Table answers larger than this (or of unknown size) are parsed as a stream
-#: (:mod:`mddframes.codec.stream`); smaller ones with ``json.loads``, which is faster
-#: on small documents.
-STREAM_THRESHOLD = 1 << 20
 
 
 def read_table(api: Api, table_id: str) -> pd.DataFrame:
@@ -73,10 +69,11 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
 
     Notes
     -----
-    An answer above :data:`STREAM_THRESHOLD` bytes (1 MiB) is parsed as it arrives
-    and never held as parsed JSON: peak memory stays within about four times its
-    size, and the write-back context keeps it compressed (its ``payload`` is parsed
-    again when a write needs it). The frame is the same either way.
+    An answer above :data:`STREAM_THRESHOLD` bytes (1 MiB), or of unknown size, is
+    parsed as it arrives and never held as parsed JSON: peak memory stays within
+    about four times its size, and the write-back context keeps it compressed (its
+    ``payload`` is parsed again when a write needs it). The frame is the same either
+    way. :func:`~mddframes.codec.read_route.choose_route` holds the whole rule.
 
     Nested cells (objects, lists) of a small table are the payload's own objects,
     not copies: replace such a cell to edit it (``frame.at[i, "address"] = {...}``),
@@ -92,7 +89,7 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
     table_id = require_id(table_id, what="table_id")
     # no cyclic GC passes over the many row objects a parse makes (see fastjson)
     with gc_paused(), api.get_table_stream(table_id) as body:
-        if body.length is not None and body.length <= STREAM_THRESHOLD:
+        if choose_route(body.length) == "whole":
             payload = json_object(body.json(), body.entry.operation, body.url)
             frame = from_payload(payload, "table")
             context = ReadContext("table", table_id, payload)
@@ -105,7 +102,7 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
 def _streamed_frame(body: BodyStream, table_id: str) -> tuple[pd.DataFrame, ReadContext]:
     """The frame and context of a large answer, parsed as it arrives (see read_table)."""
     streamed, kept = frame_from_chunks(body.chunks(), "table")
-    if streamed is None:  # the stream could not vouch for it: decode it whole
+    if streamed is None:  # the "kept" route: the stream could not vouch for it
         decoded = decode_json_content(
             body.entry, body.url, kept.content(), status=body.status,
             content_type=body.content_type)  # fmt: skip
@@ -140,7 +137,7 @@ def fetch_table_arrays(
     """
     table_id = require_id(table_id, what="table_id")
     with gc_paused(), api.get_table_stream(table_id) as body:
-        if body.length is None or body.length > STREAM_THRESHOLD:
+        if choose_route(body.length) != "whole":
             # a large table: streamed, as read_table does, its frame taken apart
             frame, context = _streamed_frame(body, table_id)
             registry_for(api).record(context)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import pickle
 from pathlib import Path
 
@@ -10,11 +12,14 @@ import pytest
 import mddframes
 from mddframes.config import (
     DEFAULT_API_PREFIX,
+    ENV_VARIABLES,
+    SETTINGS,
     Secret,
     Settings,
     config_file_path,
     is_loopback_host,
     resolve_settings,
+    settings_markdown,
 )
 from mddframes.errors import ConfigurationError
 
@@ -306,3 +311,53 @@ def test_connect_resolves_from_the_environment(monkeypatch):
         assert client.tenant == "envco"
         assert client.base_url == "https://envco.example.com"
         assert client.max_workers == 4
+
+
+def test_docs_hold_exactly_the_generated_table_of_settings():
+    # every table line of docs/settings.md, in order, is the generated table: no drift
+    document = (Path(__file__).parent.parent / "docs" / "settings.md").read_text("utf-8")
+    table = "".join(line + "\n" for line in document.splitlines() if line.startswith("|"))
+    assert table == settings_markdown()
+    assert len(table.splitlines()) == len(SETTINGS) + 2
+
+
+def test_every_setting_is_an_argument_a_field_and_a_documented_row():
+    names = [setting.name for setting in SETTINGS]
+    extra = {"profile", "environ", "config_file"}
+    resolve = [p for p in inspect.signature(resolve_settings).parameters if p not in extra]
+    connect = [p for p in inspect.signature(mddframes.connect).parameters if p != "profile"]
+    assert sorted(resolve) == sorted(names) and sorted(connect) == sorted(names)
+    assert sorted(field.name for field in dataclasses.fields(Settings)) == sorted(names)
+    assert len({s.variable for s in SETTINGS if s.variable}) == len(ENV_VARIABLES)
+
+
+#: A text no variable of the setting accepts (settings absent: any non-empty text is valid).
+BAD_TEXT = {
+    "base_url": "ftp://x.example.com",
+    "api_prefix": "api",
+    "timeout": "soon",
+    "max_retries": "-1",
+    "max_workers": "0",
+    "verify": "/no/such/bundle.pem",
+}
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda setting: setting.name)
+def test_a_bad_value_names_the_argument_variable_or_profile_key_that_gave_it(
+    setting, monkeypatch, tmp_path
+):
+    others = {k: v for k, v in FULL.items() if k != setting.name}
+    with pytest.raises(ConfigurationError) as caught:
+        resolve_settings(**others, **{setting.name: ["not", "a", "value"]})
+    assert f"argument {setting.name}=" in str(caught.value)
+    if setting.name in BAD_TEXT:
+        assert setting.variable is not None
+        monkeypatch.setenv(setting.variable, BAD_TEXT[setting.name])
+        with pytest.raises(ConfigurationError) as caught:
+            resolve_settings(**others)
+        assert f"environment variable {setting.variable}" in str(caught.value)
+        monkeypatch.delenv(setting.variable)
+    path = write_profile(tmp_path, f"[default]\n{setting.profile_key} = [1, 2, 3]\n")
+    with pytest.raises(ConfigurationError) as caught:
+        resolve_settings(**others)
+    assert f"{setting.profile_key} in profile 'default' of {path}" in str(caught.value)
