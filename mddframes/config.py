@@ -40,6 +40,8 @@ from mddframes.config_values import (
     parse_api_prefix,
     parse_bool,
     parse_int,
+    parse_path,
+    parse_seconds,
     parse_timeout,
     parse_verify,
 )
@@ -228,6 +230,11 @@ SETTINGS: tuple[Setting, ...] = (
     # in code or in the profile file
     Setting("allow_insecure_http", None, parse_bool, False,
             "Allow plain `http://` to a host that is not loopback."),
+    Setting("lock_dir", "MDD_LOCK_DIR", parse_path, None,
+            "The machine's folder of write locks (one writer per object per machine).",
+            shown_default="the user's cache folder + `mddframes/locks`"),
+    Setting("lock_timeout", "MDD_LOCK_TIMEOUT", parse_seconds, DEFAULT_LOCK_TIMEOUT,
+            "Seconds a write waits for another writer of the same object on this machine."),
 )  # fmt: skip
 SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
 #: Setting name -> its environment variable (those that have one).
@@ -339,6 +346,8 @@ def resolve_settings(
     verify: bool | str | None = None,
     max_workers: int | None = None,
     allow_insecure_http: bool | None = None,
+    lock_dir: str | os.PathLike[str] | None = None,
+    lock_timeout: float | None = None,
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
@@ -370,6 +379,12 @@ def resolve_settings(
         Default concurrency of bulk calls (``MDD_MAX_WORKERS``), default 8.
     allow_insecure_http : bool, optional
         Allow plain ``http://`` to a host that is not loopback (argument or profile only).
+    lock_dir : path, optional
+        The machine's folder of write locks (``MDD_LOCK_DIR``), default the user's cache
+        folder + ``mddframes/locks``.
+    lock_timeout : float, optional
+        Seconds a write waits for another writer of the same object on this machine
+        (``MDD_LOCK_TIMEOUT``), default 300.
     profile : str, optional
         The profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
     environ : mapping, optional

@@ -8,6 +8,7 @@ settings (:data:`mddframes.config.SETTINGS`) names one parser per setting.
 from __future__ import annotations
 
 import ipaddress
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -102,6 +103,33 @@ def parse_int(name: str, value: Any, source: str, *, minimum: int = 0) -> int:
     if number is None or number < minimum:
         raise ConfigurationError(
             f"{name} from {source} must be an integer >= {minimum}, got {value!r}"
+        )
+    return number
+
+
+def parse_path(name: str, value: Any, source: str) -> str:
+    """A folder's path: a non-empty string or an ``os.PathLike``, as a string."""
+    text = os.fspath(value) if isinstance(value, os.PathLike) else value
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigurationError(f"{name} from {source} must be a folder's path, got {value!r}")
+    return text.strip()
+
+
+def parse_seconds(name: str, value: Any, source: str) -> float:
+    """A number of seconds >= 0, from a number or its text (never a bool)."""
+    number: float | None
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int | float):
+        number = float(value)
+    else:
+        try:
+            number = float(str(value).strip())
+        except ValueError:
+            number = None
+    if number is None or not number >= 0 or number == float("inf"):
+        raise ConfigurationError(
+            f"{name} from {source} must be a number of seconds >= 0, got {value!r}"
         )
     return number
 

@@ -7,6 +7,8 @@ the settings (:mod:`mddframes.config`) and hands them to the frame-level
 
 from __future__ import annotations
 
+import os
+
 from mddframes.client import Client
 from mddframes.config import Secret, resolve_settings
 
@@ -24,6 +26,8 @@ def connect(
     verify: bool | str | None = None,
     max_workers: int | None = None,
     allow_insecure_http: bool | None = None,
+    lock_dir: str | os.PathLike[str] | None = None,
+    lock_timeout: float | None = None,
     profile: str | None = None,
 ) -> Client:
     """Connect to a tenant of the service.
@@ -55,6 +59,12 @@ def connect(
         Default concurrency of bulk calls (``MDD_MAX_WORKERS``), default 8.
     allow_insecure_http : bool, optional
         Allow plain ``http://`` to a host that is not loopback.
+    lock_dir : path, optional
+        The machine's folder of write locks (``MDD_LOCK_DIR``); default the user's cache
+        folder. Writers on one machine queue on a lock per object there.
+    lock_timeout : float, optional
+        Seconds a write waits for another writer of the same object on this machine
+        (``MDD_LOCK_TIMEOUT``), default 300; then a ``LockTimeoutError`` names the holder.
     profile : str, optional
         Profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
 
@@ -84,6 +94,8 @@ def connect(
         verify=verify,
         max_workers=max_workers,
         allow_insecure_http=allow_insecure_http,
+        lock_dir=lock_dir,
+        lock_timeout=lock_timeout,
         profile=profile,
     )
     return Client(settings)

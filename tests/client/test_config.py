@@ -315,7 +315,7 @@ def test_connect_resolves_from_the_environment(monkeypatch):
 
 def test_docs_hold_exactly_the_generated_table_of_settings():
     # every table line of docs/settings.md, in order, is the generated table: no drift
-    document = (Path(__file__).parent.parent / "docs" / "settings.md").read_text("utf-8")
+    document = (Path(__file__).parents[2] / "docs" / "settings.md").read_text("utf-8")
     table = "".join(line + "\n" for line in document.splitlines() if line.startswith("|"))
     assert table == settings_markdown()
     assert len(table.splitlines()) == len(SETTINGS) + 2
