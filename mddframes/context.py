@@ -53,8 +53,8 @@ class ReadContext:
         The payload as parsed JSON. Treat it as read-only: the writer overlays edits
         onto it and relies on it being what the service sent. For a context that
         keeps the compressed document (:attr:`streamed`), every access decompresses
-        and parses it anew (about a second for 50 MB, and the memory of the parsed
-        payload while it is used): take it into a local once.
+        and parses it anew (the time and memory of a whole parse): take it into a local
+        once.
     streamed : bool
         True when the context keeps the compressed document rather than the payload.
 

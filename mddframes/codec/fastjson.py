@@ -1,8 +1,8 @@
 """JSON decoding at orjson's speed with exactly :func:`json.loads`'s results, and a GC pause.
 
 :func:`loads` gives what ``json.loads`` gives (same values, same Python types, same key
-order, the last of duplicate keys) for every document, and takes orjson's path, about
-1.5 to 3 times faster, wherever orjson is known to agree (and the document is not so
+order, the last of duplicate keys) for every document, and takes orjson's faster path
+(figures in docs/internals.md, Performance) wherever orjson is known to agree (and the document is not so
 large that orjson's transient memory matters: :data:`LEAN_ABOVE`). orjson departs from
 ``json.loads`` in three ways, each caught here:
 
@@ -20,7 +20,7 @@ large that orjson's transient memory matters: :data:`LEAN_ABOVE`). orjson depart
 :func:`gc_paused` pauses Python's cyclic garbage collector while a read builds many
 small containers: a JSON parse of a large answer allocates hundreds of thousands of
 dicts and lists, and each allocation threshold reached starts a collection that walks
-every tracked object again (measured: half of ``json.loads``'s time on a 30 MB table).
+every tracked object again (docs/internals.md, Performance, says how much that costs).
 JSON values hold no reference cycles, so nothing collectable accumulates meanwhile.
 """
 
@@ -41,7 +41,7 @@ _BIG_RUN = 19
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
 _ZEROS = b"0" * _BIG_RUN
 #: Documents larger than this go to ``json.loads``: orjson first builds a tree of its
-#: own, and its peak memory is about 17 times the document (``json.loads``: 6 times).
+#: own, so its peak memory is several times ``json.loads``'s (docs/internals.md).
 LEAN_ABOVE = 24 << 20
 #: Scanned this many bytes at a time, so the scan never copies a large document whole.
 _SCAN_STEP = 1 << 20

@@ -1,12 +1,11 @@
 """What a frame held when it was read, small enough to keep: where an edit may be.
 
-A streamed write (:class:`mddframes.writing.documents.EncodedDocument`) must find the few cells a user
-changed in a large table without rebuilding every column of the original and
-comparing it with the frame (a second of work on a 30 MB table). A
-:class:`FrameFingerprint`, taken when the frame is read, keeps for each typed column
-one 64-bit sum of pandas' value hashes per block of :data:`BLOCK_ROWS` rows (a few
-hundred bytes per column, about 20 ms to take for 130,000 rows x 12 columns). At
-write time the same sums of the frame say which blocks of which columns may hold a
+A streamed write (:class:`mddframes.writing.documents.EncodedDocument`) must find the
+few cells a user changed in a large table without rebuilding every column of the
+original and comparing it with the frame. A :class:`FrameFingerprint`, taken when the
+frame is read, keeps for each typed column one 64-bit sum of pandas' value hashes per
+block of :data:`BLOCK_ROWS` rows (a few hundred bytes per column; what it costs is in
+docs/internals.md, Performance). At write time the same sums of the frame say which blocks of which columns may hold a
 change; only those rows are compared with the original, exactly.
 
 A block whose sum is unchanged is taken as unchanged: an edit is missed only if it

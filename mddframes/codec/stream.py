@@ -56,8 +56,8 @@ BATCH_ROWS = 2048
 PACK_FAST = True
 #: Size of the pieces :meth:`KeptJson.chunks` hands out.
 CHUNK_SIZE = 256 * 1024
-#: zlib level of the kept document: level 1 keeps a table at about a fifth of its
-#: size at ~150 MB/s; higher levels gain little on JSON and cost three times more.
+#: zlib level of the kept document: level 1 is the fast one, and higher levels gain
+#: little on JSON (the figures: docs/internals.md, Performance).
 COMPRESS_LEVEL = 1
 
 # An escaped UTF-16 surrogate, high (D800-DBFF) or low (DC00-DFFF). A literal first
