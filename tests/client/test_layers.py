@@ -181,3 +181,34 @@ def test_the_emulator_and_the_client_side_import_nothing_of_each_other():
 
 # The demo and the command line start an emulator on purpose (the demo, `mddframes emulator`).
 CLIENT_SIDE_STARTERS = {"mddframes.demo", "mddframes.cli"}
+
+
+# -- private names stay private ------------------------------------------------------
+
+
+def _private_imports() -> list[str]:
+    """Imports of another module's underscore name, or of a private module from outside
+    its package (a package's own ``_x`` modules, like ``cli._output``, are its business)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        importer = _module_name(path)
+        package = importer if path.name == "__init__.py" else importer.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.module and node.level == 0):
+                continue
+            if not node.module.startswith("mddframes"):
+                continue
+            for alias in node.names:
+                target = f"{node.module}.{alias.name}"
+                parts = target.split(".")
+                for depth, part in enumerate(parts):
+                    if part.startswith("_") and not part.startswith("__"):
+                        owner = ".".join(parts[:depth])
+                        if package != owner and not package.startswith(owner + "."):
+                            found.append(f"{importer} imports {target}")
+                        break
+    return found
+
+
+def test_no_module_imports_another_modules_private_names():
+    assert _private_imports() == []
