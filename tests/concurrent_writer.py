@@ -96,11 +96,14 @@ def recover(
     lock_dir: str,
     backup_dir: str,
     barrier: Any,
+    delay: float = 0.0,
     result_file: str | None = None,
 ) -> dict[str, Any]:
-    """Meet the other caller at ``barrier``, then ``resume`` or ``roll_back`` (``which``)."""
+    """Meet the other caller at ``barrier``, wait ``delay`` seconds, then ``resume`` or
+    ``roll_back`` (``which``)."""
     with client_for(emulator, lock_dir) as client:
         barrier.wait(timeout=60)
+        time.sleep(delay)
         try:
             frame = getattr(client, which)(batch, backup_dir=backup_dir, progress=False)
             ended = {"error": None, "finished": bool(frame.attrs["finished"]),

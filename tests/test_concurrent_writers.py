@@ -42,13 +42,13 @@ from concurrent_writer import (
 from crash_writer import edit
 from test_journal import crash, stored
 
-from mddframes import ConcurrentModificationError, JournalError, LockTimeoutError
+from mddframes import LockTimeoutError
 from mddframes.emulator import serve
 
 WRITERS = 6
 SEEDS = range(20)
-PROCESS_WRITERS = 4
-PROCESS_SEEDS = range(5)
+PROCESS_WRITERS = 6
+PROCESS_SEEDS = range(20)
 SYSTEM = "DWH"
 
 
@@ -74,9 +74,17 @@ def race_threads(emu, seed: int, tmp_path: Path, lock_dirs: list[str | None]) ->
     barrier = threading.Barrier(len(lock_dirs))
     with ThreadPoolExecutor(len(lock_dirs)) as pool:
         futures = [
-            pool.submit(write_cell, emu, n, chosen[n], seed, lock_dir=lock_dir,
-                        backup_dir=str(tmp_path / f"backups-{n}"), barrier=barrier,
-                        delay=delays[n])  # fmt: skip
+            pool.submit(
+                write_cell,
+                emu,
+                n,
+                chosen[n],
+                seed,
+                lock_dir=lock_dir,
+                backup_dir=str(tmp_path / f"backups-{n}"),
+                barrier=barrier,
+                delay=delays[n],
+            )
             for n, lock_dir in enumerate(lock_dirs)
         ]
         ended = [future.result(timeout=120) for future in futures]
@@ -161,9 +169,15 @@ def test_processes_of_one_machine_lose_no_update(emu, forkserver, seed, tmp_path
     chosen, delays, latency = plan(seed, rows, PROCESS_WRITERS)
     slow_puts(emu, latency)
     jobs = [
-        {"emulator": connection(emu), "writer": n, "row": chosen[n], "seed": seed,
-         "lock_dir": str(tmp_path / "locks"), "backup_dir": str(tmp_path / f"backups-{n}"),
-         "delay": delays[n]}  # fmt: skip
+        {
+            "emulator": connection(emu),
+            "writer": n,
+            "row": chosen[n],
+            "seed": seed,
+            "lock_dir": str(tmp_path / "locks"),
+            "backup_dir": str(tmp_path / f"backups-{n}"),
+            "delay": delays[n],
+        }
         for n in range(PROCESS_WRITERS)
     ]
     ended = run_children(forkserver, write_cell, jobs, tmp_path)
@@ -261,14 +275,17 @@ def test_resume_racing_roll_back_in_threads_one_wins_whole(emu, tmp_path, first)
     batch, old, new, ids = unfinished_batch(emu, tmp_path, lock_dir)
     slow_puts(emu, 0.2)
     barrier = threading.Barrier(2)
-    order = [first, "roll_back" if first == "resume" else "resume"]
+    # the other starts a moment later: long before the first can finish (its PUT alone
+    # takes 0.2 s), so both find the batch unfinished and meet at its lock
+    delays = {first: 0.0, "roll_back" if first == "resume" else "resume": 0.03}
     with ThreadPoolExecutor(2) as pool:
         futures = {which: pool.submit(recover, emu, which, batch, lock_dir=lock_dir,
-                                      backup_dir=str(tmp_path), barrier=barrier)
-                   for which in order}  # fmt: skip
+                                      backup_dir=str(tmp_path), barrier=barrier, delay=delay)
+                   for which, delay in delays.items()}  # fmt: skip
         ended = {which: future.result(timeout=120) for which, future in futures.items()}
     emu.clear_faults()
     check_race(emu, ended, old, new, ids)
+    assert ended[first]["error"] is None  # the first to start won
 
 
 @pytest.mark.slow
@@ -373,4 +390,3 @@ def test_a_lock_held_by_another_thread_times_out_naming_it(emu, tmp_path):
     finally:
         release.set()
         thread.join(30)
-
