@@ -127,3 +127,37 @@ def hold_lock(emulator: Any, lock_dir: str, ready_file: str, seconds: float) -> 
         Path(temp).write_text(str(os.getpid()), encoding="utf-8")
         os.replace(temp, ready_file)
         time.sleep(seconds)
+
+
+def write_batch(
+    emulator: Any,
+    ids: list[str],
+    *,
+    lock_dir: str | None,
+    backup_dir: str,
+    barrier: Any,
+    delay: float = 0.0,
+) -> dict[str, Any]:
+    """Read ``ids`` (:data:`TABLE` among them), edit one cell of each as
+    ``crash_writer.edit`` does, meet the others at ``barrier``, wait ``delay``, write
+    them with ``write_tables``; how it ended, with ``cells``: (table, column, value)."""
+    from crash_writer import edit
+
+    with client_for(emulator, lock_dir) as client:
+        edited = edit(client.read_tables(ids, progress=False))
+        cells = [
+            [table_id, column, value]
+            for column in edited.columns
+            if column not in ("table_id", "_meta")
+            for table_id, value in zip(edited["table_id"], edited[column], strict=True)
+            if isinstance(value, str) and value.endswith(" (bulk)")
+        ]
+        barrier.wait(timeout=60)
+        time.sleep(delay)
+        try:
+            frame = client.write_tables(edited, backup_dir=backup_dir, progress=False)
+            verified = bool((frame["status"] == "written").all() and frame["verified"].all())
+            ended = {"verified": verified, "error": None, "statuses": frame["status"].tolist()}
+        except Exception as exc:
+            ended = outcome(error=exc)
+    return {**ended, "cells": cells}
