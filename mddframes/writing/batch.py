@@ -12,12 +12,12 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from mddframes.bulk import resolve_workers, run_bulk
-from mddframes.codec import CheckReport
+from mddframes.codec import CheckReport, Diff
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
 from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
@@ -30,6 +30,12 @@ from mddframes.writing.result import WriteResult
 
 if TYPE_CHECKING:
     from mddframes.api import Api
+
+#: The dtypes of :data:`RESULT_COLUMNS`.
+RESULT_DTYPES = {
+    "status": "string", "changed_cells": "Int64", "added_rows": "Int64",
+    "deleted_rows": "Int64", "backup": "string", "verified": "boolean", "error": "string",
+}  # fmt: skip
 
 #: The columns of the result frame of :func:`write_tables` / :func:`write_mappings`
 #: (after the id column).
@@ -199,6 +205,21 @@ def send_batch(
     return SentBatch(outcomes, journal.path.stem, str(journal.path))
 
 
+def result_fields(
+    diff: Diff | None, result: WriteResult | None, error: Exception | None
+) -> dict[str, Any]:
+    """One object's :data:`RESULT_COLUMNS` in a batch's result frame."""
+    return {
+        "status": "failed" if error is not None or result is None else result.status,
+        "changed_cells": None if diff is None else len(diff.changed),
+        "added_rows": None if diff is None else len(diff.added),
+        "deleted_rows": None if diff is None else len(diff.deleted),
+        "backup": None if result is None or result.backup is None else str(result.backup),
+        "verified": None if result is None else result.verified,
+        "error": None if error is None else describe(error),
+    }
+
+
 def describe(exc: BaseException) -> str:
     """An exception as a journal line or a result frame shows it."""
     return f"{type(exc).__name__}: {exc}"
@@ -239,24 +260,10 @@ def _results_frame(
     rows = []
     for object_id in ids:
         result = results.get(object_id)
-        error = errors.get(object_id)
-        rows.append(
-            {
-                key: object_id,
-                "status": "failed" if error is not None else result.status,
-                "changed_cells": None if result is None else len(result.diff.changed),
-                "added_rows": None if result is None else len(result.diff.added),
-                "deleted_rows": None if result is None else len(result.diff.deleted),
-                "backup": None if result is None or result.backup is None else str(result.backup),
-                "verified": None if result is None else result.verified,
-                "error": None if error is None else describe(error),
-            }
-        )
+        diff = None if result is None else result.diff
+        rows.append({key: object_id, **result_fields(diff, result, errors.get(object_id))})
     frame = pd.DataFrame(rows, columns=[key, *RESULT_COLUMNS])
-    frame = frame.astype(
-        {key: "string", "status": "string", "changed_cells": "Int64", "added_rows": "Int64",
-         "deleted_rows": "Int64", "backup": "string", "verified": "boolean", "error": "string"}
-    )  # fmt: skip
+    frame = frame.astype({key: "string", **RESULT_DTYPES})
     frame.attrs["results"] = results
     return frame
 

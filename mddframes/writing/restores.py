@@ -20,7 +20,13 @@ import pandas as pd
 from mddframes.bulk import resolve_workers, run_bulk
 from mddframes.errors import InvalidArgumentError
 from mddframes.writing.backups import load_backup
-from mddframes.writing.batch import RESULT_COLUMNS, describe, gate_all, send_batch
+from mddframes.writing.batch import (
+    RESULT_COLUMNS,
+    RESULT_DTYPES,
+    gate_all,
+    result_fields,
+    send_batch,
+)
 from mddframes.writing.changes import Change, prepare_replacement
 from mddframes.writing.locks import object_locks
 from mddframes.writing.result import WriteResult
@@ -242,21 +248,9 @@ def _frame(
 ) -> pd.DataFrame:
     rows = []
     for position, (item, path, result) in enumerate(zip(changes, paths, results, strict=True)):
-        error = errors.get(position)
-        rows.append({
-            "kind": item.kind, "id": item.object_id, "source": str(path),
-            "status": "failed" if error is not None or result is None else result.status,
-            "changed_cells": len(item.diff.changed), "added_rows": len(item.diff.added),
-            "deleted_rows": len(item.diff.deleted),
-            "backup": None if result is None or result.backup is None else str(result.backup),
-            "verified": None if result is None else result.verified,
-            "error": None if error is None else describe(error),
-        })  # fmt: skip
+        rows.append({"kind": item.kind, "id": item.object_id, "source": str(path),
+                     **result_fields(item.diff, result, errors.get(position))})  # fmt: skip
     frame = pd.DataFrame(rows, columns=list(RESTORE_COLUMNS))
-    frame = frame.astype(
-        {"kind": "string", "id": "string", "source": "string", "status": "string",
-         "changed_cells": "Int64", "added_rows": "Int64", "deleted_rows": "Int64",
-         "backup": "string", "verified": "boolean", "error": "string"}
-    )  # fmt: skip
+    frame = frame.astype({"kind": "string", "id": "string", "source": "string", **RESULT_DTYPES})
     frame.attrs["results"] = results
     return frame
