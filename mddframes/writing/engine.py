@@ -25,7 +25,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.fingerprint import fingerprint
@@ -34,7 +34,7 @@ from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import IncompletePayloadError, WriteVerificationError
 from mddframes.writing.backups import save_backup, save_backup_document
 from mddframes.writing.changes import Change
-from mddframes.writing.documents import fetch, put
+from mddframes.writing.documents import Held, fetch, put
 from mddframes.writing.locks import object_lock
 from mddframes.writing.result import Status, WriteResult
 
@@ -152,7 +152,7 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
                        _payload=change.new.result_payload(readback))  # fmt: skip
 
 
-def readback_context(change: Change, readback: Any) -> ReadContext:
+def readback_context(change: Change, readback: Held) -> ReadContext:
     """The context of what the service holds after the write, for the next write.
 
     A table's context keeps the read-back bytes compressed, as a streamed read does, and
@@ -160,8 +160,8 @@ def readback_context(change: Change, readback: Any) -> ReadContext:
     """
     if readback.kept is None:
         return ReadContext(change.kind, change.object_id, readback.document())
-    print_ = fingerprint(change.frame) if change.frame is not None else None
-    return ReadContext(change.kind, change.object_id, kept=readback.kept, fingerprint=print_)
+    frame_print = fingerprint(change.frame) if change.frame is not None else None
+    return ReadContext(change.kind, change.object_id, kept=readback.kept, fingerprint=frame_print)
 
 
 def _record(api: Api, change: Change, context: ReadContext) -> None:
