@@ -48,6 +48,11 @@ DEFAULT_API_PREFIX = "/api/mdd-backend"
 DEFAULT_TIMEOUT = (5.0, 60.0)
 DEFAULT_MAX_RETRIES = 5
 DEFAULT_MAX_WORKERS = 8
+#: A call's deadline, when none is set, in read time-outs: a read time-out bounds one
+#: socket read only, so a body trickling a byte at a time would never end without it.
+DEADLINE_READ_TIMEOUTS = 4
+#: The largest answer body read (after decompression), when none is set: 2 GiB.
+DEFAULT_MAX_RESPONSE_BYTES = 2 << 30
 DEFAULT_PROFILE = "default"
 
 # setting name -> environment variable. allow_insecure_http has none on purpose: a
@@ -63,6 +68,8 @@ ENV_VARIABLES: dict[str, str] = {
     "max_retries": "MDD_MAX_RETRIES",
     "verify": "MDD_VERIFY",
     "max_workers": "MDD_MAX_WORKERS",
+    "request_deadline": "MDD_REQUEST_DEADLINE",
+    "max_response_bytes": "MDD_MAX_RESPONSE_BYTES",
 }
 PROFILE_VARIABLE = "MDD_PROFILE"
 PROFILE_KEYS = frozenset(ENV_VARIABLES) | {"allow_insecure_http"}
@@ -139,6 +146,11 @@ class Settings:
         Default concurrency of bulk calls; the connection pool is sized for it.
     allow_insecure_http : bool
         Whether plain ``http://`` is allowed for a host that is not loopback.
+    request_deadline : float or None
+        Seconds one call may take in all, from connecting to the answer's last byte,
+        retries and their waits included; ``None``: :attr:`deadline`'s default.
+    max_response_bytes : int
+        The largest answer body read, counted after decompression (default 2 GiB).
     """
 
     tenant: str | None
@@ -152,6 +164,8 @@ class Settings:
     verify: bool | str = True
     max_workers: int = DEFAULT_MAX_WORKERS
     allow_insecure_http: bool = False
+    request_deadline: float | None = None
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     def __post_init__(self) -> None:
         if not isinstance(self.client_secret, Secret):
@@ -162,6 +176,13 @@ class Settings:
     def api_url(self) -> str:
         """The base URL followed by the API prefix."""
         return self.base_url + self.api_prefix
+
+    @property
+    def deadline(self) -> float:
+        """Seconds one call may take in all: ``request_deadline``, else 4 read time-outs."""
+        if self.request_deadline is not None:
+            return self.request_deadline
+        return DEADLINE_READ_TIMEOUTS * self.timeout[1]
 
     def __repr__(self) -> str:
         return (
@@ -269,6 +290,8 @@ def resolve_settings(
     verify: bool | str | None = None,
     max_workers: int | None = None,
     allow_insecure_http: bool | None = None,
+    request_deadline: float | None = None,
+    max_response_bytes: int | None = None,
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
@@ -300,6 +323,12 @@ def resolve_settings(
         Default concurrency of bulk calls (``MDD_MAX_WORKERS``), default 8.
     allow_insecure_http : bool, optional
         Allow plain ``http://`` to a host that is not loopback (argument or profile only).
+    request_deadline : float, optional
+        Seconds one call may take in all, retries included (``MDD_REQUEST_DEADLINE``),
+        default 4 times the read time-out (240 s with the default time-outs).
+    max_response_bytes : int, optional
+        The largest answer body read, after decompression (``MDD_MAX_RESPONSE_BYTES``),
+        default 2 GiB.
     profile : str, optional
         The profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
     environ : mapping, optional
@@ -335,6 +364,8 @@ def resolve_settings(
         "verify": verify,
         "max_workers": max_workers,
         "allow_insecure_http": allow_insecure_http,
+        "request_deadline": request_deadline,
+        "max_response_bytes": max_response_bytes,
     }
 
     def lookup(name: str) -> tuple[Any, str] | None:
@@ -410,6 +441,15 @@ def resolve_settings(
         _parse_bool("allow_insecure_http", *found_insecure) if found_insecure else False
     )
 
+    found_deadline = lookup("request_deadline")
+    deadline_value = _parse_seconds("request_deadline", *found_deadline) if found_deadline else None
+    found_cap = lookup("max_response_bytes")
+    cap_value = (
+        _parse_int("max_response_bytes", *found_cap, minimum=1)
+        if found_cap
+        else DEFAULT_MAX_RESPONSE_BYTES
+    )
+
     return Settings(
         tenant=tenant_value,
         base_url=resolved_base,
@@ -422,7 +462,19 @@ def resolve_settings(
         verify=verify_value,
         max_workers=workers_value,
         allow_insecure_http=insecure_value,
+        request_deadline=deadline_value,
+        max_response_bytes=cap_value,
     )
+
+
+def _parse_seconds(name: str, value: Any, source: str) -> float:
+    try:
+        seconds = float(value) if not isinstance(value, bool) else 0.0
+    except (TypeError, ValueError):
+        seconds = 0.0
+    if not seconds > 0 or seconds == float("inf"):
+        raise ConfigurationError(f"{name} from {source} must be positive seconds, got {value!r}")
+    return seconds
 
 
 def _how_to_set(name: str, profile_label: str) -> str:

@@ -24,6 +24,8 @@ def connect(
     verify: bool | str | None = None,
     max_workers: int | None = None,
     allow_insecure_http: bool | None = None,
+    request_deadline: float | None = None,
+    max_response_bytes: int | None = None,
     profile: str | None = None,
 ) -> Client:
     """Connect to a tenant of the service.
@@ -55,6 +57,11 @@ def connect(
         Default concurrency of bulk calls (``MDD_MAX_WORKERS``), default 8.
     allow_insecure_http : bool, optional
         Allow plain ``http://`` to a host that is not loopback.
+    request_deadline : float, optional
+        Seconds one call may take in all, retries included (``MDD_REQUEST_DEADLINE``),
+        default 4 times the read time-out.
+    max_response_bytes : int, optional
+        The largest answer read, after decompression (``MDD_MAX_RESPONSE_BYTES``), default 2 GiB.
     profile : str, optional
         Profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
 
@@ -84,6 +91,8 @@ def connect(
         verify=verify,
         max_workers=max_workers,
         allow_insecure_http=allow_insecure_http,
+        request_deadline=request_deadline,
+        max_response_bytes=max_response_bytes,
         profile=profile,
     )
     return Client(settings)
