@@ -17,6 +17,10 @@ large that orjson's transient memory matters: :data:`LEAN_ABOVE`). orjson depart
 - orjson takes only UTF-8: anything else raises in orjson and goes to ``json.loads``,
   which detects UTF-16/32 as it always did.
 
+A document nested deeper than the decoders go (orjson: 1024 levels; ``json.loads``:
+the interpreter's recursion limit, about 1000) raises :class:`NestingTooDeep`, a
+``ValueError`` like every other undecodable document, never a ``RecursionError``.
+
 :func:`gc_paused` pauses Python's cyclic garbage collector while a read builds many
 small containers: a JSON parse of a large answer allocates hundreds of thousands of
 dicts and lists, and each allocation threshold reached starts a collection that walks
@@ -45,6 +49,27 @@ _ZEROS = b"0" * _BIG_RUN
 LEAN_ABOVE = 24 << 20
 #: Scanned this many bytes at a time, so the scan never copies a large document whole.
 _SCAN_STEP = 1 << 20
+
+
+#: orjson's nesting limit; ``json.loads`` stops near the recursion limit (1000).
+MAX_DEPTH = 1024
+
+
+class NestingTooDeep(ValueError):
+    """A JSON document nested deeper than the decoder's limit (about 1000 levels)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"the JSON is nested deeper than the decoder's limit of about {MAX_DEPTH} levels"
+        )
+
+
+def json_loads(data: bytes | bytearray | str) -> Any:
+    """:func:`json.loads`, raising :class:`NestingTooDeep` instead of ``RecursionError``."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise NestingTooDeep from None
 
 
 def may_hold_big_int(data: bytes | bytearray | memoryview) -> bool:
@@ -79,14 +104,18 @@ def loads(data: bytes | bytearray | str) -> Any:
     json.JSONDecodeError, UnicodeDecodeError
         As ``json.loads`` raises them (the document is decoded by ``json`` whenever
         orjson refuses it).
+    NestingTooDeep
+        The document is nested deeper than :data:`MAX_DEPTH` (a ``ValueError``).
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if len(raw) > LEAN_ABOVE or may_hold_big_int(raw):
-        return json.loads(data)
+        return json_loads(data)
     try:
         return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise NestingTooDeep from None
+        return json_loads(data)
 
 
 def loads_strict_or_none(data: bytes | bytearray) -> Any:

@@ -33,7 +33,6 @@ supported by the stream: ``json.loads`` keeps the last, the stream sees each.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -44,6 +43,7 @@ import ijson
 import pandas as pd
 
 from mddframes.codec.column_batches import ColumnBatches
+from mddframes.codec.fastjson import json_loads
 from mddframes.codec.frame import ROWS_KEYS, Kind, declared_columns, frame_of_columns
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.values import canonical_bytes, canonical_json
@@ -104,8 +104,11 @@ class KeptJson:
         return zlib.decompress(self.compressed)
 
     def loads(self) -> Any:
-        """The document parsed by :func:`json.loads` (the whole of it, each call)."""
-        return json.loads(self.content())
+        """The document parsed by :func:`json.loads` (the whole of it, each call).
+
+        A document nested too deep raises ``NestingTooDeep`` (a ``ValueError``).
+        """
+        return json_loads(self.content())
 
     def __repr__(self) -> str:
         return f"<KeptJson of {self.size:,} bytes, {len(self.compressed):,} compressed>"
