@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -70,6 +71,48 @@ def json_loads(data: bytes | bytearray | str) -> Any:
         return json.loads(data)
     except RecursionError:
         raise NestingTooDeep from None
+
+
+# What moves the nesting depth, and what hides brackets from it (strings, escapes).
+_DEPTH_TOKENS = re.compile(rb'[\[\]{}"\\]')
+_OPENERS = frozenset(b"[{")
+_CLOSERS = frozenset(b"]}")
+
+
+def nested_deeper(chunks: Iterable[bytes | bytearray | memoryview], limit: int = MAX_DEPTH) -> bool:
+    """Whether a JSON document, given in pieces, nests deeper than ``limit`` levels.
+
+    Brackets inside strings do not count. For a parser without a depth limit of its
+    own (ijson builds each level's path, so 100,000 levels need gigabytes): ask first.
+    Reading stops at the first level past ``limit``.
+    """
+    depth = 0
+    in_string = False
+    skip = False  # the byte after a backslash in a string, when a chunk ended between
+    for chunk in chunks:
+        data = bytes(chunk)
+        escaped_at = 0 if skip else -1
+        skip = False
+        for match in _DEPTH_TOKENS.finditer(data):
+            position = match.start()
+            if position == escaped_at:
+                continue
+            byte = data[position]
+            if in_string:
+                if byte == 0x5C:  # backslash: the next byte is escaped
+                    escaped_at = position + 1
+                    skip = escaped_at == len(data)
+                elif byte == 0x22:
+                    in_string = False
+            elif byte == 0x22:
+                in_string = True
+            elif byte in _OPENERS:
+                depth += 1
+                if depth > limit:
+                    return True
+            elif byte in _CLOSERS:
+                depth -= 1
+    return False
 
 
 def may_hold_big_int(data: bytes | bytearray | memoryview) -> bool:

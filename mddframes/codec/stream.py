@@ -43,7 +43,7 @@ import ijson
 import pandas as pd
 
 from mddframes.codec.column_batches import ColumnBatches
-from mddframes.codec.fastjson import json_loads
+from mddframes.codec.fastjson import json_loads, nested_deeper
 from mddframes.codec.frame import ROWS_KEYS, Kind, declared_columns, frame_of_columns
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.values import canonical_bytes, canonical_json
@@ -299,6 +299,8 @@ def frame_from_chunks(
 
 def _frame_from_kept(kept: KeptJson, kind: Kind) -> pd.DataFrame | None:
     """The frame of a kept document by the incremental parser (ijson), or None."""
+    if nested_deeper(kept.chunks()):
+        return None  # json.loads refuses it, with a ResponseFormatError for the caller
     watch = _SurrogateWatch()
     try:
         columns, metadata = _parse(kept.chunks(), kind, exact=False, on_chunk=watch.feed)
