@@ -378,3 +378,16 @@ def test_report_measured_times():
     for (name, read), elapsed in sorted(MEASURED.items()):
         print(f"{name:24} {read:10} {elapsed:6.2f} s")
     assert all(elapsed < DEADLINE + MARGIN for elapsed in MEASURED.values())
+
+
+def test_a_retry_after_past_the_deadline_is_not_waited(server):
+    """A 429 asking for 30 s, with 2 s left: the call ends now, naming the deadline."""
+    server.case = whole(b'{"message": "slow down"}', status=429, **{"Retry-After": "30"})
+    with client_for(server, max_retries=3) as client:
+        client.http.tokens.token()
+        started = time.monotonic()
+        with pytest.raises(TransportError, match="deadline of 2 s") as caught:
+            client.api.get_tree("DWH")
+        elapsed = time.monotonic() - started
+    assert_well_formed(caught.value, "getTree", server.base + TREE_PATH, elapsed)
+    assert elapsed < 1.0 and server.hits["GET", TREE_PATH] == 1

@@ -108,6 +108,12 @@ class Guard:
                 self.started = time.monotonic()
                 _watchdog.watch(self.started + self.seconds, self)
 
+    def allow_wait(self, seconds: float) -> None:
+        """Raise :class:`DeadlinePassed` now if waiting ``seconds`` (a retry's back-off
+        or ``Retry-After``) would end past the deadline: the retry could not finish."""
+        if self.started is not None and time.monotonic() + seconds > self.started + self.seconds:
+            raise DeadlinePassed(self.seconds)
+
     def finish(self) -> None:
         """The call is over: the watchdog leaves its connections alone from now on."""
         with _LOCK:
