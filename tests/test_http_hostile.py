@@ -391,3 +391,25 @@ def test_a_retry_after_past_the_deadline_is_not_waited(server):
         elapsed = time.monotonic() - started
     assert_well_formed(caught.value, "getTree", server.base + TREE_PATH, elapsed)
     assert elapsed < 1.0 and server.hits["GET", TREE_PATH] == 1
+
+
+def test_the_two_settings_resolve_from_arguments_and_variables(tmp_path):
+    from mddframes.config import resolve_settings
+    from mddframes.errors import ConfigurationError
+
+    required = {"base_url": "https://x.example", "client_id": "c", "client_secret": "s"}
+    missing = tmp_path / "none.toml"
+    default = resolve_settings("t", **required, environ={}, config_file=missing)
+    assert default.request_deadline is None and default.deadline == 240.0
+    assert default.max_response_bytes == 2 << 30
+    environ = {"MDD_REQUEST_DEADLINE": "7.5", "MDD_MAX_RESPONSE_BYTES": "1000"}
+    from_env = resolve_settings("t", **required, environ=environ, config_file=missing)
+    assert (from_env.deadline, from_env.max_response_bytes) == (7.5, 1000)
+    given = resolve_settings(
+        "t", **required, request_deadline=3, environ=environ, config_file=missing
+    )
+    assert given.deadline == 3.0
+    with pytest.raises(ConfigurationError, match="MDD_REQUEST_DEADLINE"):
+        resolve_settings(
+            "t", **required, environ={"MDD_REQUEST_DEADLINE": "0"}, config_file=missing
+        )
