@@ -55,6 +55,11 @@ DEFAULT_TIMEOUT = (5.0, 60.0)
 DEFAULT_MAX_RETRIES = 5
 DEFAULT_MAX_WORKERS = 8
 DEFAULT_LOCK_TIMEOUT = 300.0
+#: A call's deadline, when none is set, in read time-outs: a read time-out bounds one
+#: socket read only, so a body trickling a byte at a time would never end without it.
+DEADLINE_READ_TIMEOUTS = 4
+#: The largest answer body read (after decompression), when none is set: 2 GiB.
+DEFAULT_MAX_RESPONSE_BYTES = 2 << 30
 DEFAULT_PROFILE = "default"
 
 PROFILE_VARIABLE = "MDD_PROFILE"
@@ -136,6 +141,11 @@ class Settings:
         folder (:func:`mddframes.writing.locks.default_lock_dir`).
     lock_timeout : float
         Seconds a write waits for another writer of the same object on this machine.
+    request_deadline : float or None
+        Seconds one call may take in all, from connecting to the answer's last byte,
+        retries and their waits included; ``None``: :attr:`deadline`'s default.
+    max_response_bytes : int
+        The largest answer body read, counted after decompression (default 2 GiB).
     """
 
     tenant: str | None
@@ -151,6 +161,8 @@ class Settings:
     allow_insecure_http: bool = False
     lock_dir: str | None = None
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    request_deadline: float | None = None
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     def __post_init__(self) -> None:
         if not isinstance(self.client_secret, Secret):
@@ -161,6 +173,13 @@ class Settings:
     def api_url(self) -> str:
         """The base URL followed by the API prefix."""
         return self.base_url + self.api_prefix
+
+    @property
+    def deadline(self) -> float:
+        """Seconds one call may take in all: ``request_deadline``, else 4 read time-outs."""
+        if self.request_deadline is not None:
+            return self.request_deadline
+        return DEADLINE_READ_TIMEOUTS * self.timeout[1]
 
     def __repr__(self) -> str:
         return (
@@ -230,6 +249,13 @@ SETTINGS: tuple[Setting, ...] = (
     # in code or in the profile file
     Setting("allow_insecure_http", None, parse_bool, False,
             "Allow plain `http://` to a host that is not loopback."),
+    Setting("request_deadline", "MDD_REQUEST_DEADLINE", partial(parse_seconds, positive=True),
+            None, "Seconds one call may take in all, from connecting to the answer's last byte, "
+            "retries and their waits included.", shown_default="4 read time-outs"),
+    Setting("max_response_bytes", "MDD_MAX_RESPONSE_BYTES", partial(parse_int, minimum=1),
+            DEFAULT_MAX_RESPONSE_BYTES,
+            "The largest answer body read, counted after decompression.",
+            shown_default="2 GiB"),
     Setting("lock_dir", "MDD_LOCK_DIR", parse_path, None,
             "The machine's folder of write locks (one writer per object per machine).",
             shown_default="the user's cache folder + `mddframes/locks`"),
@@ -348,6 +374,8 @@ def resolve_settings(
     allow_insecure_http: bool | None = None,
     lock_dir: str | os.PathLike[str] | None = None,
     lock_timeout: float | None = None,
+    request_deadline: float | None = None,
+    max_response_bytes: int | None = None,
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
@@ -385,6 +413,12 @@ def resolve_settings(
     lock_timeout : float, optional
         Seconds a write waits for another writer of the same object on this machine
         (``MDD_LOCK_TIMEOUT``), default 300.
+    request_deadline : float, optional
+        Seconds one call may take in all, retries included (``MDD_REQUEST_DEADLINE``),
+        default 4 times the read time-out (240 s with the default time-outs).
+    max_response_bytes : int, optional
+        The largest answer body read, after decompression (``MDD_MAX_RESPONSE_BYTES``),
+        default 2 GiB.
     profile : str, optional
         The profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
     environ : mapping, optional

@@ -115,8 +115,9 @@ def parse_path(name: str, value: Any, source: str) -> str:
     return text.strip()
 
 
-def parse_seconds(name: str, value: Any, source: str) -> float:
-    """A number of seconds >= 0, from a number or its text (never a bool)."""
+def parse_seconds(name: str, value: Any, source: str, *, positive: bool = False) -> float:
+    """A finite number of seconds (``>= 0``, or ``> 0`` with ``positive``), from a number
+    or its text (never a bool)."""
     number: float | None
     if isinstance(value, bool):
         number = None
@@ -127,9 +128,10 @@ def parse_seconds(name: str, value: Any, source: str) -> float:
             number = float(str(value).strip())
         except ValueError:
             number = None
-    if number is None or not number >= 0 or number == float("inf"):
+    if number is None or not number >= 0 or number == float("inf") or (positive and number == 0):
+        bound = "> 0" if positive else ">= 0"
         raise ConfigurationError(
-            f"{name} from {source} must be a number of seconds >= 0, got {value!r}"
+            f"{name} from {source} must be a number of seconds {bound}, got {value!r}"
         )
     return number
 

@@ -28,6 +28,8 @@ def connect(
     allow_insecure_http: bool | None = None,
     lock_dir: str | os.PathLike[str] | None = None,
     lock_timeout: float | None = None,
+    request_deadline: float | None = None,
+    max_response_bytes: int | None = None,
     profile: str | None = None,
 ) -> Client:
     """Connect to a tenant of the service.
@@ -65,6 +67,11 @@ def connect(
     lock_timeout : float, optional
         Seconds a write waits for another writer of the same object on this machine
         (``MDD_LOCK_TIMEOUT``), default 300; then a ``LockTimeoutError`` names the holder.
+    request_deadline : float, optional
+        Seconds one call may take in all, retries included (``MDD_REQUEST_DEADLINE``),
+        default 4 times the read time-out.
+    max_response_bytes : int, optional
+        The largest answer read, after decompression (``MDD_MAX_RESPONSE_BYTES``), default 2 GiB.
     profile : str, optional
         Profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
 
@@ -96,6 +103,8 @@ def connect(
         allow_insecure_http=allow_insecure_http,
         lock_dir=lock_dir,
         lock_timeout=lock_timeout,
+        request_deadline=request_deadline,
+        max_response_bytes=max_response_bytes,
         profile=profile,
     )
     return Client(settings)

@@ -17,6 +17,10 @@ large that orjson's transient memory matters: :data:`LEAN_ABOVE`). orjson depart
 - orjson takes only UTF-8: anything else raises in orjson and goes to ``json.loads``,
   which detects UTF-16/32 as it always did.
 
+A document nested deeper than the decoders go (orjson: 1024 levels; ``json.loads``:
+the interpreter's recursion limit, about 1000) raises :class:`NestingTooDeep`, a
+``ValueError`` like every other undecodable document, never a ``RecursionError``.
+
 :func:`gc_paused` pauses Python's cyclic garbage collector while a read builds many
 small containers: a JSON parse of a large answer allocates hundreds of thousands of
 dicts and lists, and each allocation threshold reached starts a collection that walks
@@ -28,8 +32,9 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -45,6 +50,69 @@ _ZEROS = b"0" * _BIG_RUN
 LEAN_ABOVE = 24 << 20
 #: Scanned this many bytes at a time, so the scan never copies a large document whole.
 _SCAN_STEP = 1 << 20
+
+
+#: orjson's nesting limit; ``json.loads`` stops near the recursion limit (1000).
+MAX_DEPTH = 1024
+
+
+class NestingTooDeep(ValueError):
+    """A JSON document nested deeper than the decoder's limit (about 1000 levels)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"the JSON is nested deeper than the decoder's limit of about {MAX_DEPTH} levels"
+        )
+
+
+def json_loads(data: bytes | bytearray | str) -> Any:
+    """:func:`json.loads`, raising :class:`NestingTooDeep` instead of ``RecursionError``."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise NestingTooDeep from None
+
+
+# What moves the nesting depth, and what hides brackets from it (strings, escapes).
+_DEPTH_TOKENS = re.compile(rb'[\[\]{}"\\]')
+_OPENERS = frozenset(b"[{")
+_CLOSERS = frozenset(b"]}")
+
+
+def nested_deeper(chunks: Iterable[bytes | bytearray | memoryview], limit: int = MAX_DEPTH) -> bool:
+    """Whether a JSON document, given in pieces, nests deeper than ``limit`` levels.
+
+    Brackets inside strings do not count. For a parser without a depth limit of its
+    own (ijson builds each level's path, so 100,000 levels need gigabytes): ask first.
+    Reading stops at the first level past ``limit``.
+    """
+    depth = 0
+    in_string = False
+    skip = False  # the byte after a backslash in a string, when a chunk ended between
+    for chunk in chunks:
+        data = bytes(chunk)
+        escaped_at = 0 if skip else -1
+        skip = False
+        for match in _DEPTH_TOKENS.finditer(data):
+            position = match.start()
+            if position == escaped_at:
+                continue
+            byte = data[position]
+            if in_string:
+                if byte == 0x5C:  # backslash: the next byte is escaped
+                    escaped_at = position + 1
+                    skip = escaped_at == len(data)
+                elif byte == 0x22:
+                    in_string = False
+            elif byte == 0x22:
+                in_string = True
+            elif byte in _OPENERS:
+                depth += 1
+                if depth > limit:
+                    return True
+            elif byte in _CLOSERS:
+                depth -= 1
+    return False
 
 
 def may_hold_big_int(data: bytes | bytearray | memoryview) -> bool:
@@ -79,14 +147,18 @@ def loads(data: bytes | bytearray | str) -> Any:
     json.JSONDecodeError, UnicodeDecodeError
         As ``json.loads`` raises them (the document is decoded by ``json`` whenever
         orjson refuses it).
+    NestingTooDeep
+        The document is nested deeper than :data:`MAX_DEPTH` (a ``ValueError``).
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if len(raw) > LEAN_ABOVE or may_hold_big_int(raw):
-        return json.loads(data)
+        return json_loads(data)
     try:
         return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise NestingTooDeep from None
+        return json_loads(data)
 
 
 def loads_strict_or_none(data: bytes | bytearray) -> Any:

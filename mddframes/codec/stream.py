@@ -33,7 +33,6 @@ supported by the stream: ``json.loads`` keeps the last, the stream sees each.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -44,6 +43,7 @@ import ijson
 import pandas as pd
 
 from mddframes.codec.column_batches import ColumnBatches
+from mddframes.codec.fastjson import json_loads, nested_deeper
 from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_columns
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import Parsed, choose_route
@@ -106,8 +106,11 @@ class KeptJson:
         return zlib.decompress(self.compressed)
 
     def loads(self) -> Any:
-        """The document parsed by :func:`json.loads` (the whole of it, each call)."""
-        return json.loads(self.content())
+        """The document parsed by :func:`json.loads` (the whole of it, each call).
+
+        A document nested too deep raises ``NestingTooDeep`` (a ``ValueError``).
+        """
+        return json_loads(self.content())
 
     def __repr__(self) -> str:
         return f"<KeptJson of {self.size:,} bytes, {len(self.compressed):,} compressed>"
@@ -312,6 +315,8 @@ def _frame_from_kept(kept: KeptJson, kind: Kind, split: Parsed) -> pd.DataFrame 
 
 def _ijson_parse(kept: KeptJson, kind: Kind) -> tuple[ColumnBatches, list[Any]] | None:
     """ijson's columns and metadata objects of a kept document; None if it cannot vouch."""
+    if nested_deeper(kept.chunks()):
+        return None  # json.loads refuses it, with a ResponseFormatError for the caller
     watch = _SurrogateWatch()
     try:
         columns, metadata = _parse(kept.chunks(), kind, exact=False, on_chunk=watch.feed)

@@ -13,12 +13,14 @@ path reaches, e.g. the literal ``export`` segment before ``structure/{id}``).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from mddframes.emulator import generation, openapi
 from mddframes.emulator import schemas as wire
@@ -42,6 +44,8 @@ from mddframes.emulator.store import (
     dumps,
     parse_json_body,
 )
+
+logger = logging.getLogger(__name__)
 
 TOKEN_PATH = "/auth/realms/{realm}/protocol/openid-connect/token"
 
@@ -88,6 +92,17 @@ def create_app(state: EmulatorState) -> FastAPI:
             else f"No endpoint {request.method} {request.scope['path']}"
         )
         return error_response(exc.status_code, str(message), request.scope["path"], exc.headers)
+
+    @app.exception_handler(ClientDisconnect)
+    async def _client_gone(request: Request, exc: ClientDisconnect) -> Response:
+        # A writer killed mid-upload: nothing was done (the body never completed), and
+        # its traceback would say nothing more than this line.
+        logger.warning(
+            "client disconnected in the middle of the request body: %s %s (nothing changed)",
+            request.method,
+            request.scope["path"],
+        )
+        return Response(status_code=400)  # nobody reads it
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception) -> Response:

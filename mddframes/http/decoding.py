@@ -24,7 +24,8 @@ from mddframes.config import Secret
 from mddframes.http.auth import TokenGrant
 from mddframes.http.endpoints import Endpoint
 from mddframes.http.etags import etag_of
-from mddframes.http.translation import format_error, transport_error
+from mddframes.http.guard import BoundExceeded
+from mddframes.http.translation import bound_error, format_error, transport_error
 
 CHUNK_SIZE = 64 * 1024
 
@@ -35,7 +36,7 @@ def decode_json(entry: Endpoint, url: str, response: requests.Response) -> Any:
     Raises
     ------
     ResponseFormatError
-        If the body is not JSON or is truncated (the message says which, with the
+        If the body is not JSON, is empty for a GET, is nested too deep, or is truncated (the message says which, with the
         content type and a short excerpt; never an excerpt of a token answer).
     """
     return decode_json_content(
@@ -50,8 +51,20 @@ def decode_json(entry: Endpoint, url: str, response: requests.Response) -> Any:
 def decode_json_content(
     entry: Endpoint, url: str, content: bytes, *, status: int | None, content_type: str | None
 ) -> Any:
-    """:func:`decode_json` of a body already read (e.g. kept by a streamed read)."""
+    """:func:`decode_json` of a body already read (e.g. kept by a streamed read).
+
+    An empty body is ``None``, except for a GET, whose answer is the thing asked for:
+    an empty one is a ``ResponseFormatError``.
+    """
     if not content.strip():
+        if entry.method == "GET":
+            raise format_error(
+                f"the answer is empty ({content_type or 'no content type'}); "
+                "a JSON document was expected",
+                entry,
+                url,
+                status=status,
+            )
         return None
     try:
         # orjson where it gives exactly json.loads's result, json.loads elsewhere
@@ -142,6 +155,10 @@ class BodyStream:
                 yield chunk
         except requests.exceptions.RequestException as exc:
             raise transport_error(
+                exc, self.entry, self.url, status=self.status, received=received
+            ) from exc
+        except BoundExceeded as exc:  # past the deadline or the size cap
+            raise bound_error(
                 exc, self.entry, self.url, status=self.status, received=received
             ) from exc
         if self.length is not None and received != self.length:

@@ -4,7 +4,8 @@ GET, PUT and HEAD are repeated on 429/500/502/503/504 and on connection errors, 
 exponential back-off, jitter and ``Retry-After`` honoured (capped). A POST is sent at
 most once: :class:`IdempotentRetry` makes any error final for a method that may not be
 repeated (the session mounts the token request, which creates nothing, with POST
-allowed).
+allowed). A wait that would outlast the call's deadline (:mod:`mddframes.http.guard`)
+is not waited: the call ends at once.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from urllib3.response import BaseHTTPResponse
 from urllib3.util.retry import Retry
+
+from mddframes.http.guard import current_guard
 
 #: Statuses retried for GET/PUT. DESIGN lists 429/502/503/504; 500 is added because a
 #: GET or a whole-object PUT is idempotent, and flaky gateways do answer 500.
@@ -46,6 +50,18 @@ class IdempotentRetry(Retry):
             final = self.new(connect=False, other=False, read=False)
             return Retry.increment(final, method, url, *args, **kwargs)
         return super().increment(method, url, *args, **kwargs)
+
+    def sleep(self, response: BaseHTTPResponse | None = None) -> None:
+        """Wait before the next attempt, unless the wait would outlast the call's deadline
+        (then :class:`~mddframes.http.guard.DeadlinePassed` at once)."""
+        guard = current_guard()
+        if guard is not None:
+            retry_after = None
+            if response is not None and self.respect_retry_after_header:
+                retry_after = self.get_retry_after(response)
+            wait = min(retry_after, RETRY_AFTER_MAX) if retry_after else self.get_backoff_time()
+            guard.allow_wait(wait)
+        super().sleep(response)
 
 
 # urllib3 >= 2.5 caps Retry-After itself (default 6 hours); a shorter cap keeps a

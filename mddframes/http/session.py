@@ -9,7 +9,9 @@
 - puts a bearer token on every API call, and on a 401 renews it and repeats the call
   once (a 401 means the call was not processed, so this holds for a POST too);
 - sends the URL exactly as :func:`~mddframes.http.endpoints.build_path` built it (no
-  ``..`` collapsing), with connect and read time-outs on every call;
+  ``..`` collapsing), with connect and read time-outs on every call, and a deadline
+  for the whole call and a cap on the answer's size (:mod:`mddframes.http.guard`;
+  a streamed answer's deadline runs until its body is read or closed);
 - raises every failure as the :class:`~mddframes.errors.MddError` subclass that
   :mod:`mddframes.http.translation` gives it (operation, method, URL, status, the
   server's message);
@@ -30,7 +32,6 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import requests
-from requests.adapters import HTTPAdapter
 
 from mddframes import errors
 from mddframes.config import Secret, Settings
@@ -46,8 +47,16 @@ from mddframes.http.decoding import (
 )
 from mddframes.http.discovery import Discovery
 from mddframes.http.endpoints import Endpoint, build_path, endpoint
+from mddframes.http.guard import (
+    BodyTooLarge,
+    BoundExceeded,
+    DeadlinePassed,
+    Guard,
+    GuardedAdapter,
+    GuardedBody,
+)
 from mddframes.http.retry import RETRY_METHODS, make_retry
-from mddframes.http.translation import error_for_response, transport_error
+from mddframes.http.translation import bound_error, error_for_response, transport_error
 
 __all__ = [  # HttpSession, and the names other modules import from here (re-exported)
     "BodyStream",
@@ -90,7 +99,7 @@ class HttpSession:
         self._session.headers["User-Agent"] = USER_AGENT
         self._session.verify = settings.verify
         self._environments: dict[tuple[str, str, bool], dict[str, Any]] = {}
-        pool = HTTPAdapter(
+        pool = GuardedAdapter(
             pool_connections=4,
             pool_maxsize=max(settings.max_workers, 1),
             max_retries=make_retry(settings.max_retries),
@@ -109,7 +118,7 @@ class HttpSession:
             # POST is retried like a GET; the longer prefix makes requests pick this adapter.
             self._session.mount(
                 token_url,
-                HTTPAdapter(
+                GuardedAdapter(
                     pool_connections=1,
                     pool_maxsize=max(settings.max_workers, 1),
                     max_retries=make_retry(settings.max_retries, RETRY_METHODS | {"POST"}),
@@ -352,20 +361,52 @@ class HttpSession:
         # id of ".." to the parent resource; the URL is already fully encoded, so it is
         # sent exactly as built.
         prepared.url = url
-        environment = self._environment(url, stream)
+        # Always sent streamed: the body is read here (or by the caller's BodyStream)
+        # through GuardedBody, which applies the size cap and the deadline.
+        environment = self._environment(url, True)
+        guard = Guard(self.settings.deadline, self.settings.max_response_bytes)
         started = time.perf_counter()
         try:
-            response = self._session.send(
-                prepared,
-                timeout=self.settings.timeout,
-                allow_redirects=False,
-                **environment,
-            )
-        except requests.exceptions.RequestException as exc:
+            with guard:
+                response = self._session.send(
+                    prepared,
+                    timeout=self.settings.timeout,
+                    allow_redirects=False,
+                    **environment,
+                )
+        except (requests.exceptions.RequestException, BoundExceeded) as exc:
             _log_call(entry, url, None, started)
-            raise transport_error(exc, entry, url, max_retries=self.settings.max_retries) from exc
+            guard.finish()
+            raise self._call_error(exc, guard, entry, url) from exc
+        response.raw = GuardedBody(response.raw, guard)
         _log_call(entry, url, response.status_code, started)
+        try:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > guard.cap:
+                raise BodyTooLarge(guard.cap, declared=int(declared))
+            if not stream:
+                response.content  # noqa: B018 -- read now, within the deadline and the cap
+        except (requests.exceptions.RequestException, BoundExceeded) as exc:
+            response.close()
+            raise self._call_error(exc, guard, entry, url, response.status_code) from exc
         return response
+
+    def _call_error(
+        self,
+        exc: requests.exceptions.RequestException | BoundExceeded,
+        guard: Guard,
+        entry: Endpoint,
+        url: str,
+        status: int | None = None,
+    ) -> errors.MddError:
+        if not isinstance(exc, BoundExceeded) and guard.expired:
+            # the deadline shut the socket: that is the failure, not the broken read
+            return bound_error(DeadlinePassed(guard.seconds), entry, url, status=status)
+        if isinstance(exc, BoundExceeded):
+            return bound_error(exc, entry, url, status=status)
+        return transport_error(
+            exc, entry, url, status=status, max_retries=self.settings.max_retries
+        )
 
 
 class EncodedJson(bytes):

@@ -5,7 +5,8 @@
 - :func:`transport_error`: an exception of ``requests`` (no answer, or an answer cut off
   or undecodable while its body was read) becomes a ``TransportError`` or a
   ``ResponseFormatError``, written once for the call and for both streamed reads;
-- :func:`length_error`: a body shorter or longer than its ``Content-Length``.
+- :func:`bound_error`: a call past its deadline or an answer past the size cap
+  (:mod:`mddframes.http.guard`).
 
 Every error names the operation, method, URL, status and the server's message, never a
 credential.
@@ -22,6 +23,7 @@ import requests
 
 from mddframes import errors
 from mddframes.http.endpoints import Endpoint
+from mddframes.http.guard import BodyTooLarge, BoundExceeded, DeadlinePassed
 from mddframes.http.retry import RETRY_METHODS
 
 _STATUS_ERRORS: dict[int, tuple[type[errors.ServiceError], str]] = {
@@ -133,7 +135,7 @@ def _precondition_failed(
 def _error_body(response: requests.Response) -> Any:
     try:
         content = response.content
-    except requests.exceptions.RequestException:
+    except (requests.exceptions.RequestException, BoundExceeded):
         return None
     if not content.strip():
         return None
@@ -263,3 +265,54 @@ def _root_cause(exc: BaseException) -> str:
             break
         reason = inner
     return f"{type(reason).__name__}: {reason}"
+
+
+def bound_error(
+    exc: BoundExceeded,
+    entry: Endpoint,
+    url: str,
+    *,
+    status: int | None = None,
+    received: int | None = None,
+) -> errors.ResponseFormatError | errors.TransportError:
+    """The ``MddError`` for a call past its deadline (``TransportError``) or an answer
+    larger than ``max_response_bytes`` (``ResponseFormatError``).
+
+    Parameters
+    ----------
+    exc : BoundExceeded
+        What :mod:`mddframes.http.guard` raised.
+    entry : Endpoint
+        The operation called.
+    url : str
+        The URL called (no credentials in it).
+    status : int, optional
+        The answer's status, when its headers had arrived.
+    received : int, optional
+        Bytes of the body read, when the exception does not say.
+    """
+    context: dict[str, Any] = {
+        "operation": entry.operation,
+        "method": entry.method,
+        "url": url,
+        "status": status,
+    }
+    got = exc.received if exc.received is not None else received
+    if isinstance(exc, DeadlinePassed):
+        after = f" ({got:,} bytes of the answer had arrived)" if got else ""
+        return errors.TransportError(
+            f"the call did not complete within its deadline of {exc.seconds:g} s{after}; "
+            "the service is too slow, or the answer too large for the deadline "
+            "(request_deadline, MDD_REQUEST_DEADLINE)",
+            **context,
+        )
+    assert isinstance(exc, BodyTooLarge)
+    if exc.declared is not None:
+        size = f"it announced {exc.declared:,}"
+    else:
+        size = f"{got or 0:,} arrived"
+    return errors.ResponseFormatError(
+        f"the answer is larger than the limit of {exc.cap:,} bytes ({size}; "
+        "max_response_bytes, MDD_MAX_RESPONSE_BYTES)",
+        **context,
+    )
