@@ -67,6 +67,10 @@ def write_edits(
 
     def prepare(group: tuple[str, pd.DataFrame]) -> Change | MddError:
         object_id, rows = group
+        if rows.index.equals(pd.RangeIndex(len(rows))):
+            # the rows as read, in place: the index a single read gives, so a large
+            # table's cell edits can take the streamed strategy as in write_table
+            rows = rows.set_axis(pd.RangeIndex(len(rows)))
         try:
             return prepare_edit(api, kind, object_id, rows, allow_deletes=allow_deletes,
                                 force=force)  # fmt: skip

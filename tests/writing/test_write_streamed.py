@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from mddframes.codec import fingerprint as fingerprint_module
 from mddframes.codec import splitter
+from mddframes.codec.stream import KeptJson
 from mddframes.emulator.scale import big_table
 from mddframes.errors import (
     ConcurrentModificationError,
@@ -309,3 +310,21 @@ def test_a_table_that_reads_back_different_is_named(client, large, tmp_path, cha
     with pytest.raises(WriteVerificationError, match="reads back different") as caught:
         write_table_streamed(client.api, table_id, frame, backup_dir=tmp_path)
     assert str(tmp_path) in str(caught.value)
+
+
+def test_write_tables_streams_a_large_tables_cell_edits(client, large, tmp_path):
+    table_id, _frame, payload = large
+    long = client.read_tables([table_id, "tbl-0109"], progress=False)
+    rows = (long["table_id"] == table_id).to_numpy()
+    first = long.index[rows][7]
+    long.loc[rows & (long.index == first), "name"] = "in a batch"
+    written = client.write_tables(long, backup_dir=tmp_path, progress=False)
+    result = written.attrs["results"][table_id]
+    assert result.verified and len(result.diff.changed) == 1
+    # the streamed strategy keeps the read-back as the bytes received, never parsed
+    assert isinstance(result._payload, KeptJson)
+    held = client.api.get_table(table_id)
+    assert held["data"][7]["name"] == "in a batch"
+    assert held["data"][:7] == payload["data"][:7] and held["data"][8:] == payload["data"][8:]
+    # and its backup is the bytes the write received
+    assert json.loads(result.backup.read_text())["payload"] == payload
