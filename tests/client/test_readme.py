@@ -1,0 +1,69 @@
+"""Every Python block of README.md runs, in order and as written, against the emulator.
+
+Sybil parses the README's fenced ``python`` blocks and runs them in one namespace, as a
+reader pasting them into one session would. The README itself swaps the connection: its
+visible set-up block starts the embedded emulator and rebinds ``client`` after the
+``connect`` example (which sends nothing), and its last block stops the emulator. The shell
+examples run in tests/cli/test_readme_commands.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from pathlib import Path
+
+import pytest
+import requests
+from sybil import Sybil
+from sybil.parsers.markdown import PythonCodeBlockParser
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+pytestmark = [pytest.mark.emulator, pytest.mark.slow]
+
+
+def _isolated(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """No settings, profile, locks or backups of the developer's: all under ``home``."""
+    for name in list(os.environ):
+        if name.startswith("MDD_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(home))
+    for variable in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(variable, str(home / variable.lower()))
+    # the blocks write countries.xlsx, hubs.zip, exports/ where the reader stands
+    monkeypatch.chdir(home)
+
+
+def test_every_python_block_of_the_readme_runs_in_order_as_written(tmp_path, monkeypatch):
+    _isolated(monkeypatch, tmp_path)
+    threads_before = set(threading.enumerate())
+    document = Sybil(parsers=[PythonCodeBlockParser()]).parse(README)
+    examples = list(document)
+    # every fenced block is one example, and nothing else is (no hidden set-up block)
+    fenced = re.findall(r"^```python$", README.read_text("utf-8"), flags=re.MULTILINE)
+    assert len(examples) == len(fenced) >= 8
+    namespace = document.namespace
+    try:
+        for example in examples:
+            try:
+                example.evaluate()
+            except Exception as error:  # the README's line, not sybil's frames
+                pytest.fail(f"README.md line {example.line}: {type(error).__name__}: {error}")
+    finally:
+        offline = namespace.get("offline")
+        if offline is not None:  # a block failed before the README's own close
+            offline.close()
+
+    # the set-up block's emulator served the examples, and the last block stopped it
+    emu = namespace["emu"]
+    with pytest.raises(requests.ConnectionError):
+        requests.get(emu.base_url, timeout=5)
+    emulators = [t for t in threading.enumerate() if t.name == "mddframes-emulator"]
+    assert not set(emulators) - threads_before
+    # the bulk edit padded every short customer number of the 24 tables
+    long = namespace["long"]
+    assert long["table_id"].nunique() == 24
+    assert long["customer_no"].dropna().str.len().eq(7).all()
+    assert namespace["result"]["verified"].all()
