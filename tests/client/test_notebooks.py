@@ -33,6 +33,9 @@ def test_notebook_runs_and_shows_no_secret(path, tmp_path):
     secret = (tmp_path / "secret.txt").read_text()
     assert len(secret) >= 16
     assert secret not in json.dumps(outputs)
+    # the kernel ran in tmp_path, as in the notebooks' folder: nothing is left there (a
+    # notebook writes into a temporary folder of its own and removes it in its last cell)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["secret.txt"]
 
 
 def test_there_is_a_notebook():
