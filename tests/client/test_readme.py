@@ -21,7 +21,7 @@ from sybil.parsers.markdown import PythonCodeBlockParser
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
-pytestmark = [pytest.mark.emulator, pytest.mark.slow]
+pytestmark = pytest.mark.emulator
 
 
 def _isolated(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
