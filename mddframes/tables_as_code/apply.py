@@ -102,7 +102,8 @@ def apply_plan(
     plan : Plan
         From :func:`~mddframes.tables_as_code.plan.plan_folder` or ``Plan.load``.
     backup_dir : path, optional
-        Root folder of the backups and journals; default ``.mddframes/backups``.
+        Root folder of the backups and journals; default
+        the ``backup_dir`` setting, else the user's data folder.
     max_workers : int, optional
         Concurrent calls; default ``api.max_workers``.
     progress : bool, default True
