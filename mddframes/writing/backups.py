@@ -74,7 +74,7 @@ def backup_root(api: Api | None, backup_dir: str | os.PathLike[str] | None = Non
     configured = getattr(getattr(api, "settings", None), "backup_dir", None)
     if configured:
         return Path(configured).expanduser()
-    from_environment = os.environ.get(BACKUP_DIR_VARIABLE)
+    from_environment = os.environ.get(BACKUP_DIR_VARIABLE, "").strip()
     if from_environment:
         return Path(from_environment).expanduser()
     return default_backup_root()
