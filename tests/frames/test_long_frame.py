@@ -91,3 +91,16 @@ def test_read_tables_gives_a_unique_index_and_loc_assignment_works(client):
     text = next(c for c in long.columns[2:] if str(long[c].dtype) == "string")
     long.loc[first, text] = pd.Series("edited", index=long.index[first], dtype="string")
     assert (long.loc[first, text] == "edited").all()
+
+
+def test_a_long_frame_goes_through_a_workbook_and_back_to_write_tables(client, tmp_path):
+    from mddframes.spreadsheet import read_excel, to_excel
+
+    long = client.read_tables(["tbl-0109", "tbl-0110"], progress=False)
+    path = tmp_path / "long.xlsx"
+    to_excel(long, path)  # (logged: no context in the file; write_tables takes the client's)
+    back = read_excel(path)
+    assert list(back.columns[:2]) == ["table_id", "row"] and back["row"].equals(long["row"])
+    back.loc[0, "name"] = "via a workbook"
+    result = client.write_tables(back, dry_run=True, backup_dir=tmp_path, progress=False)
+    assert result[["status", "changed_cells"]].values.tolist() == [["dry-run", 1], ["unchanged", 0]]
