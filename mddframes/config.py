@@ -141,6 +141,10 @@ class Settings:
         folder (:func:`mddframes.writing.locks.default_lock_dir`).
     lock_timeout : float
         Seconds a write waits for another writer of the same object on this machine.
+    backup_dir : str or None
+        The root folder of the backups and journals of writes; None: ``MDD_BACKUP_DIR``
+        as the process has it when writing, else the user's data folder
+        (:func:`mddframes.writing.backups.default_backup_root`).
     request_deadline : float or None
         Seconds one call may take in all, from connecting to the answer's last byte,
         retries and their waits included; ``None``: :attr:`deadline`'s default.
@@ -161,6 +165,7 @@ class Settings:
     allow_insecure_http: bool = False
     lock_dir: str | None = None
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    backup_dir: str | None = None
     request_deadline: float | None = None
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
@@ -261,6 +266,10 @@ SETTINGS: tuple[Setting, ...] = (
             shown_default="the user's cache folder + `mddframes/locks`"),
     Setting("lock_timeout", "MDD_LOCK_TIMEOUT", parse_seconds, DEFAULT_LOCK_TIMEOUT,
             "Seconds a write waits for another writer of the same object on this machine."),
+    Setting("backup_dir", "MDD_BACKUP_DIR", parse_path, None,
+            "Root folder of the backups and journals of writes (a write's `backup_dir` "
+            "argument wins).",
+            shown_default="the user's data folder + `mddframes/backups`"),
 )  # fmt: skip
 SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
 #: Setting name -> its environment variable (those that have one).
@@ -376,6 +385,7 @@ def resolve_settings(
     lock_timeout: float | None = None,
     request_deadline: float | None = None,
     max_response_bytes: int | None = None,
+    backup_dir: str | os.PathLike[str] | None = None,
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
@@ -419,6 +429,9 @@ def resolve_settings(
     max_response_bytes : int, optional
         The largest answer body read, after decompression (``MDD_MAX_RESPONSE_BYTES``),
         default 2 GiB.
+    backup_dir : path, optional
+        The root folder of the backups and journals of writes (``MDD_BACKUP_DIR``),
+        default the user's data folder + ``mddframes/backups``.
     profile : str, optional
         The profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
     environ : mapping, optional

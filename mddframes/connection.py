@@ -30,6 +30,7 @@ def connect(
     lock_timeout: float | None = None,
     request_deadline: float | None = None,
     max_response_bytes: int | None = None,
+    backup_dir: str | os.PathLike[str] | None = None,
     profile: str | None = None,
 ) -> Client:
     """Connect to a tenant of the service.
@@ -72,6 +73,10 @@ def connect(
         default 4 times the read time-out.
     max_response_bytes : int, optional
         The largest answer read, after decompression (``MDD_MAX_RESPONSE_BYTES``), default 2 GiB.
+    backup_dir : path, optional
+        The root folder of the backups and journals of writes (``MDD_BACKUP_DIR``);
+        default the user's data folder + ``mddframes/backups``, whatever the current
+        folder. A write's own ``backup_dir`` argument wins.
     profile : str, optional
         Profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
 
@@ -105,6 +110,7 @@ def connect(
         lock_timeout=lock_timeout,
         request_deadline=request_deadline,
         max_response_bytes=max_response_bytes,
+        backup_dir=backup_dir,
         profile=profile,
     )
     return Client(settings)

@@ -27,6 +27,20 @@ if os.environ.get("CI"):
 _EMULATOR_FIXTURES = frozenset({"emulator", "emu", "client"})
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _backups_in_a_session_folder(tmp_path_factory):
+    """Writes without ``backup_dir`` back up into a session folder, never into the user's
+    data folder (the default); subprocesses inherit the variable."""
+    folder = tmp_path_factory.mktemp("default-backups")
+    previous = os.environ.get("MDD_BACKUP_DIR")
+    os.environ["MDD_BACKUP_DIR"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("MDD_BACKUP_DIR", None)
+    else:
+        os.environ["MDD_BACKUP_DIR"] = previous
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if _EMULATOR_FIXTURES.intersection(getattr(item, "fixturenames", ())):

@@ -32,10 +32,10 @@ def edit(long: pd.DataFrame) -> pd.DataFrame:
     long = long.copy()
     for table_id in long["table_id"].unique():
         rows = (long["table_id"] == table_id).to_numpy()
-        first = long.index[rows][0]
-        mask = rows & (long.index == first)
+        first = long["row"][rows].iloc[0]
+        mask = rows & (long["row"] == first).to_numpy()
         for column in long.columns:
-            if column in ("table_id", "_meta"):
+            if column in ("table_id", "row", "_meta"):
                 continue
             value = long.loc[mask, column].iloc[0]
             if isinstance(value, str) and value:

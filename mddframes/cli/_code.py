@@ -71,7 +71,10 @@ def add_commands(commands: Any, service_command: Any) -> None:
     apply.add_argument(
         "--backup-dir",
         type=Path,
-        help="root folder of the backups and journals (default .mddframes/backups)",
+        help=(
+            "root folder of the backups and journals (default: the MDD_BACKUP_DIR setting, "
+            "else the user's data folder)"
+        ),
     )
     _allow_deletes(apply)
 

@@ -41,7 +41,10 @@ def _backup_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backup-dir",
         type=Path,
-        help="root folder of the backups and journals (default .mddframes/backups)",
+        help=(
+            "root folder of the backups and journals (default: the MDD_BACKUP_DIR setting, "
+            "else the user's data folder)"
+        ),
     )
 
 

@@ -2,14 +2,23 @@
 
 The long frame
 --------------
-- First column ``table_id`` (``mapping_id`` for mappings), ``string``.
-- The row index is each row's original position in its own table (as
-  :func:`mddframes.frames.table.read_table` gives it), so it repeats across tables.
-  Grouping by the id column therefore hands every group back with exactly the index
-  the single-object writer needs::
+- The index is a ``RangeIndex`` (unique), so ordinary pandas assignment works:
+  ``long.loc[long["code"].isna(), "code"] = "n/a"``.
+- First column ``table_id`` (``mapping_id`` for mappings), ``string``; second column
+  ``row``, ``Int64``: each row's original position in its own table (the index
+  :func:`mddframes.frames.table.read_table` gives it). :func:`iter_groups` and
+  ``write_tables`` align by these two columns, never by the index::
 
-      for table_id, rows in iter_groups(long):      # or long.groupby("table_id")
+      for table_id, rows in iter_groups(long):      # each group indexed by ``row``
           client.write_table(table_id, rows)
+
+  A new row has ``row`` missing (NA): it gets a fresh label (``"new[0]"``...) in its
+  group, as the single writer expects new rows; a row removed from the long frame is a
+  deleted row. Two rows of one object with the same ``row`` are refused.
+- If an object read has its own column ``row``, the position column is named ``_row``
+  instead (``__row``... the first name no object read has); the name is in
+  ``frame.attrs["row_column"]``, and without attrs :func:`iter_groups` takes the
+  longest of ``row``, ``_row``, ``__row``... present.
 
 - Columns are the outer union over the objects, in order of first appearance; a
   column keeps its dtype where the objects agree (an ``Int64`` column absent from
@@ -43,8 +52,9 @@ if TYPE_CHECKING:
 #: What a reader gives for one id: its column arrays by name and its row index.
 Part = tuple[dict[Any, Any], pd.Index]
 
-#: The index name of the long frames: each row's position in its own table or mapping.
-ROW_INDEX_NAME = "row"
+#: The column of the long frames holding each row's position in its own table or mapping
+#: (prefixed with ``_`` until no object read has a column of that name).
+ROW_COLUMN = "row"
 
 
 def read_tables(
@@ -141,35 +151,38 @@ def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[s
     ----------
     frame : pandas.DataFrame
         A long frame from :func:`read_tables` / :func:`read_mappings` (possibly
-        edited: rows added, removed or changed).
+        edited: rows added, removed or changed; its index is not used).
     key : str, optional
         The id column; default ``"table_id"`` or ``"mapping_id"``, whichever is there.
 
     Yields
     ------
     (str, pandas.DataFrame)
-        The id and its rows, in order of first appearance, without the id column,
-        with the original row index, and with only that object's own columns in its
+        The id and its rows, in order of first appearance, without the id and position
+        columns, indexed by each row's original position (the ``row`` column; a row
+        whose ``row`` is missing is a new row and gets a label no position can be,
+        ``"new[0]"``, ``"new[1]"``...), and with only that object's own columns in its
         own order, plus any column added to the long frame after the read (from
         ``frame.attrs["columns"]`` when present; otherwise the columns not entirely
         missing in the group).
+
+    Raises
+    ------
+    InvalidArgumentError
+        No id column, a row without an id, or a position column that is not whole
+        numbers or repeats a position within one object.
     """
-    if key is None:
-        key = next((k for k in ("table_id", "mapping_id") if k in frame.columns), None)
-        if key is None:
-            raise InvalidArgumentError(
-                "iter_groups needs a long frame with a 'table_id' or 'mapping_id' column "
-                f"(columns: {', '.join(map(str, frame.columns[:10]))})"
-            )
-    elif key not in frame.columns:
-        raise InvalidArgumentError(f"iter_groups: the frame has no column {key!r}")
+    key = _id_column(frame, key)
+    position = row_column(frame)
     if frame[key].isna().any():
-        rows = frame.index[frame[key].isna().to_numpy()].tolist()[:10]
-        raise InvalidArgumentError(f"iter_groups: rows {rows} have no {key}")
+        rows = np.flatnonzero(frame[key].isna().to_numpy())[:10].tolist()
+        raise InvalidArgumentError(f"iter_groups: the rows at positions {rows} have no {key}")
     own_columns: dict[str, list[Any]] = frame.attrs.get("columns") or {}
     anyones = {c for columns in own_columns.values() for c in columns}
     for object_id, rows in frame.groupby(key, sort=False, dropna=False):
-        rows = rows.drop(columns=key)
+        labels = _group_labels(rows, position, str(object_id))
+        rows = rows.drop(columns=[key] if position is None else [key, position])
+        rows = rows.set_axis(labels)
         known = own_columns.get(object_id)
         if known is not None:
             # Its own columns in its own order, then columns the user added to the long frame.
@@ -179,6 +192,64 @@ def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[s
         else:
             rows = rows.loc[:, rows.notna().any(axis=0) | (len(rows) == 0)]
         yield str(object_id), rows
+
+
+def row_column(frame: pd.DataFrame) -> str | None:
+    """The name of a long frame's position column (``row``, or ``_row``... see the module
+    docstring), or None when it has none."""
+    named = frame.attrs.get("row_column")
+    if isinstance(named, str) and named in frame.columns:
+        return named
+    found = None
+    name = ROW_COLUMN
+    # the longest present: a shorter one is then an object's own column
+    while name in frame.columns:
+        found, name = name, "_" + name
+    return found
+
+
+def _id_column(frame: pd.DataFrame, key: str | None) -> str:
+    if key is None:
+        key = next((k for k in ("table_id", "mapping_id") if k in frame.columns), None)
+        if key is None:
+            raise InvalidArgumentError(
+                "iter_groups needs a long frame with a 'table_id' or 'mapping_id' column "
+                f"(columns: {', '.join(map(str, frame.columns[:10]))})"
+            )
+    elif key not in frame.columns:
+        raise InvalidArgumentError(f"iter_groups: the frame has no column {key!r}")
+    return key
+
+
+def _group_labels(rows: pd.DataFrame, position: str | None, object_id: str) -> pd.Index:
+    """One object's row labels: its positions, and ``new[i]`` for rows without one."""
+    if position is None:
+        # a long frame built by hand without positions: the index is taken as they are
+        return rows.index
+    try:
+        values = pd.array(rows[position], dtype="Int64")
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError(
+            f"iter_groups: the column {position!r} of {object_id!r} must hold each row's "
+            f"original position (whole numbers, NA for a new row): {exc}"
+        ) from exc
+    missing = values.isna()
+    known = values[~missing]
+    if pd.Series(known).duplicated().any():
+        repeated = sorted(set(pd.Series(known)[pd.Series(known).duplicated()].tolist()))
+        raise InvalidArgumentError(
+            f"iter_groups: {object_id!r} has several rows with {position} {repeated[:5]!r}; "
+            f"a copied or added row needs {position} set to NA (a new row)"
+        )
+    if not missing.any():
+        labels = known.to_numpy(dtype=np.int64)
+        if np.array_equal(labels, np.arange(len(labels))):
+            return pd.RangeIndex(len(labels), name=ROW_COLUMN)
+        return pd.Index(labels, dtype="int64", name=ROW_COLUMN)
+    out = np.empty(len(values), dtype=object)
+    out[~missing] = known.to_numpy(dtype=np.int64).tolist()
+    out[missing] = [f"new[{i}]" for i in range(int(missing.sum()))]
+    return pd.Index(out, dtype=object, name=ROW_COLUMN)
 
 
 def failure_records(failures: pd.DataFrame) -> list[dict[str, Any]]:
@@ -241,20 +312,47 @@ def _read_many(
     )
     parts = list(outcome.succeeded())
     resolve_dates([arrays for _, (arrays, _) in parts])
+    frame = long_frame(key, parts)
+    frame.attrs["failures"] = failure_records(outcome.failures)
+    return frame
+
+
+def long_frame(key: str, parts: list[tuple[str, Part]]) -> pd.DataFrame:
+    """Stack objects' column arrays into a long frame (see the module docstring).
+
+    Parameters
+    ----------
+    key : str
+        The id column, ``"table_id"`` or ``"mapping_id"``.
+    parts : list of (str, (dict, pandas.Index))
+        Each object's id, its column arrays by name and its row index (each row's
+        original position).
+
+    Returns
+    -------
+    pandas.DataFrame
+        With a ``RangeIndex``, the id column, the position column, then the columns;
+        ``attrs["columns"]`` and ``attrs["row_column"]`` set.
+    """
     columns = {object_id: list(arrays) for object_id, (arrays, _) in parts}
+    taken = {c for names in columns.values() for c in names}
+    position = ROW_COLUMN
+    while position in taken:
+        position = "_" + position
     # built array by array, so the parts need no copy, no id column and no attrs
     # clearing of their own (their contexts stay in the client)
     frame = concat_column_sets(
         [arrays for _, (arrays, _) in parts], [index for _, (_, index) in parts]
     )
-    key_values = np.repeat(
-        np.array([object_id for object_id, _ in parts], dtype=object),
-        [len(index) for _, (_, index) in parts],
+    lengths = [len(index) for _, (_, index) in parts]
+    key_values = np.repeat(np.array([object_id for object_id, _ in parts], dtype=object), lengths)
+    positions = (
+        np.concatenate([np.asarray(index, dtype=np.int64) for _, (_, index) in parts])
+        if parts
+        else np.empty(0, dtype=np.int64)
     )
+    frame.index = pd.RangeIndex(len(positions))
     frame.insert(0, key, pd.array(key_values, dtype="string"))
-    if frame.index.name is None:
-        frame.index.name = ROW_INDEX_NAME
-    frame.attrs = {}
-    frame.attrs["failures"] = failure_records(outcome.failures)
-    frame.attrs["columns"] = columns
+    frame.insert(1, position, pd.array(positions, dtype="Int64"))
+    frame.attrs = {"columns": columns, "row_column": position}
     return frame

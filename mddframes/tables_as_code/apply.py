@@ -27,7 +27,7 @@ import pandas as pd
 from mddframes.codec.values import digest
 from mddframes.context import ReadContext, registry_for
 from mddframes.errors import InvalidArgumentError, MddError
-from mddframes.frames.stacking import concat_column_sets
+from mddframes.frames.bulk_tables import long_frame
 from mddframes.tables_as_code.files import ObjectFile, read_object
 from mddframes.tables_as_code.plan import Plan, PlannedObject, read_current
 from mddframes.writing import write_mappings, write_tables
@@ -70,19 +70,13 @@ def _check(api: Api, folder: Path, entry: PlannedObject) -> tuple[ObjectFile, di
 def _long_frame(kind: str, items: list[tuple[ObjectFile, dict[str, Any]]]) -> pd.DataFrame:
     """The long frame ``write_tables`` takes, each object's context in the registry."""
     frames = [held.frame_for(current) for held, current in items]
-    long = concat_column_sets(
-        [{c: f[c].array for c in f.columns} for f in frames], [f.index for f in frames]
+    return long_frame(
+        f"{kind}_id",
+        [
+            (held.object_id, ({c: f[c].array for c in f.columns}, f.index))
+            for (held, _), f in zip(items, frames, strict=True)
+        ],
     )
-    long.index = pd.Index(
-        [label for f in frames for label in f.index], dtype="int64", name=frames[0].index.name
-    )
-    key = f"{kind}_id"
-    long.insert(0, key, pd.array([h.object_id for (h, _), f in zip(items, frames, strict=True)
-                                  for _ in range(len(f))], dtype="string"))  # fmt: skip
-    long.attrs["columns"] = {
-        h.object_id: list(f.columns) for (h, _), f in zip(items, frames, strict=True)
-    }
-    return long
 
 
 def _record_contexts(api: Api, items: list[tuple[ObjectFile, dict[str, Any]]]) -> None:
@@ -108,7 +102,8 @@ def apply_plan(
     plan : Plan
         From :func:`~mddframes.tables_as_code.plan.plan_folder` or ``Plan.load``.
     backup_dir : path, optional
-        Root folder of the backups and journals; default ``.mddframes/backups``.
+        Root folder of the backups and journals; default
+        the ``backup_dir`` setting, else the user's data folder.
     max_workers : int, optional
         Concurrent calls; default ``api.max_workers``.
     progress : bool, default True

@@ -40,8 +40,9 @@ two document strategies), :mod:`~mddframes.writing.single` (one object from a fr
 
 from mddframes.codec.kinds import Kind
 from mddframes.writing.backups import (
-    DEFAULT_BACKUP_ROOT,
     backup_folder,
+    backup_root,
+    default_backup_root,
     load_backup,
     save_backup,
 )
@@ -58,7 +59,6 @@ from mddframes.writing.result import Status, WriteResult
 from mddframes.writing.single import write_mapping, write_table
 
 __all__ = [
-    "DEFAULT_BACKUP_ROOT",
     "PENDING_COLUMNS",
     "RECOVERY_COLUMNS",
     "RESTORE_COLUMNS",
@@ -67,6 +67,8 @@ __all__ = [
     "Status",
     "WriteResult",
     "backup_folder",
+    "backup_root",
+    "default_backup_root",
     "load_backup",
     "pending_writes",
     "restore",

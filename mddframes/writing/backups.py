@@ -3,6 +3,15 @@
 A backup is one JSON file per write, ``<root>/<tenant>/<kind>/<id>/<UTC timestamp>.json``,
 written atomically: to a temporary file in the same folder, flushed to disk, then
 given its final name, so a crash or a full disk never leaves a half-written backup.
+
+The root (:func:`backup_root`) is the ``backup_dir`` argument of the write, else the
+client's ``backup_dir`` setting (``MDD_BACKUP_DIR``, a profile's ``backup_dir``, or
+``connect(backup_dir=...)``), else ``MDD_BACKUP_DIR`` as the process has it now (for
+clients made without :func:`~mddframes.connect`, such as ``Client.from_emulator``), else
+``<user data folder>/mddframes/backups`` (:func:`default_backup_root`): never a folder
+that depends on where the process was started. Up to 0.x the default was
+``./.mddframes/backups``; such a folder in the current folder is still read for
+unfinished batches (:func:`legacy_backup_root`).
 """
 
 from __future__ import annotations
@@ -11,21 +20,88 @@ import datetime as _dt
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+import platformdirs
+
 from mddframes.codec.kinds import Kind
 from mddframes.codec.stream import KeptJson
-from mddframes.errors import BackupError, DataShapeError
+from mddframes.errors import BackupError, DataShapeError, MddWarning
 
 if TYPE_CHECKING:
     from mddframes.api import Api
 
-#: Where backups go when no ``backup_dir`` is given (relative to the working directory).
-DEFAULT_BACKUP_ROOT = Path(".mddframes") / "backups"
+#: The environment variable naming the backup root (also a setting of ``connect``).
+BACKUP_DIR_VARIABLE = "MDD_BACKUP_DIR"
+#: The default root of older versions, relative to the current folder: still read.
+LEGACY_BACKUP_ROOT = Path(".mddframes") / "backups"
+_legacy_noticed: set[Path] = set()
+
+
+def default_backup_root() -> Path:
+    """The backup root when nothing sets one: ``<user data folder>/mddframes/backups``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``platformdirs.user_data_dir("mddframes")`` + ``backups`` (for example
+        ``~/.local/share/mddframes/backups`` on Linux).
+    """
+    return Path(platformdirs.user_data_dir("mddframes", appauthor=False)) / "backups"
+
+
+def backup_root(api: Api | None, backup_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The root folder of the backups and journals of a write (see the module docstring).
+
+    Parameters
+    ----------
+    api : Api or None
+        The raw layer; its settings' ``backup_dir`` is used when ``backup_dir`` is None.
+    backup_dir : path, optional
+        The write's own ``backup_dir`` argument, which wins.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    if backup_dir is not None:
+        return Path(backup_dir)
+    configured = getattr(getattr(api, "settings", None), "backup_dir", None)
+    if configured:
+        return Path(configured).expanduser()
+    from_environment = os.environ.get(BACKUP_DIR_VARIABLE, "").strip()
+    if from_environment:
+        return Path(from_environment).expanduser()
+    return default_backup_root()
+
+
+def legacy_backup_root() -> Path | None:
+    """``./.mddframes/backups`` when it exists in the current folder, else None.
+
+    The first time a process finds one, an :class:`~mddframes.errors.MddWarning` names
+    it: its journals are still listed and resumed, but new backups go to
+    :func:`backup_root`.
+    """
+    legacy = LEGACY_BACKUP_ROOT.absolute()
+    if not legacy.is_dir():
+        return None
+    if legacy not in _legacy_noticed:
+        _legacy_noticed.add(legacy)
+        warnings.warn(
+            f"{legacy} holds backups and journals of an older mddframes (whose default was "
+            "./.mddframes/backups); its unfinished batches are still listed and resumed, "
+            "new backups go to the backup_dir setting (MDD_BACKUP_DIR; default: the user's "
+            f"data folder, {default_backup_root()}). Move the folder there when no batch "
+            "in it is unfinished.",
+            MddWarning,
+            stacklevel=3,
+        )
+    return legacy
 
 
 def path_segment(value: str) -> str:
@@ -37,9 +113,8 @@ def backup_folder(
     api: Api, kind: Kind, object_id: str, backup_dir: str | os.PathLike[str] | None = None
 ) -> Path:
     """The folder holding the backups of one object: ``<root>/<tenant>/<kind>/<id>``."""
-    root = Path(backup_dir) if backup_dir is not None else DEFAULT_BACKUP_ROOT
     tenant = getattr(api, "tenant", None) or "default"
-    return root / path_segment(str(tenant)) / kind / path_segment(object_id)
+    return backup_root(api, backup_dir) / path_segment(str(tenant)) / kind / path_segment(object_id)
 
 
 def save_backup(

@@ -298,8 +298,9 @@ def write_tables(
     ----------
     api : Api
     frame : pandas.DataFrame
-        A long frame with a ``table_id`` column and each row's original position as
-        index (split with :func:`mddframes.frames.iter_groups`).
+        A long frame from ``read_tables``: a ``table_id`` column and a ``row`` column
+        with each row's original position (NA for a new row); its index is not used.
+        Split with :func:`mddframes.frames.iter_groups`.
     dry_run, allow_deletes, force, backup_dir
         As for :func:`write_table`, applied to every table.
     max_workers : int, optional
@@ -349,8 +350,8 @@ def write_mappings(
     ----------
     api : Api
     frame : pandas.DataFrame
-        A long frame with a ``mapping_id`` column and each row's original position as
-        index.
+        A long frame from ``read_mappings``: a ``mapping_id`` column and a ``row``
+        column with each row's original position, as for :func:`write_tables`.
     dry_run, allow_deletes, force, backup_dir
         As for :func:`write_mapping`, applied to every mapping.
     max_workers : int, optional

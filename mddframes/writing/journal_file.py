@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from mddframes.errors import InvalidArgumentError, JournalError
-from mddframes.writing.backups import DEFAULT_BACKUP_ROOT, path_segment
+from mddframes.writing.backups import backup_root, legacy_backup_root, path_segment
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -53,9 +53,24 @@ def _now() -> str:
 
 def journal_folder(api: Api | None, backup_dir: str | os.PathLike[str] | None = None) -> Path:
     """The folder of one tenant's journals: ``<backup root>/<tenant>/journal``."""
-    root = Path(backup_dir) if backup_dir is not None else DEFAULT_BACKUP_ROOT
     tenant = getattr(api, "tenant", None) or "default"
-    return root / path_segment(str(tenant)) / "journal"
+    return backup_root(api, backup_dir) / path_segment(str(tenant)) / "journal"
+
+
+def journal_folders(
+    api: Api | None, backup_dir: str | os.PathLike[str] | None = None
+) -> list[Path]:
+    """Where a tenant's journals are looked for: :func:`journal_folder`, and with no
+    ``backup_dir`` argument also the one under an older version's
+    ``./.mddframes/backups`` when the current folder has it (named once in a warning)."""
+    folders = [journal_folder(api, backup_dir)]
+    legacy = legacy_backup_root() if backup_dir is None else None
+    if legacy is not None:
+        tenant = getattr(api, "tenant", None) or "default"
+        old = legacy / path_segment(str(tenant)) / "journal"
+        if old.is_dir() and old.resolve() != folders[0].resolve():
+            folders.append(old)
+    return folders
 
 
 def new_batch_id() -> str:
@@ -318,13 +333,14 @@ def find_journal(
     if candidate.suffix == ".jsonl" and candidate.is_file():
         return candidate
     name = str(batch)
-    folder = journal_folder(api, backup_dir)
     if not name or "/" in name or "\\" in name or name.startswith("."):
         raise InvalidArgumentError(f"{name!r} is not a batch id (see pending_writes())")
-    path = folder / f"{name}.jsonl"
-    if not path.is_file():
-        raise InvalidArgumentError(
-            f"no journal of batch {name!r} in {folder} (see pending_writes(); pass the same "
-            "backup_dir as the write)"
-        )
-    return path
+    folders = journal_folders(api, backup_dir)
+    for folder in folders:
+        path = folder / f"{name}.jsonl"
+        if path.is_file():
+            return path
+    raise InvalidArgumentError(
+        f"no journal of batch {name!r} in {' or '.join(map(str, folders))} (see "
+        "pending_writes(); pass the same backup_dir as the write)"
+    )

@@ -36,7 +36,7 @@ from mddframes.writing.journal_file import (
     Target,
     ends_finished,
     find_journal,
-    journal_folder,
+    journal_folders,
     read_journal,
 )
 from mddframes.writing.locks import batch_lock, object_locks
@@ -98,8 +98,11 @@ def pending_writes(
     api : Api
         A client of the tenant the batches were written to.
     backup_dir : path, optional
-        The root folder of the backups given to the writes; default
-        ``.mddframes/backups``. The journals are in ``<root>/<tenant>/journal``.
+        The root folder of the backups given to the writes; default the ``backup_dir``
+        setting, else the user's data folder
+        (:func:`~mddframes.writing.backups.backup_root`), and then also an older
+        version's ``./.mddframes/backups`` if the current folder has one. The journals
+        are in ``<root>/<tenant>/journal``.
     include_finished : bool, default False
         Also list batches that were written completely or rolled back.
 
@@ -118,9 +121,13 @@ def pending_writes(
     JournalError
         A journal is damaged in the middle (not a torn last line).
     """
-    folder = journal_folder(api, backup_dir)
+    paths: dict[str, Path] = {}
+    for folder in journal_folders(api, backup_dir):
+        for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+            paths.setdefault(path.name, path)
     rows = []
-    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+    # batch ids begin with their UTC time: sorted by name is oldest first across folders
+    for _name, path in sorted(paths.items()):
         if not include_finished and ends_finished(path):
             continue  # finished: known from the tail, without parsing the payloads
         journal = read_journal(path)

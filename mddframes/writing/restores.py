@@ -203,7 +203,8 @@ def restore_backups(
         Return the diffs without sending.
     backup_dir : path, optional
         Root folder for the backups taken before restoring, and for the batch's
-        journal (``<root>/<tenant>/journal``); default ``.mddframes/backups``.
+        journal (``<root>/<tenant>/journal``); default
+        the ``backup_dir`` setting, else the user's data folder.
     max_workers : int, optional
         Concurrent calls; default ``api.max_workers``.
     progress : bool, default True

@@ -55,7 +55,8 @@ def write_table(
         wins; the backup keeps what is overwritten), or when it was never read through
         this client (the index then addresses what the service holds now).
     backup_dir : path, optional
-        Root folder of the backups; default ``.mddframes/backups``. The backup goes to
+        Root folder of the backups; default the ``backup_dir`` setting, else the user's
+        data folder (:func:`~mddframes.writing.backups.backup_root`). The backup goes to
         ``<root>/<tenant>/table/<id>/<UTC timestamp>.json``.
 
     Returns
@@ -115,7 +116,8 @@ def write_mapping(
         Write even if the mapping changed on the service since it was read, or when it
         was never read through this client.
     backup_dir : path, optional
-        Root folder of the backups; default ``.mddframes/backups``. The backup goes to
+        Root folder of the backups; default the ``backup_dir`` setting, else the user's
+        data folder (:func:`~mddframes.writing.backups.backup_root`). The backup goes to
         ``<root>/<tenant>/mapping/<id>/<UTC timestamp>.json``.
 
     Returns

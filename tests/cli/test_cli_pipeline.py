@@ -326,3 +326,40 @@ def test_a_paged_tree_shows_no_progress_off_a_terminal_unless_asked(run, tmp_pat
         assert "page" not in plain.stderr and "%|" not in plain.stderr
         forced = tree("--progress")
         assert forced.returncode == 0 and "page" in forced.stderr, forced.stderr
+
+
+def test_writes_finds_the_tenants_batches_wherever_it_is_run(run, emu, tmp_path):
+    # no backup_dir anywhere: the default is the user's data folder (HOME is tmp_path)
+    env = {k: v for k, v in run.env.items() if k != "MDD_BACKUP_DIR"}
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    folder, here, there = tmp_path / "dwh", tmp_path / "here", tmp_path / "there"
+    here.mkdir(), there.mkdir()
+
+    def call(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([SCRIPT, *args], env=env, cwd=cwd, input=stdin,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    assert call("pull", "DWH", str(folder), "--ids-file", "-", cwd=here,
+                stdin="tbl-0109\n").returncode == 0  # fmt: skip
+    _edit_csv(folder / "tables/tbl-0109.csv", "Afghanistan", "Afghanistan?")
+    emu.inject_faults(error_rate=1.0, error_statuses=(500,), operations=["tableUpdate"])
+    failed = call("apply", str(folder), "--format", "json", cwd=here)
+    emu.clear_faults()
+    assert failed.returncode == 1
+    batch = json.loads(failed.stdout)[0]["batch"]
+    assert list(here.iterdir()) == []  # no .mddframes/ left where apply ran
+
+    listed = call("writes", "--format", "json", cwd=there)
+    assert listed.returncode == 2, listed.stderr
+    assert [row["batch"] for row in json.loads(listed.stdout)] == [batch]
+    journal = json.loads(listed.stdout)[0]["journal"]
+    assert Path(journal).is_relative_to(tmp_path / "data" / "mddframes" / "backups")
+
+    # an older version's ./.mddframes/backups is still read where it exists, and named
+    legacy = there / ".mddframes" / "backups" / emu.tenant / "journal"
+    legacy.mkdir(parents=True)
+    Path(journal).rename(legacy / Path(journal).name)
+    moved = call("writes", "--format", "json", cwd=there)
+    assert [row["batch"] for row in json.loads(moved.stdout)] == [batch]
+    assert ".mddframes/backups" in moved.stderr and "older mddframes" in moved.stderr
+    assert call("resume", batch, "--format", "json", cwd=there).returncode == 0

@@ -361,3 +361,16 @@ def test_a_bad_value_names_the_argument_variable_or_profile_key_that_gave_it(
     with pytest.raises(ConfigurationError) as caught:
         resolve_settings(**others)
     assert f"{setting.profile_key} in profile 'default' of {path}" in str(caught.value)
+
+
+def test_backup_dir_from_argument_variable_or_profile(monkeypatch, tmp_path):
+    assert resolve_settings(**FULL).backup_dir is None  # the user's data folder, at write time
+    write_profile(tmp_path, '[default]\nbackup_dir = "/srv/from-profile"\n')
+    assert resolve_settings(**FULL).backup_dir == "/srv/from-profile"
+    monkeypatch.setenv("MDD_BACKUP_DIR", "/srv/from-variable")
+    assert resolve_settings(**FULL).backup_dir == "/srv/from-variable"
+    assert resolve_settings(**FULL, backup_dir=tmp_path / "arg").backup_dir == str(tmp_path / "arg")
+    with mddframes.connect(**FULL, backup_dir=tmp_path / "connect") as client:
+        assert client.settings.backup_dir == str(tmp_path / "connect")
+    monkeypatch.setenv("MDD_BACKUP_DIR", "")
+    assert resolve_settings(**FULL).backup_dir == "/srv/from-profile"  # empty counts as unset

@@ -173,8 +173,10 @@ def test_review_shows_the_diff_and_writes_only_once_confirmed(client, countries,
 
 def test_review_names_an_unfinished_bulk_write_of_the_same_table(client, emu, tmp_path):
     long = client.read_tables(["tbl-0109", "tbl-0110"], progress=False)
-    first = long.index[(long["table_id"] == "tbl-0109").to_numpy()][0]
-    long.loc[(long["table_id"] == "tbl-0109").to_numpy() & (long.index == first), "name"] = "Bulk"
+    first = long["row"][(long["table_id"] == "tbl-0109").to_numpy()].iloc[0]
+    long.loc[
+        (long["table_id"] == "tbl-0109").to_numpy() & (long["row"] == first).to_numpy(), "name"
+    ] = "Bulk"
     written = client.write_tables(long, backup_dir=tmp_path, progress=False)
     batch = written.attrs["batch"]
     # a crash after the plan, before any PUT: the journal holds its plan line only

@@ -366,7 +366,9 @@ def test_write_mappings_keeps_a_journal_that_rolls_back(client, emu, tmp_path):
     ids = client.read_tree(SYSTEM)["mapping_id"].dropna().tolist()[:3]
     before = {i: emu._state.store.mapping_json(i) for i in ids}
     long = client.read_mappings(ids, progress=False)
-    long["transformation"] = long["transformation"].astype(object).where(long.index != 0, "TRIM(x)")
+    long["transformation"] = (
+        long["transformation"].astype(object).where((long["row"] != 0).to_numpy(), "TRIM(x)")
+    )
     result = client.write_mappings(long, backup_dir=tmp_path, progress=False)
     assert (result["status"] == "written").all()
     journal = read_journal(result.attrs["journal"])

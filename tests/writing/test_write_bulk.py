@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from mddframes import (
@@ -30,8 +31,10 @@ def test_write_tables_writes_only_the_changed_table(client, emu, two_tables, tmp
     first, second = two_tables
     before_second = client.api.get_table(second)
     long = client.read_tables(two_tables, progress=False)
-    row = long.index[(long["table_id"] == first).to_numpy()][0]
-    long.loc[(long["table_id"] == first).to_numpy() & (long.index == row), "notes"] = "bulk edit"
+    row = long["row"][(long["table_id"] == first).to_numpy()].iloc[0]
+    long.loc[(long["table_id"] == first).to_numpy() & (long["row"] == row).to_numpy(), "notes"] = (
+        "bulk edit"
+    )
     emu.reset_counters()
 
     result = client.write_tables(long, backup_dir=tmp_path, progress=False)
@@ -55,8 +58,10 @@ def test_one_broken_table_stops_the_whole_batch_before_anything_is_sent(
         (long["table_id"] == first).to_numpy(),
         (long["table_id"] == second).to_numpy(),
     )
-    long.loc[is_first & (long.index == 0), "notes"] = "valid edit"
-    broken = long[~(is_second & long.index.isin([0, 1]))]  # rows 0 and 1 of the second gone
+    long.loc[is_first & (long["row"] == 0).to_numpy(), "notes"] = "valid edit"
+    broken = long[
+        ~(is_second & long["row"].isin([0, 1]).to_numpy())
+    ]  # rows 0 and 1 of the second gone
     emu.reset_counters()
 
     with pytest.raises(IncompletePayloadError) as caught:
@@ -72,7 +77,7 @@ def test_one_broken_table_stops_the_whole_batch_before_anything_is_sent(
 def test_a_conflict_in_one_table_stops_the_batch(client, emu, two_tables, tmp_path):
     first, second = two_tables
     long = client.read_tables(two_tables, progress=False)
-    long.loc[(long["table_id"] == first).to_numpy() & (long.index == 0), "notes"] = "x"
+    long.loc[(long["table_id"] == first).to_numpy() & (long["row"] == 0).to_numpy(), "notes"] = "x"
     emu.touch_table(second)
     emu.reset_counters()
 
@@ -86,7 +91,9 @@ def test_a_conflict_in_one_table_stops_the_batch(client, emu, two_tables, tmp_pa
 def test_write_tables_dry_run_sends_nothing(client, emu, two_tables, tmp_path):
     first, _ = two_tables
     long = client.read_tables(two_tables, progress=False)
-    long.loc[(long["table_id"] == first).to_numpy() & (long.index == 1), "notes"] = "dry"
+    long.loc[(long["table_id"] == first).to_numpy() & (long["row"] == 1).to_numpy(), "notes"] = (
+        "dry"
+    )
     emu.reset_counters()
 
     result = client.write_tables(long, dry_run=True, backup_dir=tmp_path, progress=False)
@@ -101,7 +108,7 @@ def test_write_mappings_round_trips_an_edit(client, emu, tmp_path):
     ids = tree["mapping_id"].dropna().tolist()[:3]
     long = client.read_mappings(ids, progress=False)
     second = (long["mapping_id"] == ids[1]).to_numpy()
-    long.loc[second & (long.index == 0), "transformation"] = "CAST(src.x AS INT)"
+    long.loc[second & (long["row"] == 0).to_numpy(), "transformation"] = "CAST(src.x AS INT)"
     emu.reset_counters()
 
     result = client.write_mappings(long, backup_dir=tmp_path, progress=False)
@@ -164,3 +171,25 @@ def test_restore_dry_run_reports_the_diff_without_sending(client, emu, tmp_path)
     assert preview.diff.changed[["row", "column", "old"]].values.tolist() == [
         [0, "notes", "to be undone"]
     ]
+
+
+def test_write_tables_aligns_by_the_row_column_not_the_index(client, emu, two_tables, tmp_path):
+    first, second = two_tables
+    before = client.api.get_table(first)["data"]
+    long = client.read_tables(two_tables, progress=False)
+    is_first = (long["table_id"] == first).to_numpy()
+    # ordinary pandas assignment on the unique index, then the frame reordered and re-indexed
+    long.loc[is_first & (long["row"] == 1).to_numpy(), "notes"] = "by position"
+    added = long[is_first].iloc[[0]].assign(row=pd.NA, notes="a new row")
+    long = pd.concat([added, long.iloc[::-1]], ignore_index=True)
+    long = long[~((long["table_id"] == first) & (long["row"] == 0)).fillna(False).to_numpy()]
+    emu.reset_counters()
+
+    result = client.write_tables(long, allow_deletes=True, backup_dir=tmp_path, progress=False)
+
+    assert result.set_index("table_id").loc[first, ["changed_cells", "added_rows", "deleted_rows"]
+                                            ].tolist() == [1, 1, 1]  # fmt: skip
+    assert result.set_index("table_id").loc[second, "status"] == "unchanged"
+    after = client.api.get_table(first)["data"]
+    assert after[0] == {**before[1], "notes": "by position"}
+    assert after[-1]["notes"] == "a new row" and len(after) == len(before)

@@ -316,8 +316,8 @@ def test_write_tables_streams_a_large_tables_cell_edits(client, large, tmp_path)
     table_id, _frame, payload = large
     long = client.read_tables([table_id, "tbl-0109"], progress=False)
     rows = (long["table_id"] == table_id).to_numpy()
-    first = long.index[rows][7]
-    long.loc[rows & (long.index == first), "name"] = "in a batch"
+    first = long["row"][rows].iloc[7]
+    long.loc[rows & (long["row"] == first).to_numpy(), "name"] = "in a batch"
     written = client.write_tables(long, backup_dir=tmp_path, progress=False)
     result = written.attrs["results"][table_id]
     assert result.verified and len(result.diff.changed) == 1
