@@ -50,3 +50,49 @@ def test_confirm_deployed_with_an_unknown_id_prints_each_row_and_exits_3(env, tm
         "dwh-0010": "True",
         "no-such-element": "False",
     }
+
+
+def test_a_missing_secret_is_named_as_a_variable_not_a_python_call(env, monkeypatch, capsys):
+    monkeypatch.delenv("MDD_CLIENT_SECRET")
+    assert main(["packages", "DWH"]) == 1
+    err = capsys.readouterr().err
+    assert "set the environment variable MDD_CLIENT_SECRET" in err
+    assert "connect()" not in err and "client_secret=" not in err
+
+
+def test_an_unknown_batch_speaks_in_commands(env, tmp_path, capsys):
+    assert main(["resume", "no-such-batch", "--backup-dir", str(tmp_path / "bk")]) == 1
+    err = capsys.readouterr().err
+    assert "see 'mddframes writes'; pass the same --backup-dir as the write" in err
+    assert "pending_writes()" not in err and "backup_dir " not in err
+
+
+def test_a_failed_apply_names_the_resume_command(env, tmp_path, capsys):
+    folder, backups = tmp_path / "dwh", tmp_path / "bk"
+    ids = tmp_path / "ids.txt"
+    ids.write_text("tbl-0109\n", "utf-8")
+    assert main(["pull", "DWH", str(folder), "--ids-file", str(ids)]) == 0
+    csv = folder / "tables" / "tbl-0109.csv"
+    csv.write_text(csv.read_text("utf-8").replace("Afghanistan", "Afghanistan!", 1), "utf-8")
+    capsys.readouterr()
+    env.inject_faults(error_rate=1.0, error_statuses=(500,), operations=["tableUpdate"])
+    try:
+        code = main(["apply", str(folder), "--backup-dir", str(backups), "--format", "json"])
+    finally:
+        env.clear_faults()
+    assert code == 1
+    captured = capsys.readouterr()
+    (row,) = json.loads(captured.out)
+    batch = row["batch"]
+    assert f"run 'mddframes resume {batch} --backup-dir {backups}' to finish it" in captured.err
+    assert f"'mddframes roll-back {batch} --backup-dir {backups}'" in captured.err
+    assert "resume(" not in captured.err and "roll_back(" not in captured.err
+
+
+def test_an_unknown_object_type_names_the_object_types_command(env, tmp_path, capsys):
+    code = main(["export", "sql-dd", "dwh-0002", "--dest", str(tmp_path / "s.zip")])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: object type 'sql-dd' is not one of the service's object types")
+    assert "'mddframes object-types' lists them" in err
+    assert "no batch export" not in err
