@@ -112,6 +112,10 @@ _IN_COMMAND_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"write with allow_deletes=True", "pass --allow-deletes"),
         (r"allow_deletes=True", "--allow-deletes"),
         (r"read_object_types\(\) lists them", "'mddframes object-types' lists them"),
+        (
+            r"later with client\.export_task\('([^']*)'\)",
+            r"later with the export command's --task \1",
+        ),
     )
 )
 

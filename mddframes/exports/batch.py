@@ -96,14 +96,23 @@ def export_batch(
             progress=progress,
             on_progress=on_progress,
         )
-    task.wait(
-        timeout,
-        poll_interval=poll_interval,
-        max_poll_interval=max_poll_interval,
-        progress=progress,
-        on_progress=on_progress,
-    )
-    return task.download(dest)
+    try:
+        task.wait(
+            timeout,
+            poll_interval=poll_interval,
+            max_poll_interval=max_poll_interval,
+            progress=progress,
+            on_progress=on_progress,
+        )
+        return task.download(dest)
+    except KeyboardInterrupt as exc:
+        # the task runs on without us: its id is the only way back to its result
+        exc.add_note(
+            f"export task {task.task_id} still runs on the service: attach to it again "
+            f"with client.export_task({task.task_id!r}).wait() and .download(dest)"
+        )
+        exc.export_task_id = task.task_id  # type: ignore[attr-defined]
+        raise
 
 
 def _legacy_export(

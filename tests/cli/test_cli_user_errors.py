@@ -96,3 +96,40 @@ def test_an_unknown_object_type_names_the_object_types_command(env, tmp_path, ca
     assert err.startswith("error: object type 'sql-dd' is not one of the service's object types")
     assert "'mddframes object-types' lists them" in err
     assert "no batch export" not in err
+
+
+def test_an_interrupted_export_prints_its_task_and_the_command_to_reattach(env, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from mddframes import Client
+
+    with Client.from_emulator(env) as client:
+        hub = client.read_tree("DWH", types="HUB")["id"].iloc[0]
+    env.hold_next_task(seconds=4)
+    dest = tmp_path / "scripts.zip"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mddframes", "export", "sql-ddl", hub, "--dest", str(dest)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while env.counters().get("structureMassExportAsyncStatus", 0) == 0:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130
+    assert not dest.exists()
+    line = next(x for x in err.splitlines() if x.startswith("export interrupted: task "))
+    task_id = line.split("task ", 1)[1].split(" ", 1)[0]
+    assert f"mddframes export sql-ddl --task {task_id} --dest {dest}" in line
+    assert main(["export", "sql-ddl", "--task", task_id, "--dest", str(dest)]) == 0
+    assert dest.is_file()
