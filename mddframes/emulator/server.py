@@ -24,7 +24,7 @@ from mddframes.emulator.app import TOKEN_PATH, create_app
 from mddframes.emulator.dataset import Dataset
 from mddframes.emulator.dialects import LITERAL_REALM, check_dialect
 from mddframes.emulator.faults import CONNECTIONS
-from mddframes.emulator.state import DEMO_CLIENT_ID, EmulatorConfig, EmulatorState
+from mddframes.emulator.state import API_PREFIX, DEMO_CLIENT_ID, EmulatorConfig, EmulatorState
 
 logger = logging.getLogger(__name__)
 
@@ -390,8 +390,6 @@ def banner_lines(config: EmulatorConfig, base_url: str, *, show_secret: bool) ->
     secret is the emulator's throwaway one, printed only when ``show_secret`` (stdout is
     a terminal), so a banner captured in a log or CI output does not carry it.
     """
-    from mddframes.config import DEFAULT_API_PREFIX
-
     realm = LITERAL_REALM if config.dialect == "literal-realm" else config.tenant
     if show_secret:
         secret_line = f"  export MDD_CLIENT_SECRET={config.client_secret}"
@@ -408,7 +406,7 @@ def banner_lines(config: EmulatorConfig, base_url: str, *, show_secret: bool) ->
         f"  export MDD_CLIENT_ID={config.client_id}",
         secret_line,
     ]
-    if config.api_prefix != DEFAULT_API_PREFIX:
+    if config.api_prefix != API_PREFIX:
         lines.append(f"  export MDD_API_PREFIX={config.api_prefix}")
     lines += [
         f"  api (not the base URL): {base_url}{config.api_prefix}",

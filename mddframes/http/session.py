@@ -290,7 +290,7 @@ class HttpSession:
                 if response.status_code == 404 and refused is not None:
                     raise errors.AuthError(
                         realm_not_found_message(self.settings.base_url, self.settings.api_prefix)
-                        + f"; tried the realms {', '.join(map(repr, realms))}, each 404 "
+                        + f"; tried {', '.join(map(repr, realms))}, each 404 "
                         "(docs/wire-format.md row 4; if the base URL is right, set realm "
                         "to the tenant's realm)",
                         operation=entry.operation,

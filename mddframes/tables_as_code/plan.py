@@ -130,22 +130,11 @@ class Plan:
         if len(shown) > REPR_LIMIT:
             lines.append(f"  ... and {len(shown) - REPR_LIMIT} more (plan.frame() lists all)")
         if shown:
-            lines.append("  plan.text() shows the changes cell by cell")
+            # render.plan_text is not a method: render imports this module
+            lines.append("  render.plan_text(plan) shows the changes cell by cell")
         return "\n".join(lines)
 
     __str__ = __repr__
-
-    def text(self, *, verbose: bool = False) -> str:
-        """The full rendering ``mddframes plan`` prints: each change, cell by cell.
-
-        Parameters
-        ----------
-        verbose : bool, default False
-            Also list the unchanged objects.
-        """
-        from mddframes.tables_as_code.render import plan_text
-
-        return plan_text(self, verbose=verbose)
 
     @property
     def exit_code(self) -> int:

@@ -1,9 +1,10 @@
-"""print(plan) is a short summary; plan.text() is the full rendering (issue 24)."""
+"""print(plan) is a short summary; render.plan_text(plan) the full rendering (issue 24)."""
 
 from __future__ import annotations
 
 from mddframes import plan_folder, pull_folder
 from mddframes.tables_as_code.plan import REPR_LIMIT
+from mddframes.tables_as_code.render import plan_text
 
 
 def test_a_plan_prints_a_bounded_summary_and_text_keeps_the_rendering(client, tmp_path):
@@ -22,5 +23,5 @@ def test_a_plan_prints_a_bounded_summary_and_text_keeps_the_rendering(client, tm
     pending = [o for o in plan.objects if o.status != "unchanged"]
     assert len(pending) > REPR_LIMIT
     assert f"... and {len(pending) - REPR_LIMIT} more (plan.frame() lists all)" in shown
-    full = plan.text()
+    full = plan_text(plan)
     assert len(full) > len(shown) and pending[0].id in full
