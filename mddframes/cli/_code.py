@@ -134,4 +134,19 @@ def _apply(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
     counts = Counter(result["status"])
     args.messages.note("apply: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     shown = result[result["status"] != "unchanged"].reset_index(drop=True)
+    if not result.attrs.get("ok"):
+        _say_how_to_finish(result, args)
     return shown, 0 if result.attrs.get("ok") else EXIT_APPLY_FAILED
+
+
+def _say_how_to_finish(result: pd.DataFrame, args: argparse.Namespace) -> None:
+    """Name the command that finishes or undoes each batch a failure left unfinished."""
+    unfinished = result[result["status"] == "failed"]["batch"].dropna().unique()
+    where = f" --backup-dir {args.backup_dir}" if args.backup_dir is not None else ""
+    for batch in unfinished:
+        args.messages.say(
+            "error",
+            f"apply: batch {batch} did not finish: run 'mddframes resume {batch}{where}' to "
+            f"finish it, or 'mddframes roll-back {batch}{where}' to undo it "
+            f"('mddframes writes{where}' lists unfinished batches)",
+        )

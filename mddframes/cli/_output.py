@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -67,6 +68,8 @@ def frame_text(frame: pd.DataFrame, fmt: str) -> str:
 def emit(frame: pd.DataFrame, args: argparse.Namespace) -> None:
     """Print or write ``frame`` as the arguments say."""
     fmt = frame_format(args)
+    if "error" in frame.columns and frame["error"].notna().any():
+        frame = frame.assign(error=frame["error"].map(in_command_words, na_action="ignore"))
     text = frame_text(frame, fmt)
     output = getattr(args, "output", None)
     if output is not None:
@@ -90,6 +93,40 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+#: The library speaks to a Python caller; the command line names its commands and
+#: options instead. (pattern, replacement) in order; the one place that translates.
+_IN_COMMAND_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"pass (tenant|profile)=\.\.\. to connect\(\)", r"pass --\1"),
+        (r"pass base_url=\.\.\. to connect\(\)", "pass --base-url"),
+        (r"pass \w+=\.\.\. to connect\(\), ", ""),  # no option: the variable or profile
+        (r"see pending_writes\(\)", "see 'mddframes writes'"),
+        (r"pending_writes\(\)", "'mddframes writes'"),
+        (r"the same backup_dir", "the same --backup-dir"),
+        (r"\bbackup_dir=", "--backup-dir="),
+        (r"\bresume\('([^']*)'\)", r"'mddframes resume \1'"),
+        (r"\broll_back\('([^']*)'\)", r"'mddframes roll-back \1'"),
+        (r"\(details in the failures frame\)", "(the error column of the printed result)"),
+        (r" Pass errors='skip' to collect all failures\.", ""),
+        (r"write with allow_deletes=True", "pass --allow-deletes"),
+        (r"allow_deletes=True", "--allow-deletes"),
+        (r"read_object_types\(\) lists them", "'mddframes object-types' lists them"),
+        (
+            r"later with client\.export_task\('([^']*)'\)",
+            r"later with the export command's --task \1",
+        ),
+    )
+)
+
+
+def in_command_words(text: str) -> str:
+    """A library message with its Python calls put as the command line's commands/options."""
+    for pattern, replacement in _IN_COMMAND_WORDS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 class Messages(logging.Handler):
     """Warnings and log records on stderr, each distinct text once.
 
@@ -106,6 +143,7 @@ class Messages(logging.Handler):
 
     def say(self, label: str | None, text: str) -> None:
         """Print ``label: text`` (or the bare text) on stderr, unless already printed."""
+        text = in_command_words(text)
         if text in self.seen:
             return
         self.seen.add(text)

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from mddframes.cli._output import frame_format, progress_wanted, write_stdout
+from mddframes.errors import ExportTimeoutError
 
 
 def add_commands(commands: Any, service_command: Any) -> None:
@@ -51,6 +52,12 @@ def add_commands(commands: Any, service_command: Any) -> None:
     export.add_argument("--dest", type=Path, required=True, help="zip file to write")
     export.add_argument("--timeout", type=float, default=None, help="seconds to wait for the task")
     export.add_argument("--extract", type=Path, help="also extract the scripts into this folder")
+    export.add_argument(
+        "--task",
+        metavar="TASK_ID",
+        help="attach to a batch export task started earlier (an interrupted or timed-out "
+        "export prints its id) and download its zip; no ids needed",
+    )
 
     deploy = service_command(
         commands, "deploy", "mark elements as deployed (exit 3 if some failed)", _deploy
@@ -123,14 +130,36 @@ def _package_add(client: Any, args: argparse.Namespace) -> pd.DataFrame:
 
 
 def _export(client: Any, args: argparse.Namespace) -> None:
-    archive = client.export_batch(
-        read_ids(args), args.object_type, args.dest, timeout=args.timeout,
-        progress=progress_wanted(args),
-    )  # fmt: skip
+    if args.task is not None:
+        task = client.export_task(args.task)
+        task.wait(args.timeout, progress=progress_wanted(args))
+        archive = task.download(args.dest)
+    else:
+        try:
+            archive = client.export_batch(
+                read_ids(args), args.object_type, args.dest, timeout=args.timeout,
+                progress=progress_wanted(args),
+            )  # fmt: skip
+        except KeyboardInterrupt as exc:
+            task_id = getattr(exc, "export_task_id", None)
+            if task_id is not None:
+                args.messages.say(None, _reattach(args, task_id, "interrupted"))
+            raise
+        except ExportTimeoutError as exc:
+            args.messages.say(None, _reattach(args, exc.task_id, "timed out"))
+            raise
     args.messages.note(f"wrote {args.dest}")
     if args.extract is not None:
         archive.extract(args.extract)
         args.messages.note(f"extracted into {args.extract}")
+
+
+def _reattach(args: argparse.Namespace, task_id: str, what: str) -> str:
+    """The command that picks up a batch export task where this run left it."""
+    return (
+        f"export {what}: task {task_id} still runs on the service; download its zip later "
+        f"with: mddframes export {args.object_type} --task {task_id} --dest {args.dest}"
+    )
 
 
 def _deploy(client: Any, args: argparse.Namespace) -> pd.DataFrame:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mddframes.doctor.findings import Finding
-from mddframes.errors import MddError
+from mddframes.errors import AuthError, MddError
+from mddframes.http.discovery import realm_not_found_message
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -20,14 +21,19 @@ def check_token_realm(api: Api) -> Finding:
     try:
         api.http.tokens.token()
     except MddError as exc:
-        return Finding(
-            "token realm",
-            "4",
-            "breaks",
-            f"no token: {exc}",
+        advice = (
             "check MDD_CLIENT_ID and MDD_CLIENT_SECRET, and set MDD_REALM to the realm "
-            "the service's token URL names; nothing else can be checked without a token",
+            "the service's token URL names; nothing else can be checked without a token"
         )
+        if isinstance(exc, AuthError) and exc.status == 404:
+            # every realm 404: the token URL is wrong, which the base URL decides first
+            settings = api.http.settings
+            advice = (
+                realm_not_found_message(settings.base_url, settings.api_prefix)
+                + "; then set MDD_REALM to the realm the service's token URL names. "
+                "Nothing else can be checked without a token"
+            )
+        return Finding("token realm", "4", "breaks", f"no token: {exc}", advice)
     found = api.http.discovery.report()
     configured, realm = found["realm"], found["token_realm"]
     if realm == configured:

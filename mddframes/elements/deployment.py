@@ -12,7 +12,7 @@ import pandas as pd
 
 from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
 from mddframes.elements.records import as_list, cell, element_series, require_text
-from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.errors import DataShapeError, InvalidArgumentError, NotFoundError
 from mddframes.ids import id_list
 
 if TYPE_CHECKING:
@@ -160,6 +160,22 @@ def _read_info(info: Any) -> dict[str, Any]:
     return document
 
 
+def _unknown_ids(api: Api, ids: list[str]) -> set[str]:
+    """The ids the service answers 404 for (each read once, concurrently)."""
+
+    def known(sid: str) -> bool:
+        try:
+            api.get_structure(sid)
+        except NotFoundError:
+            return False
+        return True
+
+    read = bulk_status_frame(known, ids, max_workers=api.max_workers, progress=False, desc="check")
+    return {
+        str(sid) for sid, value in zip(read["id"], read["value"], strict=True) if value is False
+    }
+
+
 def confirm_deployed(api: Api, info: Any) -> pd.DataFrame:
     """Mark the elements of a deployment info file as deployed.
 
@@ -183,13 +199,31 @@ def confirm_deployed(api: Api, info: Any) -> pd.DataFrame:
     ------
     DataShapeError
         The file is not a deployment info document (checked before sending).
+    NotFoundError
+        The service answered 404 although it knows every element of the file.
     MddError
-        The service refused the confirmation (it confirms the file as a whole).
+        The service refused the confirmation otherwise.
+
+    Notes
+    -----
+    The service confirms a file all or none: one unknown element (404) confirms nothing.
+    On a 404 each element is read; the unknown ones become rows with ``ok`` False and
+    the file's other elements are confirmed in a second call.
     """
     document = _read_info(info)
-    answer = api.confirm_structure_deployment(document)
     structures = document["structures"]
     ids = [str(s["id"]) for s in structures]
+    unknown: set[str] = set()
+    try:
+        answer = api.confirm_structure_deployment(document)
+    except NotFoundError:
+        # the service confirms a file all or none: find the ids it does not know and
+        # confirm the rest, so each id gets its own outcome (as deploy_many gives)
+        unknown = _unknown_ids(api, ids)
+        if not unknown:
+            raise
+        rest = [s for s in structures if str(s["id"]) not in unknown]
+        answer = api.confirm_structure_deployment({**document, "structures": rest}) if rest else []
     answered: dict[str, Any] = {}
     if isinstance(answer, list | Mapping):
         try:
@@ -198,7 +232,7 @@ def confirm_deployed(api: Api, info: Any) -> pd.DataFrame:
                     answered[str(item["id"])] = item
         except DataShapeError:
             answered = {}
-    missing = [i for i in ids if i not in answered]
+    missing = [i for i in ids if i not in answered and i not in unknown]
     if missing:
         # the answer does not show them: read them back rather than assume success
         reread = bulk_status_frame(
@@ -216,7 +250,10 @@ def confirm_deployed(api: Api, info: Any) -> pd.DataFrame:
     errors: list[str | None] = []
     for sid in ids:
         element = answered.get(sid)
-        if element is None:
+        if sid in unknown:
+            ok.append(False)
+            errors.append("not found on the service (the file's other elements were confirmed)")
+        elif element is None:
             ok.append(False)
             errors.append("could not be read back after the confirmation")
         elif element.get("deployed") is False:

@@ -8,7 +8,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.elements.records import as_list, require_text
-from mddframes.errors import ConflictError, InvalidArgumentError, PackageClosedError
+from mddframes.errors import (
+    ConflictError,
+    InvalidArgumentError,
+    NotFoundError,
+    PackageClosedError,
+)
 from mddframes.ids import id_list
 
 if TYPE_CHECKING:
@@ -58,6 +63,34 @@ def _structure_ids(entry: Mapping[str, Any]) -> set[str] | None:
     return None
 
 
+def _send(api: Api, system: str, package: str, ids: list[str]) -> None:
+    try:
+        api.add_to_deployment_package(system, package, ids)
+    except PackageClosedError:
+        raise
+    except ConflictError as exc:
+        raise PackageClosedError(
+            f"deployment package {package!r} of system {system!r} refused the addition "
+            "(409): it was closed or is not open",
+            **exc.request_details(),
+        ) from exc
+
+
+def _tree_ids(api: Api, system: str) -> set[str]:
+    """The element ids of ``system`` (to tell which ids a 404 was about)."""
+    found: set[str] = set()
+    pending: list[Any] = [api.get_tree(system)]
+    while pending:  # nested trees (children lists) too, whatever the dialect
+        item = pending.pop()
+        if isinstance(item, Mapping):
+            if item.get("id") is not None:
+                found.add(str(item["id"]))
+            pending.extend(v for v in item.values() if isinstance(v, list | Mapping))
+        elif isinstance(item, list):
+            pending.extend(item)
+    return found
+
+
 def add_to_package(api: Api, system: str, package: str, ids: Any) -> pd.DataFrame:
     """Add elements to an open deployment package.
 
@@ -76,7 +109,10 @@ def add_to_package(api: Api, system: str, package: str, ids: Any) -> pd.DataFram
     -------
     pandas.DataFrame
         One row per distinct id: ``id``, ``ok`` (the id is in the package afterwards),
-        ``error`` and ``already_in_package``.
+        ``error`` and ``already_in_package``. An id that is not an element of the system
+        is a row with ``ok`` False: the service takes a list all or none (one unknown id,
+        404, adds nothing), so on a 404 the system's tree is read and the known ids are
+        added in a second call.
 
     Raises
     ------
@@ -84,33 +120,38 @@ def add_to_package(api: Api, system: str, package: str, ids: Any) -> pd.DataFram
         The package is not listed as open (checked before anything is sent), or the
         service refused the addition with 409.
     NotFoundError
-        An id is not an element of the system; the service then adds none of them.
+        The service answered 404 although every id is in the system's tree.
     """
     require_text("add_to_package", system=system, package=package)
     wanted = id_list(ids, what="add_to_package ids")
     if not wanted:
         raise InvalidArgumentError("add_to_package: no element ids given")
     before = _structure_ids(_find_open_package(api, system, package))
+    unknown: set[str] = set()
     try:
-        api.add_to_deployment_package(system, package, wanted)
-    except PackageClosedError:
-        raise
-    except ConflictError as exc:
-        raise PackageClosedError(
-            f"deployment package {package!r} of system {system!r} refused the addition "
-            "(409): it was closed or is not open",
-            **exc.request_details(),
-        ) from exc
+        _send(api, system, package, wanted)
+    except NotFoundError:
+        unknown = set(wanted) - _tree_ids(api, system)
+        known = [i for i in wanted if i not in unknown]
+        if not unknown:
+            raise
+        if known:
+            _send(api, system, package, known)
     after = _structure_ids(_find_open_package(api, system, package))
-    ok = [True if after is None else i in after for i in wanted]
+    ok = [i not in unknown and (after is None or i in after) for i in wanted]
+    errors = [
+        f"not an element of system {system!r}"
+        if i in unknown
+        else None
+        if good
+        else "not in the package after the addition"
+        for i, good in zip(wanted, ok, strict=True)
+    ]
     return pd.DataFrame(
         {
             "id": pd.array(wanted, dtype="string"),
             "ok": pd.array(ok, dtype="boolean"),
-            "error": pd.array(
-                [None if good else "not in the package after the addition" for good in ok],
-                dtype="string",
-            ),
+            "error": pd.array(errors, dtype="string"),
             "already_in_package": pd.array(
                 [pd.NA if before is None else i in before for i in wanted], dtype="boolean"
             ),

@@ -57,6 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--client-id", default=DEMO_CLIENT_ID, help=f"API user id (default {DEMO_CLIENT_ID})"
     )
     parser.add_argument(
+        "--client-secret",
+        metavar="SECRET",
+        help="the API user's secret (default: MDD_EMULATOR_CLIENT_SECRET, else random per "
+        "start); the banner prints it only on a terminal",
+    )
+    parser.add_argument(
         "--dialect",
         choices=list(DIALECTS),
         default="default",
@@ -75,7 +81,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the emulator until Ctrl-C; prints where it is and the API user's credentials.
 
-    The client secret is random per run unless ``MDD_EMULATOR_CLIENT_SECRET`` is set.
+    The client secret is ``--client-secret``, else ``MDD_EMULATOR_CLIENT_SECRET``, else
+    random per run.
     """
     from mddframes.emulator.server import run_foreground
 
@@ -89,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         elements=args.elements,
         dialect=args.dialect,
     )
-    secret = os.environ.get("MDD_EMULATOR_CLIENT_SECRET")
+    secret = args.client_secret or os.environ.get("MDD_EMULATOR_CLIENT_SECRET")
     if secret:
         config.client_secret = secret
     return run_foreground(config, host=args.host, port=args.port)

@@ -24,7 +24,7 @@ from mddframes.emulator.app import TOKEN_PATH, create_app
 from mddframes.emulator.dataset import Dataset
 from mddframes.emulator.dialects import LITERAL_REALM, check_dialect
 from mddframes.emulator.faults import CONNECTIONS
-from mddframes.emulator.state import DEMO_CLIENT_ID, EmulatorConfig, EmulatorState
+from mddframes.emulator.state import API_PREFIX, DEMO_CLIENT_ID, EmulatorConfig, EmulatorState
 
 logger = logging.getLogger(__name__)
 
@@ -382,28 +382,79 @@ def serve(
         sock.close()
 
 
+def banner_lines(config: EmulatorConfig, base_url: str, *, show_secret: bool) -> list[str]:
+    """What ``mddframes emulator`` prints: where it listens and how to connect to it.
+
+    The ``export MDD_...=`` lines are the settings :func:`mddframes.connect` reads; the
+    base URL is the root (the token URL hangs off it), not the ``api`` address. The
+    secret is the emulator's throwaway one, printed only when ``show_secret`` (stdout is
+    a terminal), so a banner captured in a log or CI output does not carry it.
+    """
+    realm = LITERAL_REALM if config.dialect == "literal-realm" else config.tenant
+    if show_secret:
+        secret_line = f"  export MDD_CLIENT_SECRET={config.client_secret}"
+    else:
+        secret_line = (
+            "  # MDD_CLIENT_SECRET: not printed (stdout is not a terminal); choose it with "
+            "--client-secret or MDD_EMULATOR_CLIENT_SECRET"
+        )
+    lines = [
+        f"mddframes emulator listening on {base_url}",
+        "Connect with (mddframes.connect() and the mddframes commands read these):",
+        f"  export MDD_BASE_URL={base_url}",
+        f"  export MDD_TENANT={config.tenant}",
+        f"  export MDD_CLIENT_ID={config.client_id}",
+        secret_line,
+    ]
+    if config.api_prefix != API_PREFIX:
+        lines.append(f"  export MDD_API_PREFIX={config.api_prefix}")
+    lines += [
+        f"  api (not the base URL): {base_url}{config.api_prefix}",
+        f"  swagger ui:    {base_url}{config.api_prefix}/swagger-ui/index.html",
+        f"  dialect:       {config.dialect}",
+        f"  tenant/realm:  {config.tenant}/{realm}",
+        f"  token url:     {base_url}{TOKEN_PATH.format(realm=realm)}",
+        f"  client id:     {config.client_id}",
+        "Press Ctrl-C to stop.",
+    ]
+    return lines
+
+
 def run_foreground(
-    config: EmulatorConfig, host: str = "127.0.0.1", port: int = 0, announce: Any = print
+    config: EmulatorConfig,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    announce: Any = print,
+    *,
+    show_secret: bool | None = None,
 ) -> int:
-    """Serve in the current thread until interrupted (Ctrl-C); for the command line."""
+    """Serve in the current thread until interrupted (Ctrl-C); for the command line.
+
+    ``show_secret``: print the client secret in the banner; by default only when stdout
+    is a terminal.
+    """
+    if show_secret is None:
+        show_secret = _stdout_is_terminal()
     sock = _bind(host, port)
     state = EmulatorState(config)
     try:
         server = _uvicorn_server(state)
         bound_host, bound_port = sock.getsockname()[:2]
-        base_url = f"http://{bound_host}:{bound_port}"
-        announce(f"mddframes emulator listening on {base_url}")
-        announce(f"  api:           {base_url}{config.api_prefix}")
-        announce(f"  swagger ui:    {base_url}{config.api_prefix}/swagger-ui/index.html")
-        realm = LITERAL_REALM if config.dialect == "literal-realm" else config.tenant
-        announce(f"  dialect:       {config.dialect}")
-        announce(f"  tenant/realm:  {config.tenant}/{realm}")
-        announce(f"  token url:     {base_url}{TOKEN_PATH.format(realm=realm)}")
-        announce(f"  client id:     {config.client_id}")
-        announce(f"  client secret: {config.client_secret}")
-        announce("Press Ctrl-C to stop.")
+        for line in banner_lines(
+            config, f"http://{bound_host}:{bound_port}", show_secret=show_secret
+        ):
+            announce(line)
         server.run(sockets=[sock])
     finally:
         state.close()
         sock.close()
     return 0
+
+
+def _stdout_is_terminal() -> bool:
+    import sys
+
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mddframes.archive import ExportArchive, archive_entry_name
 from mddframes.bulk import ProgressCallback, resolve_workers, run_bulk
 from mddframes.errors import ExportFailedError, LegacyExportWarning, MddError, NotFoundError
-from mddframes.exports.tasks import start_export
+from mddframes.exports.tasks import require_object_type, start_export, unknown_object_type
 from mddframes.ids import id_list as ids_of
 
 if TYPE_CHECKING:
@@ -36,7 +36,8 @@ def export_batch(
 
     On a service without batch export (404 on start) this warns
     (:class:`LegacyExportWarning`) and falls back to concurrent single exports,
-    written into a zip with the same layout.
+    written into a zip with the same layout. A 404 for an object type the service does
+    not list is an error about the object type instead.
 
     Parameters
     ----------
@@ -60,17 +61,26 @@ def export_batch(
 
     Raises
     ------
+    InvalidArgumentError
+        ``object_type_id`` is not one string (checked before sending), or the service
+        has no such object type.
     ExportTimeoutError, ExportFailedError
         See :meth:`ExportTask.wait`. In the legacy fallback, the first single export
         that fails stops the others and raises ``ExportFailedError`` naming it (``task_id``
         is ``"legacy"``, the cause chained), as a failing batch task would; no zip is
         left behind.
     """
+    require_object_type(object_type_id, "export_batch")
     id_list = ids_of(ids, what="export_batch ids")
     workers = resolve_workers(max_workers, api.max_workers)
     try:
         task = start_export(api, id_list, object_type_id)
     except NotFoundError as exc:
+        # a 404 on start is a service without batch export, or a mistyped object type:
+        # the object types tell them apart (a fallback would only fail per element)
+        unknown = unknown_object_type(api, object_type_id)
+        if unknown is not None:
+            raise unknown from exc
         warnings.warn(
             "this service has no batch export (404 on start): exporting the "
             f"{len(id_list)} elements one by one instead ({exc.url or 'structureMassExportAsync'})",
@@ -86,14 +96,23 @@ def export_batch(
             progress=progress,
             on_progress=on_progress,
         )
-    task.wait(
-        timeout,
-        poll_interval=poll_interval,
-        max_poll_interval=max_poll_interval,
-        progress=progress,
-        on_progress=on_progress,
-    )
-    return task.download(dest)
+    try:
+        task.wait(
+            timeout,
+            poll_interval=poll_interval,
+            max_poll_interval=max_poll_interval,
+            progress=progress,
+            on_progress=on_progress,
+        )
+        return task.download(dest)
+    except KeyboardInterrupt as exc:
+        # the task runs on without us: its id is the only way back to its result
+        exc.add_note(
+            f"export task {task.task_id} still runs on the service: attach to it again "
+            f"with client.export_task({task.task_id!r}).wait() and .download(dest)"
+        )
+        exc.export_task_id = task.task_id  # type: ignore[attr-defined]
+        raise
 
 
 def _legacy_export(

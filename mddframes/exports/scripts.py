@@ -17,6 +17,7 @@ import pandas as pd
 
 from mddframes.archive import safe_file_name
 from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
+from mddframes.exports.tasks import require_object_type
 from mddframes.ids import id_list as ids_of
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ def export_script(api: Api, structure_id: Any, object_type_id: Any) -> Script:
     -------
     Script
     """
+    require_object_type(object_type_id, "export_script")
     file_name, text = api.external_export_structure(structure_id, object_type_id)
     return Script(
         file_name=safe_file_name(file_name, fallback=f"{structure_id}.txt"),
@@ -163,6 +165,7 @@ def export_scripts(
         ``path`` (when ``dest`` is given) and ``text`` (when it is not). A failed
         export is a row with ``ok`` False and the error in words; nothing is hidden.
     """
+    require_object_type(object_type_id, "export_scripts")
     id_list = ids_of(ids, what="export_scripts ids")
     workers = resolve_workers(max_workers, api.max_workers)
     folder = Path(dest) if dest is not None else None

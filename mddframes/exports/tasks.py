@@ -25,6 +25,7 @@ from mddframes.errors import (
     ExportFailedError,
     ExportTimeoutError,
     InvalidArgumentError,
+    MddError,
 )
 from mddframes.ids import id_list as ids_of
 
@@ -303,6 +304,46 @@ class ExportTask:
         return self._ensure_archive().extract(dest, **limits)
 
 
+def require_object_type(object_type_id: Any, what: str) -> str:
+    """``object_type_id`` as the one id it must be, refused before anything is sent.
+
+    Raises
+    ------
+    InvalidArgumentError
+        It is not a non-empty string (a list of object types, say: the service answers
+        such a body with a bare 400).
+    """
+    if not isinstance(object_type_id, str) or not object_type_id.strip():
+        raise InvalidArgumentError(
+            f"{what}: object_type_id must be one object type id, a string such as "
+            f"'sql-ddl', not {type(object_type_id).__name__} {object_type_id!r:.80}; export "
+            "each object type in a call of its own (read_object_types() lists them)"
+        )
+    return object_type_id
+
+
+def unknown_object_type(api: Api, object_type_id: str) -> InvalidArgumentError | None:
+    """The error to raise when the service has no object type ``object_type_id``.
+
+    None when it has one, or when the object types cannot be read (the caller then
+    keeps to its own error).
+    """
+    try:
+        listed = api.get_object_types()
+    except MddError:
+        return None
+    if not isinstance(listed, list):
+        return None
+    known = sorted(str(e["id"]) for e in listed if isinstance(e, Mapping) and "id" in e)
+    if not known or object_type_id in known:
+        return None
+    return InvalidArgumentError(
+        f"object type {object_type_id!r} is not one of the service's object types "
+        f"({', '.join(map(repr, known[:20]))}{', ...' if len(known) > 20 else ''}): "
+        "check its spelling (read_object_types() lists them)"
+    )
+
+
 def start_export(api: Api, ids: Any, object_type_id: Any) -> ExportTask:
     """Start a batch export on the service.
 
@@ -317,6 +358,7 @@ def start_export(api: Api, ids: Any, object_type_id: Any) -> ExportTask:
     -------
     ExportTask
     """
+    require_object_type(object_type_id, "start_export")
     id_list = ids_of(ids, what="start_export ids")
     if not id_list:
         raise InvalidArgumentError("start_export: no element ids given")

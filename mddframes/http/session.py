@@ -45,7 +45,7 @@ from mddframes.http.decoding import (
     decode_token_grant,
     stream_to_file,
 )
-from mddframes.http.discovery import Discovery
+from mddframes.http.discovery import Discovery, realm_not_found_message
 from mddframes.http.endpoints import Endpoint, build_path, endpoint
 from mddframes.http.guard import (
     BodyTooLarge,
@@ -289,8 +289,10 @@ class HttpSession:
             try:
                 if response.status_code == 404 and refused is not None:
                     raise errors.AuthError(
-                        f"no token realm answered: tried {', '.join(map(repr, realms))}, each "
-                        "404 (docs/wire-format.md row 4; set realm to the tenant's realm)",
+                        realm_not_found_message(self.settings.base_url, self.settings.api_prefix)
+                        + f"; tried {', '.join(map(repr, realms))}, each 404 "
+                        "(docs/wire-format.md row 4; if the base URL is right, set realm "
+                        "to the tenant's realm)",
                         operation=entry.operation,
                         method=entry.method,
                         url=refused_url,

@@ -16,12 +16,17 @@ by the OOXML rule.
 
 from __future__ import annotations
 
+import os
+import zipfile
 from typing import IO, Any
 
 from openpyxl.cell.text import Text
 from openpyxl.reader.excel import ExcelReader
+from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.xml.constants import SHARED_STRINGS, SHEET_MAIN_NS
 from openpyxl.xml.functions import iterparse
+
+from mddframes.errors import DataShapeError
 
 _STRING_ITEM = f"{{{SHEET_MAIN_NS}}}si"
 
@@ -64,6 +69,16 @@ def open_workbook(path: Any) -> Any:
         A read-only workbook (close it when done) whose text cells, shared or inline,
         hold the file's text still ``_xHHHH_``-escaped.
     """
-    reader = _ExactTextReader(path, read_only=True, data_only=False)
-    reader.read()
+    try:
+        reader = _ExactTextReader(path, read_only=True, data_only=False)
+        reader.read()
+    except (zipfile.BadZipFile, InvalidFileException, KeyError) as exc:
+        # openpyxl's own words name neither the file nor what it expected
+        name = (
+            os.fspath(path) if isinstance(path, str | os.PathLike) else getattr(path, "name", path)
+        )
+        raise DataShapeError(
+            f"{str(name)!r} is not an Excel workbook (.xlsx) that mddframes can read ({exc}): "
+            "give the path of an .xlsx file saved by Excel, LibreOffice or to_excel"
+        ) from None
     return reader.wb

@@ -59,6 +59,8 @@ if TYPE_CHECKING:
 PLAN_FORMAT = "mddframes-plan/1"
 #: How many diff lines and check errors a plan keeps per object, for reading.
 DETAIL_LIMIT = 50
+#: How many objects a plan's repr names (``plan.frame()`` has them all).
+REPR_LIMIT = 20
 #: The columns of :meth:`Plan.frame`.
 PLAN_COLUMNS = (
     "kind", "id", "file", "status", "changed_cells", "added_rows", "deleted_rows", "detail",
@@ -87,7 +89,7 @@ class PlannedObject:
     problems: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(repr=False)
 class Plan:
     """What applying a folder would change, object by object.
 
@@ -111,6 +113,28 @@ class Plan:
     created_at: str = field(
         default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat().replace("+00:00", "Z")
     )
+
+    def __repr__(self) -> str:
+        """A summary: a line for the plan, one per object to change (bounded)."""
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(self.counts().items()))
+        lines = [
+            f"<Plan of {len(self.objects)} object(s) in {str(self.folder)!r}"
+            f" (tenant {self.tenant!r}): {counts or 'nothing'}; exit code {self.exit_code}>"
+        ]
+        shown = [o for o in self.objects if o.status != "unchanged"]
+        for o in shown[:REPR_LIMIT]:
+            lines.append(
+                f"  {o.status:<9} {o.kind} {o.id} ({o.file}): {o.changedCells} changed "
+                f"cell(s), {o.addedRows} added, {o.deletedRows} deleted row(s)"
+            )
+        if len(shown) > REPR_LIMIT:
+            lines.append(f"  ... and {len(shown) - REPR_LIMIT} more (plan.frame() lists all)")
+        if shown:
+            # render.plan_text is not a method: render imports this module
+            lines.append("  render.plan_text(plan) shows the changes cell by cell")
+        return "\n".join(lines)
+
+    __str__ = __repr__
 
     @property
     def exit_code(self) -> int:

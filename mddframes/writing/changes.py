@@ -23,7 +23,7 @@ from mddframes.codec import CheckReport, Diff, check_payload, diff_payloads, ove
 from mddframes.codec.kinds import Kind
 from mddframes.codec.streamed_overlay import StreamUnsupported, overlay_document
 from mddframes.codec.values import same_json
-from mddframes.context import ReadContext, context_of
+from mddframes.context import ATTRS_KEY, ReadContext, context_of
 from mddframes.errors import ConcurrentModificationError, InvalidArgumentError, WriteRefusedError
 from mddframes.frames.shaping import snake_case
 from mddframes.writing.documents import (
@@ -103,6 +103,7 @@ def prepare_edit(
             f"write_{kind} needs a DataFrame (from read_{kind}), got {type(frame).__name__}"
         )
     context = context_of(api, frame, kind, object_id)
+    foreign = _read_from_elsewhere(frame, kind, object_id)
     if context is None and not force:
         raise WriteRefusedError(
             f"{kind} {object_id!r} was not read through this client, so there is no original "
@@ -126,9 +127,38 @@ def prepare_edit(
             held = Held.of_kept(kind, object_id, context.kept, held.etag)
             change = _streamed_edit(held, context, frame, allow_deletes)
             if change is not None:
-                return change
-    return _parsed_edit(held, context, frame, columns=columns, allow_deletes=allow_deletes,
-                        force=force)  # fmt: skip
+                return _name_foreign(change, foreign)
+    change = _parsed_edit(held, context, frame, columns=columns, allow_deletes=allow_deletes,
+                          force=force)  # fmt: skip
+    return _name_foreign(change, foreign)
+
+
+def _name_foreign(change: Change, foreign: str | None) -> Change:
+    """The change, its report led by an error naming the other object the frame is of."""
+    if foreign is not None:
+        # the frame's rows are another object's: say so first, above the losses it causes
+        line = {"level": "error", "table": change.object_id, "row": None, "column": None,
+                "problem": f"{FOREIGN_FRAME}: {foreign}", "old": None, "new": None,
+                "rank": -1, "at": ()}  # fmt: skip
+        change.report = CheckReport.from_records([line, *change.report.frame.to_dict("records")])
+    return change
+
+
+#: The report's problem when the frame written was read from another object.
+FOREIGN_FRAME = "frame of another object"
+
+
+def _read_from_elsewhere(frame: pd.DataFrame, kind: Kind, object_id: str) -> str | None:
+    """Where ``frame`` was read from, when that is not ``kind`` ``object_id``."""
+    attached = frame.attrs.get(ATTRS_KEY)
+    if not isinstance(attached, ReadContext):
+        return None
+    if attached.kind == kind and attached.object_id == str(object_id):
+        return None
+    return (
+        f"it was read from {attached.kind} {attached.object_id!r}: write it with "
+        f"write_{attached.kind}({attached.object_id!r}, ...)"
+    )
 
 
 def _streamed_edit(

@@ -27,13 +27,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mddframes.codec.check import COLUMN_DROPPED, ROW_DELETED
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.fingerprint import fingerprint
 from mddframes.codec.kinds import Kind
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import IncompletePayloadError, WriteVerificationError
 from mddframes.writing.backups import save_backup, save_backup_document
-from mddframes.writing.changes import Change
+from mddframes.writing.changes import FOREIGN_FRAME, Change
 from mddframes.writing.documents import Held, fetch, put
 from mddframes.writing.locks import object_lock
 from mddframes.writing.result import Status, WriteResult
@@ -96,9 +97,15 @@ def gate(change: Change, *, dry_run: bool) -> WriteResult | None:
 def refuse_incomplete(change: Change) -> None:
     """Raise :class:`IncompletePayloadError` when the change's report has errors."""
     if not change.report.ok:
+        problems = change.report.errors["problem"].astype(str)
+        hint = ""
+        if problems.str.startswith(FOREIGN_FRAME).any():
+            hint = " The frame is another object's (see the first problem)."
+        elif problems.str.startswith((ROW_DELETED, COLUMN_DROPPED)).any():
+            hint = " If the rows or columns were dropped on purpose, write with allow_deletes=True."
         raise IncompletePayloadError(
             f"{change.kind} {change.object_id!r} was not written: the payload would lose "
-            f"or corrupt data ({change.report.summary()}). Nothing was sent; see .report",
+            f"or corrupt data ({change.report.summary()}). Nothing was sent; see .report." + hint,
             report=change.report,
         )
 

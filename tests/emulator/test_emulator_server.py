@@ -113,7 +113,11 @@ def test_command_line_prints_credentials_and_serves_until_interrupted(tmp_path):
         printed = "".join(lines)
         base_url = re.search(r"listening on (http://127\.0\.0\.1:\d+)", printed).group(1)
         assert "client id:     mddframes-demo" in printed
-        assert "client secret: cli-secret" in printed
+        # stdout is a pipe: the exact export lines, the secret left out (issue 24)
+        assert f"  export MDD_BASE_URL={base_url}\n" in printed
+        assert "  export MDD_CLIENT_ID=mddframes-demo\n" in printed
+        assert "cli-secret" not in printed
+        assert "choose it with --client-secret or MDD_EMULATOR_CLIENT_SECRET" in printed
         token_url = re.search(r"token url:\s+(\S+)", printed).group(1)
         form = {
             "grant_type": "client_credentials",
