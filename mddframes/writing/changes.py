@@ -61,6 +61,8 @@ class Change:
         so the context of the read-back can be recorded for the next write.
     frame : pandas.DataFrame or None
         The edited frame, whose ``attrs`` get the new context.
+    foreign : bool
+        The frame was read from another object (its report's first error says which).
     """
 
     kind: Kind
@@ -71,6 +73,7 @@ class Change:
     report: CheckReport
     keeps_positions: bool
     frame: pd.DataFrame | None = None
+    foreign: bool = False
 
 
 def prepare_edit(
@@ -141,6 +144,7 @@ def _name_foreign(change: Change, foreign: str | None) -> Change:
                 "problem": f"{FOREIGN_FRAME}: {foreign}", "old": None, "new": None,
                 "rank": -1, "at": ()}  # fmt: skip
         change.report = CheckReport.from_records([line, *change.report.frame.to_dict("records")])
+        change.foreign = True
     return change
 
 

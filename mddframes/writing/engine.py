@@ -88,6 +88,9 @@ def gate(change: Change, *, dry_run: bool) -> WriteResult | None:
     """
     if change.diff.empty:
         return not_sent(change, "unchanged")
+    if dry_run and change.foreign:
+        # a frame of another object: what a dry run is for is the report that says so
+        return not_sent(change, "dry-run")
     refuse_incomplete(change)
     if dry_run:
         return not_sent(change, "dry-run")

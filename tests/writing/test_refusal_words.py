@@ -31,6 +31,17 @@ def test_a_frame_of_another_table_is_named_first(client, emu):
     assert emu.counters().get("tableUpdate", 0) == before  # nothing sent
 
 
+def test_a_dry_run_of_a_frame_of_another_table_returns_the_report(client, emu):
+    countries = client.read_table("tbl-0109")
+    client.read_table("tbl-0001")
+    before = emu.counters().get("tableUpdate", 0)
+    result = client.write_table("tbl-0001", countries, dry_run=True)
+    assert result.status == "dry-run" and not result.report.ok
+    first = result.report.errors.iloc[0]["problem"]
+    assert first.startswith("frame of another object: it was read from table 'tbl-0109'")
+    assert emu.counters().get("tableUpdate", 0) == before  # nothing sent
+
+
 def test_a_frame_of_the_same_table_has_no_mismatch_line(client):
     frame = client.read_table("tbl-0109")
     frame.loc[0, "name"] = "Afghanistan (edited)"
