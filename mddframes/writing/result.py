@@ -30,8 +30,9 @@ class WriteResult:
     diff : Diff
         What the write changes compared with what the service held.
     report : CheckReport
-        The completeness check of the payload (warnings only, else it would have
-        been refused).
+        The completeness check of the payload: warnings only, else it would have
+        been refused; a dry run of a frame read from another object returns its
+        errors here instead, led by the one naming that object.
     backup : pathlib.Path or None
         The backup of what the service held before the write (None when nothing
         was sent).
