@@ -20,6 +20,7 @@ whole.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -137,6 +138,7 @@ def _block_sums(column: pd.Series) -> np.ndarray | None:
     return np.add.reduceat(weighted, np.arange(0, len(hashes), BLOCK_ROWS))
 
 
+@functools.lru_cache(maxsize=4)
 def _row_weights(n_rows: int) -> np.ndarray:
     """An odd 64-bit multiplier per row position (splitmix64 of the position, made odd).
 
@@ -148,7 +150,9 @@ def _row_weights(n_rows: int) -> np.ndarray:
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         z = z ^ (z >> np.uint64(31))
-    return z | np.uint64(1)
+    weights = z | np.uint64(1)
+    weights.flags.writeable = False  # shared by every column of every frame of this length
+    return weights
 
 
 def _rows_of_blocks(blocks: np.ndarray, n_rows: int) -> np.ndarray:
