@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, cast
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -87,7 +87,9 @@ class BulkResult(Generic[T, R]):
         """The ``(item, result)`` pairs of the items that did not fail, in input order."""
         for position, (item, result) in enumerate(zip(self.items, self.results, strict=True)):
             if position not in self.exceptions:
-                yield item, result
+                # not a failure, so the slot holds fn's own return value (None included):
+                # no runtime check can tell that None from a failed slot's, hence the cast
+                yield item, cast(R, result)
 
 
 def run_bulk(
@@ -152,10 +154,11 @@ def run_bulk(
     """
     _check_arguments(errors, items)
     workers = resolve_workers(max_workers, DEFAULT_MAX_WORKERS)
+    fn_name: str = getattr(fn, "__name__", "bulk")
     run = _Run(
         items=list(items),
         name_of=label or _default_label,
-        desc=desc or getattr(fn, "__name__", "bulk"),
+        desc=desc or fn_name,
         errors=errors,
         then=then,
         on_progress=on_progress,

@@ -13,7 +13,7 @@ import decimal
 from itertools import chain, repeat
 from typing import Any
 
-import ijson
+import ijson  # type: ignore[import-untyped]  # ijson ships neither stubs nor py.typed
 import numpy as np
 
 
@@ -28,7 +28,7 @@ class _Packed:
 
     def values(self) -> list[Any]:
         data = self.data
-        values = (
+        values: list[Any] = (
             data.astype(f"U{data.itemsize}").tolist() if data.dtype.kind == "S" else data.tolist()
         )
         if self.missing is None:
@@ -57,6 +57,7 @@ def pack_batch(values: list[Any]) -> list[Any] | _Packed | int:
         return values
     kind = types.pop()
     present = [v for v in values if v is not None] if has_none else values
+    data: np.ndarray
     try:
         if kind is int:
             data = np.array([0 if v is None else v for v in values], dtype=np.int64)
@@ -99,10 +100,10 @@ def unpack(parts: list[Any]) -> list[Any]:
     return values
 
 
-class _PackedColumns(dict):  # type: ignore[type-arg]
+class _PackedColumns(dict[str, list[Any]]):
     """Column name -> packed batches; :meth:`pop` gives back the plain value list."""
 
-    def pop(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def pop(self, name: str, default: Any = None) -> Any:
         parts = super().pop(name, None)
         return default if parts is None else unpack(parts)
 

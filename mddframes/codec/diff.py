@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,7 +81,8 @@ class Diff:
         ``change`` is "changed", "added", "deleted" or "envelope"; added and deleted
         rows take one line each with the whole row in ``new`` / ``old``.
         """
-        lines: list[dict[str, Any]] = []
+        # keyed by column label, which pandas-stubs types Hashable (to_dict's records)
+        lines: list[dict[Hashable, Any]] = []
         for record in self.changed.to_dict("records"):
             lines.append({"change": "changed", **record})
         for label, row in _row_dicts(self.added):
@@ -126,10 +127,12 @@ class Diff:
             body.append(f"<tr><th>{html.escape(str(label))}</th>{''.join(tds)}</tr>")
         for frame, colour, mark in ((self.added, "#d3f9d8", "+"), (self.deleted, "#ffc9c9", "-")):
             for label, row in _row_dicts(frame.head(_HTML_LIMIT)):
-                tds = "".join(f"<td>{html.escape(_text(row.get(c, ABSENT)))}</td>" for c in columns)
+                row_html = "".join(
+                    f"<td>{html.escape(_text(row.get(c, ABSENT)))}</td>" for c in columns
+                )
                 body.append(
                     f'<tr style="background:{colour}"><th>{mark} {html.escape(str(label))}</th>'
-                    f"{tds}</tr>"
+                    f"{row_html}</tr>"
                 )
         header = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
         parts.append(f"<table><tr><th>{INDEX_NAME}</th>{header}</tr>{''.join(body)}</table>")
@@ -157,7 +160,7 @@ def _text(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _row_dicts(frame: pd.DataFrame) -> list[tuple[Any, dict[str, Any]]]:
+def _row_dicts(frame: pd.DataFrame) -> list[tuple[Any, dict[Hashable, Any]]]:
     # the added/deleted frames keep ABSENT for keys a row does not have
     return [
         (label, {k: v for k, v in row.items() if v is not ABSENT})

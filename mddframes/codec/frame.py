@@ -84,7 +84,7 @@ def rows_key(payload: Any, kind: Kind = "table") -> str:
 def payload_rows(payload: Any, kind: Kind = "table") -> list[dict[str, Any]]:
     """The row objects of a payload (not copies), checked to be JSON objects."""
     key = rows_key(payload, kind)
-    rows = payload[key]
+    rows: list[dict[str, Any]] = payload[key]
     if not all(type(row) is dict for row in rows):
         position = next(i for i, row in enumerate(rows) if type(row) is not dict)
         raise DataShapeError(
@@ -500,7 +500,7 @@ def _replace_rows(
     columns: Sequence[dict[str, Any]] | None,
 ) -> dict[str, Any]:
     """The original payload with ``rows`` under ``key`` (and new column metadata)."""
-    payload = {k: (rows if k == key else v) for k, v in original.items()}
+    payload: dict[str, Any] = {k: (rows if k == key else v) for k, v in original.items()}
     if columns is not None:
         if kind != "table":
             raise DataShapeError("columns= applies to tables only (a mapping has no metadata)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -27,8 +27,13 @@ REPORT_COLUMNS = ("level", "table", "row", "column", "problem", "old", "new")
 
 _HTML_LIMIT = 200
 
+#: A problem record, keyed by column name. The key type is ``Any`` because records also
+#: come back from a report frame's ``to_dict("records")``, which pandas-stubs types
+#: ``dict[Hashable, Any]``, and a ``Mapping`` is invariant in its key type.
+ProblemRecord = Mapping[Any, Any]
 
-def report_order(record: dict[str, Any]) -> tuple[bool, int, tuple[int, ...]]:
+
+def report_order(record: ProblemRecord) -> tuple[bool, int, tuple[int, ...]]:
     """The sort key of a problem record: errors first, then by stage rank, then by place.
 
     Records without ``rank`` and ``at`` (lines taken back from a report's frame, as
@@ -53,7 +58,7 @@ class CheckReport:
     frame: pd.DataFrame
 
     @classmethod
-    def from_records(cls, records: Iterable[dict[str, Any]]) -> CheckReport:
+    def from_records(cls, records: Iterable[ProblemRecord]) -> CheckReport:
         """A report from problem records (dicts with the keys of ``REPORT_COLUMNS``,
         optionally ``rank`` and ``at``: see :func:`report_order`)."""
         records = sorted(records, key=report_order)  # stable
@@ -133,7 +138,7 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _describe_line(record: dict[str, Any]) -> str:
+def _describe_line(record: ProblemRecord) -> str:
     where = [f"{record['problem']}"]
     if record["table"] is not None:
         where.append(f"table {record['table']!r}")

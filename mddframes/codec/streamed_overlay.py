@@ -213,7 +213,10 @@ class _Builder:
             if any(name not in rows[i] and name not in self.declared for name in new_rows[i]):
                 # the order of the undeclared columns may change: the whole check tells
                 raise StreamUnsupported("an undeclared key is added to a row")
-        labels = [start + p for p in result.origin]  # every row kept, in place
+        kept_at = [p for p in result.origin if p is not None]
+        if len(kept_at) != len(result.origin):  # fits() has ruled new rows out already
+            raise StreamUnsupported("a row was added in a batch")
+        labels = [start + p for p in kept_at]  # every row kept, in place
         context = CheckContext(result.payload, batch, allow_deletes=self.allow_deletes,
                                object_id=self.object_id, origin=result.origin, labels=labels,
                                offset=start, touched=touched)  # fmt: skip

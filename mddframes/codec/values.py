@@ -109,16 +109,16 @@ def json_equal(a: Any, b: Any) -> bool:
         return True
     ta, tb = type(a), type(b)
     if ta is bool or tb is bool:
-        return ta is tb and a == b
+        return ta is tb and bool(a == b)
     if ta in (int, float) and tb in (int, float):
-        return a == b
+        return bool(a == b)
     if ta is not tb:
         return False
     if ta is dict:
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if ta is list:
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    return a == b
+    return bool(a == b)
 
 
 def strict_equal(a: Any, b: Any) -> bool:
@@ -136,8 +136,8 @@ def strict_equal(a: Any, b: Any) -> bool:
     if ta is list:
         return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
     if ta is float and a != a:
-        return b != b
-    return a == b
+        return bool(b != b)
+    return bool(a == b)
 
 
 def canonical_json(value: Any) -> str:

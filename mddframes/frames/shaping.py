@@ -67,8 +67,9 @@ def unwrap_list(payload: Any, *, what: str, keys: Iterable[str] = ENVELOPE_KEYS)
             value = payload.get(key)
             if isinstance(value, Mapping):
                 for inner in keys:
-                    if isinstance(value.get(inner), list):
-                        return value[inner]
+                    found_list = value.get(inner)
+                    if isinstance(found_list, list):
+                        return found_list
         found = ", ".join(repr(k) for k in list(payload)[:10]) or "none"
         raise DataShapeError(
             f"expected a list for the {what}, bare or under one of the keys "
