@@ -119,7 +119,8 @@ class ReadContext:
         if self._payload is not None:
             return self._payload
         assert self._kept is not None
-        return load_document(self._kept, self._kind)
+        payload: dict[str, Any] = load_document(self._kept, self._kind)  # JSON: Any
+        return payload
 
     @property
     def digest(self) -> str:

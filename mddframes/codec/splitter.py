@@ -94,7 +94,7 @@ class RowSplitter:
         self._head = bytearray()
         self._buffer = bytearray()
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk: bytes | memoryview) -> None:
         """Take the next piece of the document."""
         if self.failed:
             return
@@ -142,7 +142,9 @@ class RowSplitter:
             return None
         return rows
 
-    def split(self, chunks: Iterable[bytes], stop: Callable[[], bool] = lambda: False) -> bool:
+    def split(
+        self, chunks: Iterable[bytes | memoryview], stop: Callable[[], bool] = lambda: False
+    ) -> bool:
         """Feed a whole document and finish: True when every row and the envelope came out.
 
         Reading stops early, returning False, once the splitter fails or ``stop()`` is

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import ijson
+import ijson  # type: ignore[import-untyped]  # ijson ships neither stubs nor py.typed
 import pandas as pd
 
 from mddframes.codec.column_batches import ColumnBatches
@@ -125,7 +125,7 @@ class _Keeper:
         self._parts: list[bytes] = []
         self.size = 0
 
-    def add(self, chunk: bytes) -> None:
+    def add(self, chunk: bytes | memoryview) -> None:
         self._hash.update(chunk)
         self.size += len(chunk)
         part = self._compressor.compress(chunk)
@@ -338,7 +338,7 @@ def _lone_surrogate(watch: _SurrogateWatch) -> bool:
     return watch.found
 
 
-def keep_chunks(chunks: Iterable[bytes]) -> KeptJson:
+def keep_chunks(chunks: Iterable[bytes | memoryview]) -> KeptJson:
     """A document given in byte pieces, kept compressed with its SHA-256 (not parsed)."""
     keeper = _Keeper()
     for chunk in chunks:
@@ -390,7 +390,7 @@ def load_document(kept: KeptJson, kind: Kind = "table") -> Any:
     key = ROWS_KEYS[kind][0]
     rows: list[Any] = []
     splitter = RowSplitter(key, rows.extend)
-    if not splitter.split(kept.chunks()):
+    if not splitter.split(kept.chunks()) or splitter.envelope is None:
         del rows
         return kept.loads()
     document = splitter.envelope
@@ -398,7 +398,7 @@ def load_document(kept: KeptJson, kind: Kind = "table") -> Any:
     return document
 
 
-def content_digest(chunks: Iterable[bytes], kind: Kind = "table") -> str | None:
+def content_digest(chunks: Iterable[bytes | memoryview], kind: Kind = "table") -> str | None:
     """SHA-256 of a document's canonical JSON (key order ignored), batch by batch.
 
     Equal digests mean equal content with equal types, as for two documents whose
@@ -432,7 +432,7 @@ def content_digest(chunks: Iterable[bytes], kind: Kind = "table") -> str | None:
     return digest.hexdigest()
 
 
-def byte_chunks(data: bytes, size: int = CHUNK_SIZE) -> Iterator[bytes]:
+def byte_chunks(data: bytes, size: int = CHUNK_SIZE) -> Iterator[memoryview]:
     """``data`` in pieces of ``size`` bytes (views: no copies)."""
     view = memoryview(data)
     for start in range(0, len(view), size):

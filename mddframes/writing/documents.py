@@ -215,5 +215,5 @@ class EncodedDocument:
             return held.kept
         return keep_chunks([self.content])
 
-    def _chunks(self) -> Iterator[bytes]:
+    def _chunks(self) -> Iterator[memoryview]:
         return byte_chunks(self.content)
