@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar, cast
+from typing import Any, Generic, Literal, TypeVar, cast, overload
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R")
+M = TypeVar("M")  # what fn returns when ``then`` turns it into the result R
 
 ErrorPolicy = Literal["raise", "skip"]
 
@@ -92,6 +93,7 @@ class BulkResult(Generic[T, R]):
                 yield item, cast(R, result)
 
 
+@overload
 def run_bulk(
     fn: Callable[[T], R],
     items: Iterable[T],
@@ -102,8 +104,37 @@ def run_bulk(
     desc: str | None = None,
     label: Callable[[T], Hashable] | None = None,
     on_progress: ProgressCallback | None = None,
-    then: Callable[[Any], R] | None = None,
-) -> BulkResult[T, R]:
+    then: None = None,
+) -> BulkResult[T, R]: ...
+
+
+@overload
+def run_bulk(
+    fn: Callable[[T], M],
+    items: Iterable[T],
+    *,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+    desc: str | None = None,
+    label: Callable[[T], Hashable] | None = None,
+    on_progress: ProgressCallback | None = None,
+    then: Callable[[M], R],
+) -> BulkResult[T, R]: ...
+
+
+def run_bulk(
+    fn: Callable[[T], Any],
+    items: Iterable[T],
+    *,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+    desc: str | None = None,
+    label: Callable[[T], Hashable] | None = None,
+    on_progress: ProgressCallback | None = None,
+    then: Callable[[Any], Any] | None = None,
+) -> BulkResult[T, Any]:
     """Call ``fn(item)`` for every item on a thread pool and collect the outcomes.
 
     Parameters
@@ -199,7 +230,7 @@ class _Run(Generic[T, R]):
     def __post_init__(self) -> None:
         self.results = [None] * len(self.items)
 
-    def execute(self, fn: Callable[[T], R], workers: int, progress: bool) -> None:
+    def execute(self, fn: Callable[[T], Any], workers: int, progress: bool) -> None:
         """Call ``fn`` on every item on a thread pool, settling each call as it finishes."""
         total = len(self.items)
         bar = tqdm(total=total, desc=self.desc, disable=not progress, leave=False, unit="id")
@@ -207,7 +238,7 @@ class _Run(Generic[T, R]):
             max_workers=min(workers, total), thread_name_prefix="mddframes-bulk"
         )
         try:
-            pending: dict[Future[R], int] = {
+            pending: dict[Future[Any], int] = {
                 executor.submit(fn, item): position for position, item in enumerate(self.items)
             }
             while pending:
@@ -227,7 +258,7 @@ class _Run(Generic[T, R]):
             executor.shutdown(wait=True, cancel_futures=True)
             bar.close()
 
-    def _settle(self, future: Future[R], position: int) -> BaseException | None:
+    def _settle(self, future: Future[Any], position: int) -> BaseException | None:
         """Store the item's result (passed through ``then``), or return its failure."""
         error = future.exception()
         if error is not None:
@@ -245,7 +276,7 @@ class _Run(Generic[T, R]):
             return exc
         return None
 
-    def _fail(self, position: int, error: BaseException, pending: dict[Future[R], int]) -> None:
+    def _fail(self, position: int, error: BaseException, pending: dict[Future[Any], int]) -> None:
         """Record the item's failure; with ``errors="raise"``, cancel the rest and raise it."""
         if not isinstance(error, Exception):  # KeyboardInterrupt, SystemExit
             raise error

@@ -34,7 +34,7 @@ The long frame
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,6 +47,8 @@ from mddframes.frames.stacking import column_arrays, concat_column_sets
 from mddframes.ids import id_list
 
 if TYPE_CHECKING:
+    from pandas.arrays import IntegerArray
+
     from mddframes.api import Api
 
 #: What a reader gives for one id: its column arrays by name and its row index.
@@ -177,7 +179,8 @@ def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[s
     if frame[key].isna().any():
         rows = np.flatnonzero(frame[key].isna().to_numpy())[:10].tolist()
         raise InvalidArgumentError(f"iter_groups: the rows at positions {rows} have no {key}")
-    own_columns: dict[str, list[Any]] = frame.attrs.get("columns") or {}
+    # keyed by object id (str); Hashable so that a group key of any type may look it up
+    own_columns: dict[Hashable, list[Any]] = frame.attrs.get("columns") or {}
     anyones = {c for columns in own_columns.values() for c in columns}
     for object_id, rows in frame.groupby(key, sort=False, dropna=False):
         labels = _group_labels(rows, position, str(object_id))
@@ -227,7 +230,8 @@ def _group_labels(rows: pd.DataFrame, position: str | None, object_id: str) -> p
         # a long frame built by hand without positions: the index is taken as they are
         return rows.index
     try:
-        values = pd.array(rows[position], dtype="Int64")
+        # pandas-stubs: pd.array has no overload for a Series with the dtype "Int64"
+        values: IntegerArray = pd.array(rows[position], dtype="Int64")  # type: ignore[call-overload]
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError(
             f"iter_groups: the column {position!r} of {object_id!r} must hold each row's "
@@ -245,7 +249,8 @@ def _group_labels(rows: pd.DataFrame, position: str | None, object_id: str) -> p
         labels = known.to_numpy(dtype=np.int64)
         if np.array_equal(labels, np.arange(len(labels))):
             return pd.RangeIndex(len(labels), name=ROW_COLUMN)
-        return pd.Index(labels, dtype="int64", name=ROW_COLUMN)
+        index: pd.Index = pd.Index(labels, dtype="int64", name=ROW_COLUMN)
+        return index
     out = np.empty(len(values), dtype=object)
     out[~missing] = known.to_numpy(dtype=np.int64).tolist()
     out[missing] = [f"new[{i}]" for i in range(int(missing.sum()))]
@@ -352,7 +357,8 @@ def long_frame(key: str, parts: list[tuple[str, Part]]) -> pd.DataFrame:
         else np.empty(0, dtype=np.int64)
     )
     frame.index = pd.RangeIndex(len(positions))
-    frame.insert(0, key, pd.array(key_values, dtype="string"))
-    frame.insert(1, position, pd.array(positions, dtype="Int64"))
+    # pandas-stubs: DataFrame.insert's value leaves out ExtensionArray (pandas takes it)
+    frame.insert(0, key, pd.array(key_values, dtype="string"))  # type: ignore[arg-type]
+    frame.insert(1, position, pd.array(positions, dtype="Int64"))  # type: ignore[arg-type]
     frame.attrs = {"columns": columns, "row_column": position}
     return frame
