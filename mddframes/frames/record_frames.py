@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, repeat
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,7 @@ from mddframes.frames.shaping import flatten_dict, snake_columns
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _all_exact_ints(values: pd.Series) -> bool:
+def _all_exact_ints(values: Iterable[Any]) -> bool:
     return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
 
 
@@ -69,7 +69,7 @@ def tidy_column(column: pd.Series) -> pd.Series:
     return column
 
 
-def records_frame(records: list[Mapping[str, Any]]) -> pd.DataFrame:
+def records_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Build a frame from JSON objects, keeping every field and every int exact.
 
     Built column by column from the values (``dict.get`` per record), each column
@@ -81,19 +81,27 @@ def records_frame(records: list[Mapping[str, Any]]) -> pd.DataFrame:
     and infers every column's type a second time. Columns keep their order of first
     appearance.
     """
-    return _records_frame(records, plain=_all_dicts(records))
+    if _all_dicts(records):
+        return _dicts_frame(records)
+    return _mappings_frame(records)
 
 
-def _all_dicts(records: list[Any]) -> bool:
+def _all_dicts(records: Sequence[Any]) -> TypeGuard[Sequence[dict[str, Any]]]:
+    # (the keys are not looked at: JSON objects have str keys)
     return set(map(type, records)) == {dict}
 
 
-def _records_frame(records: list[Mapping[str, Any]], *, plain: bool) -> pd.DataFrame:
-    """:func:`records_frame`, told whether every record is a plain dict (one check less)."""
+def _mappings_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """:func:`records_frame` of records that are not all plain dicts."""
     if not records:
         return pd.DataFrame()
-    if not plain:
-        return _records_frame_via_pandas(records)
+    return _records_frame_via_pandas(records)
+
+
+def _dicts_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """:func:`records_frame` of plain dicts (the caller has checked: one check less)."""
+    if not records:
+        return pd.DataFrame()
     size = len(records)
     names = key_order(records)
     # one field per row, contiguous: the string arrays below keep their row as is
@@ -107,7 +115,7 @@ def _records_frame(records: list[Mapping[str, Any]], *, plain: bool) -> pd.DataF
     return frame_of_arrays(arrays, pd.RangeIndex(size))
 
 
-def key_order(records: list[dict[Any, Any]]) -> list[Any]:
+def key_order(records: Sequence[dict[Any, Any]]) -> list[Any]:
     """Every key of the dicts, in order of first appearance.
 
     The set of keys comes from one C-level union over the dicts (which reuses their
@@ -126,7 +134,7 @@ def key_order(records: list[dict[Any, Any]]) -> list[Any]:
     return list(names)
 
 
-def _fields_of(records: list[dict[str, Any]], names: list[str]) -> np.ndarray | None:
+def _fields_of(records: Sequence[dict[str, Any]], names: list[str]) -> np.ndarray | None:
     """The records' values field by field: a 2-D object array, one row per field (NaN
     where a key is absent), or None when pandas will not make it.
 
@@ -171,9 +179,9 @@ def _simple_array(column: np.ndarray) -> Any:
     # (infer_dtype's "boolean" and "integer" admit only bools and only ints: from
     # decoded JSON, Python bools and ints)
     if kind == "boolean":
-        data = np.zeros(len(column), dtype=bool)
-        data[~missing] = present.astype(bool)
-        return pd.arrays.BooleanArray(data, missing)
+        flags = np.zeros(len(column), dtype=bool)
+        flags[~missing] = present.astype(bool)
+        return pd.arrays.BooleanArray(flags, missing)
     try:
         numbers = np.array(present.tolist(), dtype=np.int64)
     except OverflowError:
@@ -203,12 +211,13 @@ def string_array(values: np.ndarray, *, checked: bool = False) -> Any:
     if checked and wrap is not None:
         return wrap(values, STRING_DTYPE)
     try:
-        return pd.arrays.StringArray(values, dtype=STRING_DTYPE)
+        # pandas-stubs: StringArray.__init__ leaves out the dtype argument (pandas >= 3)
+        return pd.arrays.StringArray(values, dtype=STRING_DTYPE)  # type: ignore[call-arg]
     except TypeError:  # pandas 2.2: no dtype argument, and its default is this dtype
         return pd.arrays.StringArray(values)
 
 
-def _records_frame_via_pandas(records: list[Mapping[str, Any]]) -> pd.DataFrame:
+def _records_frame_via_pandas(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """:func:`records_frame` of mappings other than dicts (rare): through pandas."""
     frame = pd.DataFrame.from_records(records)
     if frame.empty and not len(frame.columns):
@@ -225,7 +234,7 @@ def _records_frame_via_pandas(records: list[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def _rebuild_gapped_float(
-    records: list[Mapping[str, Any]], name: Any, column: pd.Series
+    records: Sequence[Mapping[str, Any]], name: Any, column: pd.Series
 ) -> pd.Series:
     """Recover a column that pandas turned to float64 because of gaps.
 
@@ -258,13 +267,17 @@ def frame_from_objects(records: list[Any], *, what: str, flatten: bool = False) 
     DataShapeError
         When an entry is not a JSON object (names its position).
     """
-    plain = _all_dicts(records)  # what json.loads makes: no check value by value
-    if records and not plain:
-        _check_objects(records, what)
-    if flatten:
-        records = [flatten_dict(r) for r in records]
-        plain = True
-    return snake_columns(_records_frame(records, plain=plain))
+    if _all_dicts(records):  # what json.loads makes: no check value by value
+        frame = _dicts_frame([flatten_dict(r) for r in records] if flatten else records)
+    else:
+        if records:
+            _check_objects(records, what)
+        frame = (
+            _dicts_frame([flatten_dict(r) for r in records])
+            if flatten
+            else _mappings_frame(records)
+        )
+    return snake_columns(frame)
 
 
 def _check_objects(records: list[Any], what: str) -> None:
