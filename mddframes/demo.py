@@ -63,7 +63,8 @@ def main() -> int:
             preview = client.write_table(COUNTRIES, edited, dry_run=True, backup_dir=work)
             print(f"dry run: {preview.diff.summary()}")
             result = client.write_table(COUNTRIES, edited, backup_dir=work)
-            print(f"{result.status}: verified={result.verified}, backup {result.backup.name}")
+            backup = result.backup.name if result.backup is not None else "none"
+            print(f"{result.status}: verified={result.verified}, backup {backup}")
 
             _section("batch export of the hubs' DDL scripts")
             hubs = tree.loc[tree["type"] == "HUB", "id"].tolist()

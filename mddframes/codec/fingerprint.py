@@ -174,4 +174,5 @@ def rows_in(candidates: Sequence[int] | np.ndarray, start: int, stop: int) -> np
     """The candidates (sorted positions) that lie in ``[start, stop)``."""
     values: Any = np.asarray(candidates)
     low, high = np.searchsorted(values, [start, stop])
-    return values[low:high]
+    found: np.ndarray = values[low:high]
+    return found

@@ -5,6 +5,7 @@ Each loader is a module function taking the raw :class:`~mddframes.api.Api` firs
 same functions as methods. The ``*_frame`` helpers do the same work on decoded JSON alone.
 """
 
+from mddframes.errors import TreeIntegrityWarning
 from mddframes.frames.bulk_tables import iter_groups, read_mappings, read_tables
 from mddframes.frames.listing import (
     object_types_frame,
@@ -15,7 +16,7 @@ from mddframes.frames.listing import (
     read_raw_data,
 )
 from mddframes.frames.structures import read_structure, read_structures, structures_frame
-from mddframes.frames.tree import TreeIntegrityWarning, read_tree, tree_frame
+from mddframes.frames.tree import read_tree, tree_frame
 
 __all__ = [
     "TreeIntegrityWarning",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 #: The first columns of :func:`read_table_columns`, always present, in this order.
 COLUMN_FIELDS = ("name", "data_type", "nullable", "primary_key", "description")
 
-_FIELD_DTYPES = {
+_FIELD_DTYPES: dict[str, Literal["string", "boolean"]] = {
     "name": "string",
     "data_type": "string",
     "nullable": "boolean",
@@ -141,7 +141,8 @@ def fetch_table_arrays(
             # a large table: streamed, as read_table does, its frame taken apart
             frame, context = _streamed_frame(body, table_id)
             registry_for(api).record(context)
-            built = {name: column.array for name, column in frame.items()}, frame.index
+            # the columns are the document's keys, str already (pandas types them Hashable)
+            built = {str(name): column.array for name, column in frame.items()}, frame.index
             return lambda: built
         payload = json_object(body.json(), body.entry.operation, body.url)
 
