@@ -231,7 +231,8 @@ def _group_labels(rows: pd.DataFrame, position: str | None, object_id: str) -> p
         return rows.index
     try:
         # pandas-stubs: pd.array has no overload for a Series with the dtype "Int64"
-        values: IntegerArray = pd.array(rows[position], dtype="Int64")  # type: ignore[call-overload]
+        column = rows[position]
+        values: IntegerArray = pd.array(column, dtype="Int64")  # type: ignore[call-overload]
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentError(
             f"iter_groups: the column {position!r} of {object_id!r} must hold each row's "
