@@ -13,9 +13,10 @@ from urllib.parse import unquote
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from mddframes.emulator.documents import dumps, parse_json_body
+from mddframes.emulator.errors import InvalidInput, UnknownObject
 from mddframes.emulator.faults import FaultSettings
 from mddframes.emulator.state import EmulatorState, sample_dataset, scale_dataset
-from mddframes.emulator.store import InvalidInput, UnknownObject, dumps, parse_json_body
 
 ADMIN_PREFIX = "/_emulator"
 

@@ -34,16 +34,10 @@ from mddframes.emulator.bodies import (
     read_body,
     segment,
 )
+from mddframes.emulator.documents import dumps, parse_json_body
+from mddframes.emulator.errors import EmulatorError, InvalidInput, StateConflict, UnknownObject
 from mddframes.emulator.gate import OperationGate, error_response
 from mddframes.emulator.state import EmulatorState
-from mddframes.emulator.store import (
-    EmulatorError,
-    InvalidInput,
-    StateConflict,
-    UnknownObject,
-    dumps,
-    parse_json_body,
-)
 
 logger = logging.getLogger(__name__)
 

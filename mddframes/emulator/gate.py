@@ -21,9 +21,9 @@ from typing import Any
 from fastapi.responses import Response
 from starlette.routing import Match
 
+from mddframes.emulator.documents import dumps
 from mddframes.emulator.faults import drop_connection
 from mddframes.emulator.state import EmulatorState
-from mddframes.emulator.store import dumps
 
 _REASONS = {
     400: "Bad Request",
