@@ -38,6 +38,7 @@ from mddframes.emulator.documents import dumps, parse_json_body
 from mddframes.emulator.errors import EmulatorError, InvalidInput, StateConflict, UnknownObject
 from mddframes.emulator.gate import OperationGate, error_response
 from mddframes.emulator.state import EmulatorState
+from mddframes.emulator.tasks import ExportTask
 
 logger = logging.getLogger(__name__)
 
@@ -292,7 +293,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         task = state.tasks.start(ids, object_type_id)
         return json_answer(dumps({"taskId": task.task_id}), status=202)
 
-    def _task(task_id: str, path: str):
+    def _task(task_id: str, path: str) -> ExportTask:
         if state.config.legacy:
             raise UnknownObject(f"No endpoint GET {path}")
         task = state.tasks.get(task_id)
