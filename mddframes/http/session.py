@@ -98,7 +98,7 @@ class HttpSession:
         self._session = requests.Session()
         self._session.headers["User-Agent"] = USER_AGENT
         self._session.verify = settings.verify
-        self._environments: dict[tuple[str, str, bool], dict[str, Any]] = {}
+        self._environments: dict[tuple[str, str, bool], Mapping[str, Any]] = {}
         pool = GuardedAdapter(
             pool_connections=4,
             pool_maxsize=max(settings.max_workers, 1),
@@ -311,7 +311,7 @@ class HttpSession:
 
     # -- sending -------------------------------------------------------------------
 
-    def _environment(self, url: str, stream: bool) -> dict[str, Any]:
+    def _environment(self, url: str, stream: bool) -> Mapping[str, Any]:
         """requests' proxy, CA-bundle and stream settings for ``url``.
 
         requests reads the proxy and CA-bundle variables again on every call, which
