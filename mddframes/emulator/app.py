@@ -448,6 +448,8 @@ def create_app(state: EmulatorState) -> FastAPI:
     def document() -> dict[str, Any]:
         return contract.document(app.router.routes)
 
+    # FastAPI's documented way to serve one's own document; fastapi declares openapi as a
+    # method, so mypy refuses the assignment
     app.openapi = document  # type: ignore[method-assign]
 
     @app.get(f"{prefix}/v3/api-docs", include_in_schema=False)

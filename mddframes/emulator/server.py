@@ -29,6 +29,8 @@ from mddframes.emulator.state import API_PREFIX, DEMO_CLIENT_ID, EmulatorConfig,
 logger = logging.getLogger(__name__)
 
 
+# uvicorn declares AutoHTTPProtocol as a variable of type[asyncio.Protocol] (httptools' or
+# h11's class, chosen at import), which mypy does not accept as a base class
 class _TrackedHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
     """uvicorn's HTTP protocol, registering its transport while the connection lives."""
 

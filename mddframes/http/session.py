@@ -201,8 +201,8 @@ class HttpSession:
             if first is not None and _is_web_page(response):
                 response.status_code = 404  # a web front end, not the API: no route here
             if response.status_code != 404:
-                if sync and 200 <= response.status_code < 300:
-                    self.discovery.settle_prefix(prefix)  # type: ignore[arg-type]
+                if sync and prefix is not None and 200 <= response.status_code < 300:
+                    self.discovery.settle_prefix(prefix)
                 break
             if first is None:
                 first = (url, response)
