@@ -77,8 +77,13 @@ def _normalised(path: str, strip: list[str]) -> str:
     return _PLACEHOLDER.sub("{}", path.rstrip("/") or "/")
 
 
-def documented_operations(document: dict[str, Any], api_prefixes: list[str]) -> list[tuple]:
+def documented_operations(
+    document: dict[str, Any], api_prefixes: list[str]
+) -> list[tuple[object, str, str]]:
     """``(operation id, METHOD, path)`` of every operation, paths without the prefix.
+
+    The operation id is the document's value as it is (a string, or ``None`` when the
+    operation has none).
 
     Paths are taken relative to the document's ``servers`` (and to the API prefix when
     a path still carries it) with every placeholder written ``{}``: parameter names
@@ -86,7 +91,7 @@ def documented_operations(document: dict[str, Any], api_prefixes: list[str]) -> 
     """
     servers = [urlsplit(str(s.get("url", ""))).path.rstrip("/") for s in _servers(document)]
     strip = sorted({*servers, *(p.rstrip("/") for p in api_prefixes)}, key=len, reverse=True)
-    found = []
+    found: list[tuple[object, str, str]] = []
     for path, item in document.get("paths", {}).items():
         if not isinstance(item, dict):
             continue

@@ -50,7 +50,9 @@ class Shape:
     listed: bool = False
 
 
-def _shape(check: str, row: str, operation: str, fields: str, optional: str = "", listed=False):
+def _shape(
+    check: str, row: str, operation: str, fields: str, optional: str = "", listed: bool = False
+) -> Shape:
     return Shape(check, row, operation, frozenset(fields.split()), frozenset(optional.split()),
                  listed)  # fmt: skip
 

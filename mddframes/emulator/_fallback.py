@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from mddframes.emulator.dataset import Dataset
 
 _STAMP = "2024-01-15T09:30:00.000Z"
 
 
-def _element(eid: str, name: str, etype: str, parent: str | None, system: str = "DWH", **extra):
-    doc = {
+def _element(
+    eid: str, name: str, etype: str, parent: str | None, system: str = "DWH", **extra: Any
+) -> dict[str, Any]:
+    doc: dict[str, Any] = {
         "id": eid,
         "name": name,
         "type": etype,

@@ -7,15 +7,17 @@ change a table behind the client's back. The client library never calls them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 from urllib.parse import unquote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from mddframes.emulator.documents import dumps, parse_json_body
+from mddframes.emulator.errors import InvalidInput, UnknownObject
 from mddframes.emulator.faults import FaultSettings
 from mddframes.emulator.state import EmulatorState, sample_dataset, scale_dataset
-from mddframes.emulator.store import InvalidInput, UnknownObject, dumps, parse_json_body
+from mddframes.emulator.tasks import ExportTask
 
 ADMIN_PREFIX = "/_emulator"
 
@@ -38,7 +40,21 @@ async def _body(request: Request) -> dict[str, Any]:
     return doc
 
 
-def _number(doc: dict[str, Any], key: str, default: float = 0, *, integer: bool = False) -> Any:
+@overload
+def _number(
+    doc: dict[str, Any], key: str, default: float = 0, *, integer: Literal[True]
+) -> int: ...
+
+
+@overload
+def _number(
+    doc: dict[str, Any], key: str, default: float = 0, *, integer: Literal[False] = False
+) -> float: ...
+
+
+def _number(
+    doc: dict[str, Any], key: str, default: float = 0, *, integer: bool = False
+) -> int | float:
     value = doc.get(key, default)
     if value is None:
         value = default
@@ -53,7 +69,7 @@ def admin_router(state: EmulatorState) -> APIRouter:
     """The ``/_emulator/`` routes over ``state``."""
     router = APIRouter(prefix=ADMIN_PREFIX, include_in_schema=False)
 
-    def task_or_404(task_id: str):
+    def task_or_404(task_id: str) -> ExportTask:
         task = state.tasks.get(unquote(task_id))
         if task is None:
             raise UnknownObject(f"export task {unquote(task_id)!r} not found")

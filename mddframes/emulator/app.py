@@ -34,16 +34,11 @@ from mddframes.emulator.bodies import (
     read_body,
     segment,
 )
+from mddframes.emulator.documents import dumps, parse_json_body
+from mddframes.emulator.errors import EmulatorError, InvalidInput, StateConflict, UnknownObject
 from mddframes.emulator.gate import OperationGate, error_response
 from mddframes.emulator.state import EmulatorState
-from mddframes.emulator.store import (
-    EmulatorError,
-    InvalidInput,
-    StateConflict,
-    UnknownObject,
-    dumps,
-    parse_json_body,
-)
+from mddframes.emulator.tasks import ExportTask
 
 logger = logging.getLogger(__name__)
 
@@ -298,7 +293,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         task = state.tasks.start(ids, object_type_id)
         return json_answer(dumps({"taskId": task.task_id}), status=202)
 
-    def _task(task_id: str, path: str):
+    def _task(task_id: str, path: str) -> ExportTask:
         if state.config.legacy:
             raise UnknownObject(f"No endpoint GET {path}")
         task = state.tasks.get(task_id)
@@ -453,6 +448,8 @@ def create_app(state: EmulatorState) -> FastAPI:
     def document() -> dict[str, Any]:
         return contract.document(app.router.routes)
 
+    # FastAPI's documented way to serve one's own document; fastapi declares openapi as a
+    # method, so mypy refuses the assignment
     app.openapi = document  # type: ignore[method-assign]
 
     @app.get(f"{prefix}/v3/api-docs", include_in_schema=False)

@@ -18,13 +18,8 @@ from fastapi.responses import Response
 
 from mddframes.emulator import limits
 from mddframes.emulator import schemas as wire
-from mddframes.emulator.errors import BodyTooLarge
-from mddframes.emulator.store import (
-    InvalidInput,
-    UnsupportedMedia,
-    content_version,
-    parse_json_body,
-)
+from mddframes.emulator.documents import content_version, parse_json_body
+from mddframes.emulator.errors import BodyTooLarge, InvalidInput, UnsupportedMedia
 
 _ENTITY_TAG = re.compile(r'(W/)?"([^"]*)"')
 

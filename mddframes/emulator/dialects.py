@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mddframes.emulator import schemas as wire
 from mddframes.emulator.gate import spring_error
@@ -150,15 +151,13 @@ def spring_page(entries: list[Any], query: str) -> dict[str, Any]:
 class DialectMiddleware:
     """ASGI middleware serving the app in one dialect (see the module's docstring)."""
 
-    def __init__(
-        self, app: Callable[..., Awaitable[None]], dialect: str, prefix: str, tenant: str
-    ) -> None:
+    def __init__(self, app: ASGIApp, dialect: str, prefix: str, tenant: str) -> None:
         self.app = app
         self.dialect = check_dialect(dialect)
         self.prefix = prefix.rstrip("/")
         self.tenant = tenant
 
-    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or self.dialect in _IN_THE_ROUTES:
             await self.app(scope, receive, send)
             return
@@ -188,7 +187,7 @@ class DialectMiddleware:
                 return
         await self._rewritten_answer(scope, receive, send)
 
-    def _realm(self, scope: dict[str, Any], path: str) -> dict[str, Any]:
+    def _realm(self, scope: Scope, path: str) -> Scope:
         match = _TOKEN.match(path)
         if match is None:
             return scope
@@ -210,11 +209,11 @@ class DialectMiddleware:
             return path if prefixed else None
         return None if prefixed else self.prefix + path
 
-    async def _rewritten_answer(self, scope: dict[str, Any], receive: Callable, send: Callable):
+    async def _rewritten_answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         start: dict[str, Any] = {}
         chunks: list[bytes] = []
 
-        async def capture(message: dict[str, Any]) -> None:
+        async def capture(message: Message) -> None:
             if message["type"] == "http.response.start":
                 start.update(message)
                 return
@@ -235,7 +234,7 @@ class DialectMiddleware:
 
         await self.app(scope, receive, capture)
 
-    def _rewrite(self, scope: dict[str, Any], value: Any, status: int) -> bytes:
+    def _rewrite(self, scope: Scope, value: Any, status: int) -> bytes:
         if 200 <= status < 300:
             if self.dialect == "snake-case":
                 value = rename_keys(value, TO_SNAKE)
@@ -247,11 +246,11 @@ class DialectMiddleware:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _with_path(scope: dict[str, Any], path: str) -> dict[str, Any]:
+def _with_path(scope: Scope, path: str) -> Scope:
     return {**scope, "path": path, "raw_path": path.encode("latin-1")}
 
 
-async def _send_json(send: Callable, status: int, body: bytes) -> None:
+async def _send_json(send: Send, status: int, body: bytes) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
@@ -271,7 +270,7 @@ def camel_names(value: Any) -> set[str]:
     return found
 
 
-async def _renamed_request(scope: dict[str, Any], receive: Callable) -> tuple[Callable, set[str]]:
+async def _renamed_request(scope: Scope, receive: Receive) -> tuple[Receive, set[str]]:
     """A ``receive`` whose JSON body has its snake_case wire names in camelCase.
 
     Also returns the camelCase wire names the body used: a snake_case service does not
@@ -301,14 +300,14 @@ async def _renamed_request(scope: dict[str, Any], receive: Callable) -> tuple[Ca
         else:
             camel = camel_names(value)
             body = json.dumps(rename_keys(value, TO_CAMEL)).encode("utf-8")
-    first = {"type": "http.request", "body": body, "more_body": more}
+    first: Message = {"type": "http.request", "body": body, "more_body": more}
     return _replay([first], receive), camel
 
 
-def _replay(messages: list[dict[str, Any]], then: Callable) -> Callable:
+def _replay(messages: list[Message], then: Receive) -> Receive:
     """``messages`` first, then the connection's own ``receive`` (more body, disconnect)."""
 
-    async def replayed() -> dict[str, Any]:
+    async def replayed() -> Message:
         if messages:
             return messages.pop(0)
         return await then()

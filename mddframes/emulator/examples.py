@@ -15,7 +15,8 @@ import json
 from typing import Any
 
 from mddframes.emulator import generation
-from mddframes.emulator.store import Store, dumps
+from mddframes.emulator.documents import dumps
+from mddframes.emulator.store import Store
 
 #: The ids the examples use (all in the sample data).
 SYSTEM = "DWH"

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from starlette.types import Scope
+
 
 @dataclass(frozen=True)
 class FaultSettings:
@@ -137,10 +139,10 @@ class ConnectionRegistry:
     """Open connections' transports, keyed by (server address, client address)."""
 
     def __init__(self) -> None:
-        self._transports: dict[tuple[Any, Any], asyncio.BaseTransport] = {}
+        self._transports: dict[tuple[Any, Any], asyncio.Transport] = {}
         self._lock = threading.Lock()
 
-    def add(self, server: Any, client: Any, transport: asyncio.BaseTransport) -> None:
+    def add(self, server: Any, client: Any, transport: asyncio.Transport) -> None:
         with self._lock:
             self._transports[(_addr(server), _addr(client))] = transport
 
@@ -148,7 +150,7 @@ class ConnectionRegistry:
         with self._lock:
             self._transports.pop((_addr(server), _addr(client)), None)
 
-    def find(self, server: Any, client: Any) -> asyncio.BaseTransport | None:
+    def find(self, server: Any, client: Any) -> asyncio.Transport | None:
         with self._lock:
             return self._transports.get((_addr(server), _addr(client)))
 
@@ -164,7 +166,7 @@ def _addr(address: Iterable[Any] | None) -> tuple[Any, ...] | None:
 CONNECTIONS = ConnectionRegistry()
 
 
-async def drop_connection(scope: dict[str, Any]) -> bool:
+async def drop_connection(scope: Scope) -> bool:
     """Abort the connection that carries ``scope`` without answering; False if not found."""
     transport = CONNECTIONS.find(scope.get("server"), scope.get("client"))
     if transport is None:

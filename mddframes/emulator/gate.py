@@ -14,16 +14,17 @@ Request flow (:class:`OperationGate`, a plain ASGI middleware in front of the ro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from fastapi.responses import Response
-from starlette.routing import Match
+from starlette.routing import BaseRoute, Match
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mddframes.emulator.documents import dumps
 from mddframes.emulator.faults import drop_connection
 from mddframes.emulator.state import EmulatorState
-from mddframes.emulator.store import dumps
 
 _REASONS = {
     400: "Bad Request",
@@ -53,7 +54,7 @@ def spring_error(status: int, message: str, path: str) -> dict[str, Any]:
 
 
 def error_response(
-    status: int, message: str, path: str, headers: dict[str, str] | None = None
+    status: int, message: str, path: str, headers: Mapping[str, str] | None = None
 ) -> Response:
     """A response with :func:`spring_error`'s body."""
     return Response(
@@ -67,21 +68,19 @@ def error_response(
 class OperationGate:
     """ASGI middleware: raw-path routing, counters, faults and bearer authentication."""
 
-    def __init__(
-        self, app: Callable[..., Awaitable[None]], state: EmulatorState, routes: list
-    ) -> None:
+    def __init__(self, app: ASGIApp, state: EmulatorState, routes: Sequence[BaseRoute]) -> None:
         self.app = app
         self.state = state
         self.routes = routes
 
-    def _operation(self, scope: dict[str, Any]) -> str | None:
+    def _operation(self, scope: Scope) -> str | None:
         for route in self.routes:
             match, _ = route.matches(scope)
             if match is Match.FULL:
                 return getattr(route, "operation_id", None)
         return None
 
-    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -116,7 +115,7 @@ class OperationGate:
                 return
         await self.app(scope, receive, send)
 
-    def _authenticate(self, scope: dict[str, Any]) -> Response | None:
+    def _authenticate(self, scope: Scope) -> Response | None:
         header = next(
             (v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"authorization"), ""
         )

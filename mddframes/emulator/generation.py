@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mddframes.emulator.errors import InvalidInput
 from mddframes.emulator.rawdata import build_raw_data
 from mddframes.emulator.rendering import render_script
-from mddframes.emulator.store import InvalidInput, Store
+from mddframes.emulator.store import Store
 
 JSON = dict[str, Any]
 

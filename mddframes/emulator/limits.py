@@ -10,7 +10,7 @@ Every JSON body (and the deployment info file) is read by :func:`parse_json`:
   UTF-8, so it could be neither stored nor served;
 - integers of any size up to Python's 4,300-digit limit for int/str conversion.
 
-Problems raise :class:`~mddframes.emulator.store.InvalidInput` (400) naming the body.
+Problems raise :class:`~mddframes.emulator.errors.InvalidInput` (400) naming the body.
 Limits are documented in docs/wire-format.md ("Limits").
 """
 

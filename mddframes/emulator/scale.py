@@ -255,7 +255,7 @@ def _columns(n_cols: int) -> list[JSON]:
     for i in range(n_cols - 1):
         base, data_type, nullable = _COLUMN_CYCLE[i % len(_COLUMN_CYCLE)]
         name = base if i < len(_COLUMN_CYCLE) else f"{base}_{i // len(_COLUMN_CYCLE)}"
-        extra = {"precision": 14, "scale": 2} if data_type == "DECIMAL" else {}
+        extra: JSON = {"precision": 14, "scale": 2} if data_type == "DECIMAL" else {}
         columns.append(records.column(name, data_type, nullable=nullable, **extra))
     return columns
 

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.functional_validators import PlainValidator
 from pydantic.json_schema import WithJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from mddframes.emulator.documents import describe_kind
 
@@ -390,7 +390,7 @@ _PHRASES = {
 }
 
 
-def _phrase(error: dict[str, Any]) -> str:
+def _phrase(error: ErrorDetails) -> str:
     kind = error["type"]
     if kind in ("objects", "objects_item"):
         return error["msg"]

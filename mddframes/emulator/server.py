@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import requests
 import uvicorn
@@ -29,6 +29,8 @@ from mddframes.emulator.state import API_PREFIX, DEMO_CLIENT_ID, EmulatorConfig,
 logger = logging.getLogger(__name__)
 
 
+# uvicorn declares AutoHTTPProtocol as a variable of type[asyncio.Protocol] (httptools' or
+# h11's class, chosen at import), which mypy does not accept as a base class
 class _TrackedHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
     """uvicorn's HTTP protocol, registering its transport while the connection lives."""
 
@@ -43,6 +45,17 @@ class _TrackedHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
 
 class AdminCallError(RuntimeError):
     """An ``/_emulator/`` admin call or the handle's token request was refused."""
+
+
+_T = TypeVar("_T")
+
+
+def _answer_part(value: object, kind: type[_T], what: str) -> _T:
+    """``value`` when it is a ``kind``; else :class:`AdminCallError` naming ``what``."""
+    if not isinstance(value, kind):
+        # the type only: a token must not end up in a message
+        raise AdminCallError(f"{what} is a {type(value).__name__}, not a {kind.__name__}")
+    return value
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -138,9 +151,10 @@ class EmulatorHandle:
             raise AdminCallError(
                 f"token request refused: {response.status_code} {response.text[:200]}"
             )
-        return response.json()["access_token"]
+        answer = _answer_part(response.json(), dict, "the token answer")
+        return _answer_part(answer["access_token"], str, "the token answer's access_token")
 
-    def _admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def _admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         url = f"{self.base_url}/_emulator{path}"
         with self._lock:
             response = self._session.request(method, url, json=body, timeout=60)
@@ -150,7 +164,7 @@ class EmulatorHandle:
             except ValueError:
                 message = response.text
             raise AdminCallError(f"{method} {url} failed with {response.status_code}: {message}")
-        return response.json()
+        return _answer_part(response.json(), dict, f"the answer to {method} {url}")
 
     # data
     def reset(self) -> None:
@@ -254,7 +268,8 @@ class EmulatorHandle:
 
     def revoke_tokens(self) -> int:
         """Invalidate every token issued so far; returns how many were active."""
-        return self._admin("POST", "/tokens/revoke")["revoked"]
+        answer = self._admin("POST", "/tokens/revoke")
+        return _answer_part(answer["revoked"], int, "the revoke answer's count")
 
     def set_legacy(self, flag: bool) -> None:
         """``True``: behave as a service without batch export (404 on start)."""
@@ -262,11 +277,13 @@ class EmulatorHandle:
 
     def counters(self) -> dict[str, int]:
         """Requests received per operation id, including ones answered by a fault."""
-        return self._admin("GET", "/counters")["requests"]
+        answer = self._admin("GET", "/counters")
+        return _answer_part(answer["requests"], dict, "the counters answer's requests")
 
     def fault_counters(self) -> dict[str, int]:
         """Requests per operation id that an injected fault answered."""
-        return self._admin("GET", "/counters")["faulted"]
+        answer = self._admin("GET", "/counters")
+        return _answer_part(answer["faulted"], dict, "the counters answer's faulted")
 
     def reset_counters(self) -> None:
         """Forget all counts."""

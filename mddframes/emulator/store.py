@@ -21,28 +21,22 @@ from collections.abc import Iterator
 from typing import Any
 
 from mddframes.emulator.dataset import Dataset
-from mddframes.emulator.documents import (  # noqa: F401 - re-exported for the routes
+from mddframes.emulator.documents import (
     OWNED_FIELDS,
-    TREE_FIELDS,
     check_version,
     child_name_and_attributes,
-    content_version,
     deployment_info_ids,
     dumps,
-    parse_json_body,
     tree_entry,
     utc_now,
     validate_mapping_payload,
     validate_package_ids,
     validate_table_payload,
 )
-from mddframes.emulator.errors import (  # noqa: F401 - re-exported: the routes import them here
-    EmulatorError,
+from mddframes.emulator.errors import (
     InvalidInput,
-    PreconditionFailed,
     StateConflict,
     UnknownObject,
-    UnsupportedMedia,
 )
 
 JSON = dict[str, Any]
@@ -115,16 +109,27 @@ class Store:
             else:
                 self._conn.execute("COMMIT")
 
-    def _one(self, sql: str, params: tuple = ()) -> Any:
+    def _one(self, sql: str, params: tuple[object, ...] = ()) -> object:
         with self._lock:
             row = self._conn.execute(sql, params).fetchone()
         return None if row is None else row[0]
+
+    def _text(self, sql: str, params: tuple[object, ...] = ()) -> str | None:
+        """The first column of the first row as text (the TEXT columns), ``None``: no row."""
+        value = self._one(sql, params)
+        return None if value is None else str(value)
+
+    def _count(self, table: str) -> int:
+        value = self._one(f"SELECT COUNT(*) FROM {table}")  # noqa: S608 - table names are ours
+        if not isinstance(value, int):
+            raise TypeError(f"COUNT(*) of {table} answered {value!r}, not an integer")
+        return value
 
     # ------------------------------------------------------------------ loading
 
     def is_empty(self) -> bool:
         """True when no system is stored (a fresh database)."""
-        return self._one("SELECT COUNT(*) FROM systems") == 0
+        return self._count("systems") == 0
 
     def load(self, dataset: Dataset) -> None:
         """Replace everything with ``dataset`` in one transaction."""
@@ -188,7 +193,7 @@ class Store:
     def counts(self) -> dict[str, int]:
         """How many records of each kind are stored."""
         names = ("systems", "elements", "tables", "mappings", "object_types", "packages")
-        return {name: self._one(f"SELECT COUNT(*) FROM {name}") for name in names}  # noqa: S608
+        return {name: self._count(name) for name in names}
 
     # ------------------------------------------------------------------ reads
 
@@ -207,14 +212,15 @@ class Store:
 
     def element_json(self, structure_id: str) -> str:
         """The ``getStructure`` answer as JSON text."""
-        doc = self._one("SELECT doc FROM elements WHERE id = ?", (structure_id,))
+        doc = self._text("SELECT doc FROM elements WHERE id = ?", (structure_id,))
         if doc is None:
             raise UnknownObject(f"element {structure_id!r} not found")
         return doc
 
     def element(self, structure_id: str) -> JSON:
         """One element as a dict."""
-        return json.loads(self.element_json(structure_id))
+        element: JSON = json.loads(self.element_json(structure_id))
+        return element
 
     def missing_elements(self, structure_ids: list[str]) -> list[str]:
         """The ids of ``structure_ids`` that name no element, in order."""
@@ -254,14 +260,14 @@ class Store:
 
     def table_json(self, table_id: str) -> str:
         """The ``getTable`` answer as JSON text."""
-        doc = self._one("SELECT doc FROM tables WHERE id = ?", (table_id,))
+        doc = self._text("SELECT doc FROM tables WHERE id = ?", (table_id,))
         if doc is None:
             raise UnknownObject(f"table {table_id!r} not found")
         return doc
 
     def mapping_json(self, mapping_id: str) -> str:
         """The ``getMapping`` answer as JSON text."""
-        doc = self._one("SELECT doc FROM mappings WHERE id = ?", (mapping_id,))
+        doc = self._text("SELECT doc FROM mappings WHERE id = ?", (mapping_id,))
         if doc is None:
             raise UnknownObject(f"mapping {mapping_id!r} not found")
         return doc
@@ -304,12 +310,13 @@ class Store:
         """One package (open or closed)."""
         with self._lock:
             self._require_system(system)
-            doc = self._one(
+            doc = self._text(
                 "SELECT doc FROM packages WHERE system = ? AND name = ?", (system, name)
             )
         if doc is None:
             raise UnknownObject(f"deployment package {name!r} not found in system {system!r}")
-        return json.loads(doc)
+        package: JSON = json.loads(doc)
+        return package
 
     # ------------------------------------------------------------------ writes
 
@@ -322,7 +329,7 @@ class Store:
         row = conn.execute("SELECT doc FROM elements WHERE id = ?", (structure_id,)).fetchone()
         if row is None:
             return None
-        element = json.loads(row[0])
+        element: JSON = json.loads(row[0])
         if changes:
             element.update(changes)
         else:
@@ -507,10 +514,13 @@ class Store:
             missing = self.missing_elements(ids)
             if missing:
                 raise UnknownObject(f"element(s) not found: {', '.join(map(repr, missing))}")
-            return [
-                self._bump_element(conn, sid, deployed=True, deploymentId=deployment_id)
-                for sid in ids
-            ]
+            elements = []
+            for sid in ids:
+                element = self._bump_element(conn, sid, deployed=True, deploymentId=deployment_id)
+                if element is None:
+                    raise UnknownObject(f"element {sid!r} not found")
+                elements.append(element)
+            return elements
 
     def make_deployment_info(self, structure_ids: list[str], deployment_id: str | None) -> JSON:
         """Build the deployment info document the UI's "push to git" action would write."""
@@ -526,7 +536,9 @@ class Store:
                 raise InvalidInput(f"the elements belong to several systems: {', '.join(systems)}")
             structures = [{"id": e["id"], "version": e.get("version")} for e in elements]
             if deployment_id is None:
-                number = int(self._one("SELECT value FROM meta WHERE key = 'next_deployment'") or 1)
+                number = int(
+                    self._text("SELECT value FROM meta WHERE key = 'next_deployment'") or 1
+                )
                 self._conn.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('next_deployment', ?)",
                     (str(number + 1),),

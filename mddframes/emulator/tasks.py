@@ -23,6 +23,7 @@ import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +31,16 @@ Renderer = Callable[[str, str], tuple[str, str]]
 """``render(structure_id, object_type_id) -> (file name, text)``."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+class TaskStatus(TypedDict):
+    """The ``getExportTaskStatus`` answer."""
+
+    taskId: str
+    status: str
+    total: int
+    done: int
+    message: str | None
 
 
 def safe_id(structure_id: str) -> str:
@@ -80,7 +91,7 @@ class ExportTask:
         with self.lock:
             return "RUNNING" if self._held() else self.status
 
-    def poll(self) -> dict:
+    def poll(self) -> TaskStatus:
         """The status record of one status call; a poll uses up one held poll."""
         with self.lock:
             status = "RUNNING" if self._held() else self.status

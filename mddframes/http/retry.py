@@ -11,8 +11,10 @@ is not waited: the call ends at once.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
+from urllib3.connectionpool import ConnectionPool
 from urllib3.response import BaseHTTPResponse
 from urllib3.util.retry import Retry
 
@@ -35,21 +37,20 @@ class IdempotentRetry(Retry):
     for such a method every error is final.
     """
 
-    def increment(  # type: ignore[override]
+    def increment(
         self,
         method: str | None = None,
         url: str | None = None,
-        *args: Any,
-        **kwargs: Any,
-    ) -> Retry:
-        error = kwargs.get("error")
-        if error is None and len(args) >= 2:
-            error = args[1]
+        response: BaseHTTPResponse | None = None,
+        error: Exception | None = None,
+        _pool: ConnectionPool | None = None,
+        _stacktrace: TracebackType | None = None,
+    ) -> Self:
         if error is not None and (method is None or not self._is_method_retryable(method)):
             # connect/read/other=False make the stock Retry give up on this error at once.
             final = self.new(connect=False, other=False, read=False)
-            return Retry.increment(final, method, url, *args, **kwargs)
-        return super().increment(method, url, *args, **kwargs)
+            return Retry.increment(final, method, url, response, error, _pool, _stacktrace)
+        return super().increment(method, url, response, error, _pool, _stacktrace)
 
     def sleep(self, response: BaseHTTPResponse | None = None) -> None:
         """Wait before the next attempt, unless the wait would outlast the call's deadline

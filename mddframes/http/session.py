@@ -98,7 +98,7 @@ class HttpSession:
         self._session = requests.Session()
         self._session.headers["User-Agent"] = USER_AGENT
         self._session.verify = settings.verify
-        self._environments: dict[tuple[str, str, bool], dict[str, Any]] = {}
+        self._environments: dict[tuple[str, str, bool], Mapping[str, Any]] = {}
         pool = GuardedAdapter(
             pool_connections=4,
             pool_maxsize=max(settings.max_workers, 1),
@@ -201,8 +201,8 @@ class HttpSession:
             if first is not None and _is_web_page(response):
                 response.status_code = 404  # a web front end, not the API: no route here
             if response.status_code != 404:
-                if sync and 200 <= response.status_code < 300:
-                    self.discovery.settle_prefix(prefix)  # type: ignore[arg-type]
+                if sync and prefix is not None and 200 <= response.status_code < 300:
+                    self.discovery.settle_prefix(prefix)
                 break
             if first is None:
                 first = (url, response)
@@ -311,7 +311,7 @@ class HttpSession:
 
     # -- sending -------------------------------------------------------------------
 
-    def _environment(self, url: str, stream: bool) -> dict[str, Any]:
+    def _environment(self, url: str, stream: bool) -> Mapping[str, Any]:
         """requests' proxy, CA-bundle and stream settings for ``url``.
 
         requests reads the proxy and CA-bundle variables again on every call, which

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import requests
 
@@ -35,6 +35,18 @@ _STATUS_ERRORS: dict[int, tuple[type[errors.ServiceError], str]] = {
     415: (errors.UnsupportedMediaTypeError, "the service did not accept the body's content type"),
     429: (errors.RateLimitError, "the service kept answering 429 Too Many Requests"),
 }
+
+
+class _ErrorContext(TypedDict):
+    """The keyword arguments every ``MddError`` of a call gets: where it happened."""
+
+    operation: str
+    method: str
+    url: str
+    status: int | None
+    server_message: NotRequired[str | None]
+
+
 #: The whole-object writes a 412 (a failed If-Match) is about: their kind and id parameter.
 _PRECONDITIONED = {"tableUpdate": ("table", "tableId"), "mappingUpdate": ("mapping", "mappingId")}
 
@@ -62,7 +74,7 @@ def error_for_response(
     body = _error_body(response)
     oauth_error, oauth_description = _oauth_fields(response, body)
     server_message = _server_message(body) or oauth_description or oauth_error
-    context = {
+    context: _ErrorContext = {
         "operation": entry.operation,
         "method": entry.method,
         "url": url,
@@ -110,7 +122,7 @@ def _precondition_failed(
     entry: Endpoint,
     response: requests.Response,
     path_params: Mapping[str, object],
-    context: dict[str, Any],
+    context: _ErrorContext,
 ) -> errors.ConcurrentModificationError:
     kind, key = _PRECONDITIONED[entry.operation]
     name = f"{kind} {path_params[key]!r}" if key in path_params else kind
@@ -225,7 +237,7 @@ def transport_error(
     max_retries : int
         The session's retries, named in the message for a method that is repeated.
     """
-    context: dict[str, Any] = {
+    context: _ErrorContext = {
         "operation": entry.operation,
         "method": entry.method,
         "url": url,
@@ -291,7 +303,7 @@ def bound_error(
     received : int, optional
         Bytes of the body read, when the exception does not say.
     """
-    context: dict[str, Any] = {
+    context: _ErrorContext = {
         "operation": entry.operation,
         "method": entry.method,
         "url": url,

@@ -58,7 +58,8 @@ class Warehouse:
     @property
     def source_tables(self) -> list[JSON]:
         """``{"system", "table", "description", "hub", "satellite_of"[, "columns"]}``."""
-        return self.spec["source_tables"]
+        tables: list[JSON] = self.spec["source_tables"]
+        return tables
 
     # -- tree ---------------------------------------------------------------------
 
@@ -353,7 +354,7 @@ class Warehouse:
                         records.column(
                             c["name"],
                             c["dataType"],
-                            **({"precision": 18, "scale": 2} if c["dataType"] == "DECIMAL" else {}),
+                            **_decimal_size(c["dataType"]),
                         )
                         for c in spec["columns"]
                     ],
@@ -493,3 +494,8 @@ def packages(elements: list[JSON]) -> list[JSON]:
             structure_ids=[],
         ),
     ]
+
+
+def _decimal_size(data_type: str) -> JSON:
+    """The precision and scale of a business-vault column (none unless DECIMAL)."""
+    return {"precision": 18, "scale": 2} if data_type == "DECIMAL" else {}
