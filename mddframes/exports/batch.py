@@ -164,7 +164,7 @@ def _legacy_export(
         )
         partial = target.with_name(target.name + ".part")
         with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for row in outcome.results:
+            for _structure_id, row in outcome.succeeded():  # all: errors="raise"
                 zf.write(row["part"], arcname=row["entry"])
         os.replace(partial, target)
     return ExportArchive(target, task_id=None, structure_ids=list(ids))
