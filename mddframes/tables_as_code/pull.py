@@ -140,7 +140,7 @@ def pull_folder(
 
     outcome = run_bulk(pull_one, objects, max_workers=max_workers or api.max_workers,
                        progress=progress, desc="pull", label=lambda item: item[1])  # fmt: skip
-    rows = list(outcome.results)
+    rows = [row for _item, row in outcome.succeeded()]  # all: errors="raise"
     if ids is None:
         # any other object file holds an object the system no longer lists
         pulled = {row["file"] for row in rows}
