@@ -111,6 +111,7 @@ def export_batch(
             f"export task {task.task_id} still runs on the service: attach to it again "
             f"with client.export_task({task.task_id!r}).wait() and .download(dest)"
         )
+        # KeyboardInterrupt declares no such attribute (typeshed is right): callers getattr it
         exc.export_task_id = task.task_id  # type: ignore[attr-defined]
         raise
 

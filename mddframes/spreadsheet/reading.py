@@ -170,7 +170,7 @@ def _read_sheet(workbook: Any, record: SheetRecord) -> pd.DataFrame:
             if isinstance(entry, ColumnSpec):
                 dtype = dtypes[position]
                 try:
-                    value = decode(entry.encoding, raw, dtype)  # type: ignore[arg-type]
+                    value = decode(entry.encoding, raw, dtype)
                 except CellError as exc:
                     raise where.error(column, number, str(exc), name, shown) from exc
                 if entry.encoding == "text" and label is not None and 0 <= label < len(originals):

@@ -246,7 +246,7 @@ def _encode(export: _Export) -> list[list[Cell]]:
                 if spec.encoding == "datetime":
                     cell = encode("datetime", value, original.get(spec.name), templates[spec.name])
                 else:
-                    cell = encode(spec.encoding, value)  # type: ignore[arg-type]
+                    cell = encode(spec.encoding, value)
             except (CellError, TypeError, ValueError) as exc:
                 raise DataShapeError(
                     f"{label}, row {row_label}, column {spec.name!r}: {exc}"
