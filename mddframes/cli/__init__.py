@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import pandas as pd
 
@@ -29,6 +29,12 @@ from mddframes.cli._output import (
     log_level,
     progress_wanted,
 )
+
+if TYPE_CHECKING:
+    from mddframes.client import Client
+
+#: What a command's handler returns: a frame to print, an exit code, both, or nothing.
+Outcome: TypeAlias = "pd.DataFrame | tuple[pd.DataFrame, int] | int | None"
 
 EXIT_OK = 0
 #: An error (its message on stderr), or a refused or failed write.
@@ -113,12 +119,12 @@ def _service_command(
     commands: Any,
     name: str,
     help: str,
-    handler: Callable[[Any, argparse.Namespace], Any],
+    handler: Callable[[Client, argparse.Namespace], Outcome],
     *,
     frame: bool = True,
 ) -> argparse.ArgumentParser:
     """A command that connects; ``frame``: it prints a frame (-o and --format csv|json|text)."""
-    command = commands.add_parser(
+    command: argparse.ArgumentParser = commands.add_parser(
         name, help=help, description=help, epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
@@ -142,17 +148,19 @@ def _service_command(
 
 
 def _with_client(
-    args: argparse.Namespace, handler: Callable[[Any, argparse.Namespace], Any]
+    args: argparse.Namespace, handler: Callable[[Client, argparse.Namespace], Outcome]
 ) -> int:
     from mddframes import connect
 
     with connect(args.tenant, base_url=args.base_url, profile=args.profile) as client:
         client.api.progress = progress_wanted(args)  # a paged list's bar too
         result = handler(client, args)
-    code = None
+    code: int | None = None
     if isinstance(result, tuple):
         result, code = result
-    if isinstance(result, int) and not isinstance(result, bool):
+    if isinstance(result, bool):  # an int to the type checker, but never an exit code
+        raise TypeError(f"a command handler returned {result!r}, not a frame or an exit code")
+    if isinstance(result, int):
         return result
     if result is None:
         return EXIT_OK if code is None else code

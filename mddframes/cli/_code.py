@@ -6,12 +6,15 @@ import argparse
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from mddframes.cli._output import progress_wanted, write_stdout
 from mddframes.cli._service import read_ids
+
+if TYPE_CHECKING:
+    from mddframes.client import Client
 
 #: ``apply``'s exit code when something was refused or failed (0: all written and verified).
 EXIT_APPLY_FAILED = 1
@@ -87,7 +90,7 @@ def _allow_deletes(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _pull(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+def _pull(client: Client, args: argparse.Namespace) -> pd.DataFrame:
     from mddframes.tables_as_code import pull_folder
 
     ids = read_ids(args, required=False) if args.ids_file is not None else None
@@ -101,7 +104,7 @@ def _pull(client: Any, args: argparse.Namespace) -> pd.DataFrame:
     return frame
 
 
-def _plan(client: Any, args: argparse.Namespace) -> int:
+def _plan(client: Client, args: argparse.Namespace) -> int:
     from mddframes.tables_as_code import plan_folder
     from mddframes.tables_as_code.render import plan_markdown, plan_text
 
@@ -120,7 +123,7 @@ def _plan(client: Any, args: argparse.Namespace) -> int:
     return plan.exit_code
 
 
-def _apply(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
+def _apply(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
     from mddframes.tables_as_code import Plan, apply_plan, plan_folder
 
     if args.target.is_file():

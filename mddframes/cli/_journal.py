@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from mddframes.cli._output import progress_wanted
+
+if TYPE_CHECKING:
+    from mddframes.client import Client
 
 #: ``writes``: some batch is unfinished.
 EXIT_PENDING = 2
@@ -48,7 +51,7 @@ def _backup_dir(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _writes(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
+def _writes(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
     frame = client.pending_writes(backup_dir=args.backup_dir, include_finished=args.all)
     pending = frame["state"].isin(["interrupted", "failed", "rolling back"]).any()
     return frame, EXIT_PENDING if pending else 0
@@ -58,13 +61,13 @@ def _recovery(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return frame, 0 if frame.attrs.get("finished") else 1
 
 
-def _resume(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
+def _resume(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
     return _recovery(
         client.resume(args.batch, backup_dir=args.backup_dir, progress=progress_wanted(args))
     )
 
 
-def _roll_back(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
+def _roll_back(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
     return _recovery(
         client.roll_back(args.batch, backup_dir=args.backup_dir, progress=progress_wanted(args))
     )

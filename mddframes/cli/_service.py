@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from mddframes.cli._output import frame_format, progress_wanted, write_stdout
 from mddframes.errors import ExportTimeoutError
+
+if TYPE_CHECKING:
+    from mddframes.client import Client
 
 
 def add_commands(commands: Any, service_command: Any) -> None:
@@ -104,32 +107,32 @@ def read_ids(args: argparse.Namespace, *, required: bool = True) -> list[str]:
     return ids
 
 
-def _tree(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+def _tree(client: Client, args: argparse.Namespace) -> pd.DataFrame:
     types = [t.strip() for t in args.types.split(",") if t.strip()] if args.types else None
     return client.read_tree(args.system, types=types)
 
 
-def _table(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+def _table(client: Client, args: argparse.Namespace) -> pd.DataFrame:
     return client.read_table(args.table_id)
 
 
-def _mapping(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+def _mapping(client: Client, args: argparse.Namespace) -> pd.DataFrame:
     return client.read_mapping(args.mapping_id)
 
 
-def _object_types(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+def _object_types(client: Client, args: argparse.Namespace) -> pd.DataFrame:
     return client.read_object_types()
 
 
-def _packages(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+def _packages(client: Client, args: argparse.Namespace) -> pd.DataFrame:
     return client.read_packages(args.system)
 
 
-def _package_add(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+def _package_add(client: Client, args: argparse.Namespace) -> pd.DataFrame:
     return client.add_to_package(args.system, args.package, read_ids(args))
 
 
-def _export(client: Any, args: argparse.Namespace) -> None:
+def _export(client: Client, args: argparse.Namespace) -> None:
     if args.task is not None:
         task = client.export_task(args.task)
         task.wait(args.timeout, progress=progress_wanted(args))
@@ -162,15 +165,15 @@ def _reattach(args: argparse.Namespace, task_id: str, what: str) -> str:
     )
 
 
-def _deploy(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+def _deploy(client: Client, args: argparse.Namespace) -> pd.DataFrame:
     return client.deploy_many(read_ids(args), args.deployment_id, progress=progress_wanted(args))
 
 
-def _confirm_deployed(client: Any, args: argparse.Namespace) -> pd.DataFrame:
+def _confirm_deployed(client: Client, args: argparse.Namespace) -> pd.DataFrame:
     return client.confirm_deployed(args.info_file)
 
 
-def _doctor(client: Any, args: argparse.Namespace) -> tuple[pd.DataFrame, int] | int:
+def _doctor(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int] | int:
     from mddframes.doctor import doctor_exit_code, doctor_text, run_doctor
 
     frame = run_doctor(client.api, args.system)

@@ -16,11 +16,11 @@ The package, by job: :mod:`~mddframes.elements.creation`,
 :mod:`~mddframes.elements.records` for what they share.
 """
 
-from mddframes.bulk import PartialFailureWarning
 from mddframes.elements.creation import create_child, create_children, creation_order
 from mddframes.elements.deployment import confirm_deployed, deploy, deploy_many
 from mddframes.elements.packages import add_to_package
 from mddframes.elements.records import element_series
+from mddframes.errors import PartialFailureWarning
 
 __all__ = [
     "PartialFailureWarning",

@@ -9,10 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.bulk import PartialFailureWarning
 from mddframes.codec.values import is_missing_cell
 from mddframes.elements.records import cell, element_id, element_series, json_value, require_text
-from mddframes.errors import DataShapeError, InvalidArgumentError, MddError
+from mddframes.errors import (
+    DataShapeError,
+    InvalidArgumentError,
+    MddError,
+    PartialFailureWarning,
+)
 
 if TYPE_CHECKING:
     from mddframes.api import Api

@@ -90,6 +90,7 @@ def as_list(answer: Any, what: str) -> list[Any]:
         return answer
     if isinstance(answer, Mapping):
         for key in _ENVELOPE_KEYS:
-            if isinstance(answer.get(key), list):
-                return answer[key]
+            listed = answer.get(key)
+            if isinstance(listed, list):
+                return listed
     raise DataShapeError(f"{what}: expected a list, got {type(answer).__name__}")

@@ -111,6 +111,7 @@ def export_batch(
             f"export task {task.task_id} still runs on the service: attach to it again "
             f"with client.export_task({task.task_id!r}).wait() and .download(dest)"
         )
+        # KeyboardInterrupt declares no such attribute (typeshed is right): callers getattr it
         exc.export_task_id = task.task_id  # type: ignore[attr-defined]
         raise
 
@@ -164,7 +165,7 @@ def _legacy_export(
         )
         partial = target.with_name(target.name + ".part")
         with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for row in outcome.results:
+            for _structure_id, row in outcome.succeeded():  # all: errors="raise"
                 zf.write(row["part"], arcname=row["entry"])
         os.replace(partial, target)
     return ExportArchive(target, task_id=None, structure_ids=list(ids))

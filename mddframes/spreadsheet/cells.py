@@ -46,7 +46,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -55,6 +55,9 @@ from openpyxl.cell import WriteOnlyCell
 from mddframes.codec.values import format_timestamp, is_missing_cell, same_instant, to_json_value
 
 Encoding = Literal["text", "integer", "number", "boolean", "datetime", "json"]
+
+#: The encodings, in the order of :data:`Encoding`.
+ENCODINGS: tuple[Encoding, ...] = get_args(Encoding)
 
 #: Excel's limit of characters (UTF-16 code units) in one cell.
 MAX_CELL_CHARS = 32_767

@@ -23,8 +23,10 @@ from typing import Any
 
 from mddframes.errors import DataShapeError
 from mddframes.spreadsheet.cells import (
+    ENCODINGS,
     MAX_CELL_CHARS,
     CellError,
+    Encoding,
     escape_text,
     openpyxl_cell,
     raw_value,
@@ -48,7 +50,7 @@ class ColumnSpec:
 
     name: str
     dtype: str
-    encoding: str
+    encoding: Encoding
 
 
 @dataclass
@@ -170,6 +172,13 @@ def read_metadata(sheet: Any) -> tuple[str, list[SheetRecord]]:
     return layout, [_record(title, texts) for title in order]
 
 
+def _encoding(name: str) -> Encoding:
+    for encoding in ENCODINGS:
+        if encoding == name:
+            return encoding
+    raise ValueError(f"unknown encoding {name!r}")  # the caller names the sheet
+
+
 def _record(title: str, texts: dict[tuple[str | None, str], str]) -> SheetRecord:
     values: dict[str, Any] = {}
     for field in _JSON_FIELDS:
@@ -187,7 +196,7 @@ def _record(title: str, texts: dict[tuple[str | None, str], str]) -> SheetRecord
         raise DataShapeError(f"sheet {META_SHEET!r} has no column snapshot of sheet {title!r}")
     read_at = texts.get((title, "read_at"))
     try:
-        columns = [ColumnSpec(str(n), str(d), str(e)) for n, d, e in values["columns"]]
+        columns = [ColumnSpec(str(n), str(d), _encoding(str(e))) for n, d, e in values["columns"]]
         return SheetRecord(
             sheet=title,
             columns=columns,

@@ -37,10 +37,13 @@ def read_shared_strings(source: IO[bytes]) -> list[str]:
     Each item is the text of its plain part and of its rich-text runs, concatenated
     (formatting dropped, phonetic hints ignored), as a spreadsheet program shows it.
     """
-    strings = []
+    strings: list[str] = []
     for _, node in iterparse(source):
         if node.tag == _STRING_ITEM:
-            strings.append(Text.from_tree(node).content)
+            item = Text.from_tree(node)
+            if item is None:  # openpyxl's signature allows it; its code never returns None
+                raise DataShapeError(f"shared string {len(strings)} of the workbook is unreadable")
+            strings.append(item.content)
             node.clear()  # the table can be large: keep memory flat
     return strings
 
@@ -49,7 +52,8 @@ class _ExactTextReader(ExcelReader):
     """openpyxl's reader, with the shared strings read by :func:`read_shared_strings`."""
 
     def read_strings(self) -> None:
-        part = self.package.find(SHARED_STRINGS)
+        # what Manifest.find does (next of findall), by the method the stubs annotate
+        part = next(self.package.findall(SHARED_STRINGS), None)
         if part is not None:
             with self.archive.open(part.PartName[1:]) as source:
                 self.shared_strings = read_shared_strings(source)

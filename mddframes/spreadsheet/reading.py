@@ -24,6 +24,7 @@ from openpyxl.utils import get_column_letter
 
 from mddframes.codec.dtypes import infer_array
 from mddframes.codec.frame import payload_rows
+from mddframes.codec.kinds import KINDS, Kind
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import DataShapeError, InvalidArgumentError
@@ -136,7 +137,7 @@ def _read_sheet(workbook: Any, record: SheetRecord) -> pd.DataFrame:
     dtypes = [
         dtype_from_name(entry.dtype) if isinstance(entry, ColumnSpec) else None for entry in header
     ]
-    originals = payload_rows(record.payload, record.kind) if record.payload else []
+    originals = payload_rows(record.payload, _payload_kind(record, where)) if record.payload else []
     labels: list[int | None] = []
     sheet_rows: list[int] = []
     values: list[list[Any]] = [[] for _ in header]
@@ -169,7 +170,7 @@ def _read_sheet(workbook: Any, record: SheetRecord) -> pd.DataFrame:
             if isinstance(entry, ColumnSpec):
                 dtype = dtypes[position]
                 try:
-                    value = decode(entry.encoding, raw, dtype)  # type: ignore[arg-type]
+                    value = decode(entry.encoding, raw, dtype)
                 except CellError as exc:
                     raise where.error(column, number, str(exc), name, shown) from exc
                 if entry.encoding == "text" and label is not None and 0 <= label < len(originals):
@@ -218,7 +219,9 @@ def _index(
                 "appear once; clear the row cell of a copied row to make it a new row",
             )  # fmt: skip
         first[label] = number
-    original = len(payload_rows(record.payload, record.kind)) if record.payload else 0
+    original = (
+        len(payload_rows(record.payload, _payload_kind(record, where))) if record.payload else 0
+    )
     following = max([original - 1, *first]) + 1 if first or original else 0
     complete = []
     for label in labels:
@@ -257,19 +260,28 @@ def _frame(
     return pd.DataFrame(arrays, index=index, copy=False)
 
 
+def _payload_kind(record: SheetRecord, where: _Located) -> Kind:
+    """The kind of the sheet's payload, as the hidden sheet names it."""
+    for kind in KINDS:
+        if record.kind == kind:
+            return kind
+    raise DataShapeError(f"{where.prefix}: the hidden sheet has no kind or id for its payload")
+
+
 def _attach(frame: pd.DataFrame, record: SheetRecord, where: _Located) -> ReadContext | None:
     if record.payload is None:
         return None
-    if record.kind not in ("table", "mapping") or not record.object_id:
+    kind = _payload_kind(record, where)
+    if not record.object_id:
         raise DataShapeError(f"{where.prefix}: the hidden sheet has no kind or id for its payload")
     if record.digest and digest(record.payload) != record.digest:
         raise DataShapeError(
             f"{where.prefix}: the original payload kept in the hidden sheet {META_SHEET!r} "
             "does not match its hash: the hidden sheet was edited; export the object again"
         )
-    context = ReadContext(record.kind, record.object_id, record.payload)  # type: ignore[arg-type]
+    context = ReadContext(kind, record.object_id, record.payload)
     if record.read_at is not None:
-        context = ReadContext(record.kind, record.object_id, record.payload, record.read_at)  # type: ignore[arg-type]
+        context = ReadContext(kind, record.object_id, record.payload, record.read_at)
     frame.attrs[ATTRS_KEY] = context
     return context
 

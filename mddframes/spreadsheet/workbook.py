@@ -23,6 +23,7 @@ from openpyxl import Workbook
 from openpyxl.utils import get_column_letter
 
 from mddframes.codec.frame import INDEX_NAME, payload_rows
+from mddframes.codec.kinds import KINDS, Kind
 from mddframes.codec.values import ABSENT, is_missing_json
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import DataShapeError, InvalidArgumentError
@@ -104,22 +105,23 @@ class _Export:
 
 
 def _context(
-    frame: pd.DataFrame, object_id: str | None, kind: str | None, client: Any
+    frame: pd.DataFrame, object_id: str | None, kind: Kind | None, client: Any
 ) -> ReadContext | None:
     attached = frame.attrs.get(ATTRS_KEY)
     context = attached if isinstance(attached, ReadContext) else None
-    mismatch = context is not None and object_id is not None and context.object_id != object_id
-    if mismatch:
-        context = None  # the frame was read as another object: look the key up instead
+    foreign = None
+    if context is not None and object_id is not None and context.object_id != object_id:
+        # the frame was read as another object: look the key up instead
+        foreign, context = context, None
     if context is None and client is not None and object_id is not None:
-        for candidate in (kind,) if kind else ("table", "mapping"):
+        for candidate in (kind,) if kind else KINDS:
             context = registry_for(client).get(candidate, object_id)
             if context is not None:
                 break
-    if context is None and mismatch:
+    if context is None and foreign is not None:
         raise InvalidArgumentError(
             f"the frame under key {object_id!r} carries the read context of "
-            f"{attached.kind} {attached.object_id!r}; use the object id as key, or pass "
+            f"{foreign.kind} {foreign.object_id!r}; use the object id as key, or pass "
             "client= (a client that read the object) so the key's context is used"
         )
     if context is not None and kind is not None and context.kind != kind:
@@ -176,7 +178,7 @@ def _snapshot(frame: pd.DataFrame, label: str) -> list[ColumnSpec]:
 
 
 def _exports(
-    frames: pd.DataFrame | Mapping[str, pd.DataFrame], kind: str | None, client: Any
+    frames: pd.DataFrame | Mapping[str, pd.DataFrame], kind: Kind | None, client: Any
 ) -> tuple[str, list[_Export]]:
     if kind not in (None, "table", "mapping"):
         raise InvalidArgumentError(f"kind must be 'table', 'mapping' or None, not {kind!r}")
@@ -244,7 +246,7 @@ def _encode(export: _Export) -> list[list[Cell]]:
                 if spec.encoding == "datetime":
                     cell = encode("datetime", value, original.get(spec.name), templates[spec.name])
                 else:
-                    cell = encode(spec.encoding, value)  # type: ignore[arg-type]
+                    cell = encode(spec.encoding, value)
             except (CellError, TypeError, ValueError) as exc:
                 raise DataShapeError(
                     f"{label}, row {row_label}, column {spec.name!r}: {exc}"
@@ -268,7 +270,7 @@ def to_excel(
     frames: pd.DataFrame | Mapping[str, pd.DataFrame],
     path: PathOrFile,
     *,
-    kind: str | None = None,
+    kind: Kind | None = None,
     client: Any = None,
 ) -> None:
     """Write table or mapping frames to an xlsx workbook for review, losslessly.

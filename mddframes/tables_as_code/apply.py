@@ -82,7 +82,7 @@ def _long_frame(kind: str, items: list[tuple[ObjectFile, dict[str, Any]]]) -> pd
 def _record_contexts(api: Api, items: list[tuple[ObjectFile, dict[str, Any]]]) -> None:
     registry = registry_for(api)
     for held, current in items:
-        registry.record(ReadContext(held.kind, held.object_id, current))  # type: ignore[arg-type]
+        registry.record(ReadContext(held.kind, held.object_id, current))
 
 
 def apply_plan(

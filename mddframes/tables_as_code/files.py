@@ -358,7 +358,9 @@ def _read_csv(path: Path) -> ObjectFile:
     if not meta_path.is_file():
         raise DataShapeError(f"{path}: its sidecar {meta_path.name} is missing (pull it again)")
     meta = _load_json(meta_path)
-    encodings = meta.get("cells") if isinstance(meta.get("cells"), dict) else {}
+    encodings = meta.get("cells")
+    if not isinstance(encodings, dict):
+        encodings = {}
     try:
         # bytes, not read_text: universal newlines would turn a CR LF inside a quoted
         # field into LF, a change nobody made

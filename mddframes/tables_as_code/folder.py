@@ -49,7 +49,7 @@ def object_files(folder: Path) -> Iterator[tuple[Kind, Path]]:
                     f"{stems[stem]} and {path.name} are two files of one object: keep one"
                 )
             stems[stem] = path
-            yield kind, path  # type: ignore[misc]
+            yield kind, path
 
 
 def existing_files(folder: Path, kind: Kind, stem: str) -> list[Path]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from mddframes.codec.kinds import Kind
 
 #: The sub-folder of each kind.
-KIND_FOLDERS: dict[str, str] = {"table": "tables", "mapping": "mappings"}
+KIND_FOLDERS: dict[Kind, str] = {"table": "tables", "mapping": "mappings"}
 
 #: The object file formats, by extension.
 FORMATS = ("csv", "json", "xlsx")

@@ -342,7 +342,7 @@ def plan_folder(
         max_workers=max_workers or api.max_workers, progress=progress, desc="plan",
         label=lambda path: path.name,
     )  # fmt: skip
-    objects: list[PlannedObject] = list(outcome.results)
+    objects = [entry for _path, entry in outcome.succeeded()]  # all: errors="raise"
     twice = Counter((o.kind, o.id) for o in objects if o.id)
     for entry in objects:
         if entry.id and twice[(entry.kind, entry.id)] > 1:

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 PULL_COLUMNS = ("kind", "id", "file", "rows", "action")
 
 
+#: The tree's column of each kind's id.
+_ID_COLUMNS: tuple[tuple[Kind, str], ...] = (("table", "table_id"), ("mapping", "mapping_id"))
+
+
 def system_objects(
     api: Api, system: str, ids: Iterable[str] | None = None
 ) -> list[tuple[Kind, str]]:
@@ -45,11 +49,11 @@ def system_objects(
     found: dict[tuple[Kind, str], None] = {}
     by_element: dict[str, list[tuple[Kind, str]]] = {}
     for record in tree.to_dict("records"):
-        for kind, column in (("table", "table_id"), ("mapping", "mapping_id")):
+        for kind, column in _ID_COLUMNS:
             value = record.get(column)
             if isinstance(value, str) and value:
-                found[(kind, value)] = None  # type: ignore[index]
-                by_element.setdefault(str(record["id"]), []).append((kind, value))  # type: ignore[arg-type]
+                found[(kind, value)] = None
+                by_element.setdefault(str(record["id"]), []).append((kind, value))
     everything = list(found)
     if ids is None:
         return everything
@@ -140,7 +144,7 @@ def pull_folder(
 
     outcome = run_bulk(pull_one, objects, max_workers=max_workers or api.max_workers,
                        progress=progress, desc="pull", label=lambda item: item[1])  # fmt: skip
-    rows = list(outcome.results)
+    rows = [row for _item, row in outcome.succeeded()]  # all: errors="raise"
     if ids is None:
         # any other object file holds an object the system no longer lists
         pulled = {row["file"] for row in rows}

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import ipywidgets as widgets
+import ipywidgets as widgets  # type: ignore[import-untyped]  # ipywidgets: no py.typed, no stubs
 
 from mddframes.errors import MddError
 from mddframes.widgets._messages import describe_error, describe_warning
@@ -30,7 +30,7 @@ class BusyError(MddError):
     """A panel was asked to start work while its previous work still runs."""
 
 
-class Panel(widgets.VBox):
+class Panel(widgets.VBox):  # type: ignore[misc]  # VBox is Any: ipywidgets has no types
     """Base of the panels: ``output``, ``progress``, background work.
 
     Subclasses build their widgets, pass them as ``children`` and call

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import ipywidgets as widgets
+import ipywidgets as widgets  # type: ignore[import-untyped]  # ipywidgets: no py.typed, no stubs
 import pandas as pd
 
 from mddframes.errors import InvalidArgumentError
@@ -98,9 +98,10 @@ class DeployPanel(Panel):
             raise InvalidArgumentError("the deployment id is empty: type one first")
         if not ids:
             raise InvalidArgumentError("no elements are selected: pick some in the list first")
-        return self.client.deploy_many(
+        result: pd.DataFrame = self.client.deploy_many(
             ids, deployment, progress=False, on_progress=self._on_progress
         )
+        return result
 
     def confirm(self, info: Any = None) -> pd.DataFrame:
         """Confirm a deployment info file, as the Confirm button does.
@@ -127,7 +128,7 @@ class DeployPanel(Panel):
             if not self.upload.value:
                 raise InvalidArgumentError("no deployment info file is uploaded")
             info = bytes(self.upload.value[0]["content"])
-        result = self.client.confirm_deployed(info)
+        result: pd.DataFrame = self.client.confirm_deployed(info)
         self._on_progress(len(result), len(result))
         return result
 

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import ipywidgets as widgets
+import ipywidgets as widgets  # type: ignore[import-untyped]  # ipywidgets: no py.typed, no stubs
 import pandas as pd
 
 from mddframes.archive import ExportArchive
@@ -206,7 +206,7 @@ class ExportPanel(Panel):
         self.pending_task_id = None
         self.reattach_button.layout.display = "none"
         try:
-            return self.client.export_batch(
+            archive: ExportArchive = self.client.export_batch(
                 ids,
                 object_type,
                 self.dest,
@@ -218,6 +218,7 @@ class ExportPanel(Panel):
         except ExportTimeoutError as exc:
             self._offer_reattach(exc.task_id, ids)
             raise
+        return archive
 
     def _finish(self, task: ExportTask) -> ExportArchive:
         try:
@@ -242,9 +243,10 @@ class ExportPanel(Panel):
 
     def _single(self, ids: list[str], object_type: str) -> pd.DataFrame:
         self._check_inputs(ids, object_type)
-        return self.client.export_scripts(
+        scripts: pd.DataFrame = self.client.export_scripts(
             ids, object_type, self.dest, progress=False, on_progress=self._on_progress
         )
+        return scripts
 
     def _show_zip(self, archive: ExportArchive) -> None:
         files = archive.files()

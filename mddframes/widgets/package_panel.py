@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import ipywidgets as widgets
+import ipywidgets as widgets  # type: ignore[import-untyped]  # ipywidgets: no py.typed, no stubs
 import pandas as pd
 
 from mddframes.errors import InvalidArgumentError, PackageClosedError
@@ -135,7 +135,7 @@ class PackagePanel(Panel):
         if not ids:
             raise InvalidArgumentError("no elements are selected: pick some in the list first")
         try:
-            result = self.client.add_to_package(self.system, package, ids)
+            result: pd.DataFrame = self.client.add_to_package(self.system, package, ids)
         except PackageClosedError:
             self.refresh()  # the closed package leaves the list
             raise

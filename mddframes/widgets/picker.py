@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import ipywidgets as widgets
+import ipywidgets as widgets  # type: ignore[import-untyped]  # ipywidgets: no py.typed, no stubs
 import numpy as np
 import pandas as pd
 import traitlets
@@ -61,7 +61,7 @@ def _display_order(parent_pos: np.ndarray, depth: np.ndarray) -> np.ndarray:
     return np.argsort(number, kind="stable")
 
 
-class ElementPicker(widgets.VBox):
+class ElementPicker(widgets.VBox):  # type: ignore[misc]  # VBox is Any: ipywidgets has no types
     """Pick elements of a system's tree.
 
     Parameters
@@ -184,7 +184,8 @@ class ElementPicker(widgets.VBox):
     @property
     def matching(self) -> list[str]:
         """The ids the current filter matches (also those the list does not show)."""
-        return self._ids[self._matching].tolist()
+        matching: list[str] = self._ids[self._matching].tolist()  # ids are str (see __init__)
+        return matching
 
     def select(self, ids: Iterable[Any], *, add: bool = False) -> None:
         """Select elements by id.

@@ -17,24 +17,23 @@ import html
 import os
 from typing import Any
 
-import ipywidgets as widgets
+import ipywidgets as widgets  # type: ignore[import-untyped]  # ipywidgets: no py.typed, no stubs
 import pandas as pd
 
+from mddframes.codec.kinds import KINDS
 from mddframes.context import ATTRS_KEY
 from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
 from mddframes.widgets._messages import describe_error
 from mddframes.widgets._panel import Panel
 from mddframes.writing.journal_file import read_journal
 
-_KINDS = ("table", "mapping")
-
 
 def _kind_of(client: Any, object_id: str, frame: pd.DataFrame) -> str:
-    context = frame.attrs.get(ATTRS_KEY)
-    if getattr(context, "kind", None) in _KINDS:
-        return str(context.kind)
+    attached = getattr(frame.attrs.get(ATTRS_KEY), "kind", None)
+    if attached in KINDS:
+        return str(attached)
     registry = client.contexts
-    found = [kind for kind in _KINDS if registry.get(kind, object_id) is not None]  # type: ignore[arg-type]
+    found = [kind for kind in KINDS if registry.get(kind, object_id) is not None]
     if len(found) == 1:
         return found[0]
     raise InvalidArgumentError(
@@ -84,7 +83,7 @@ class WriteReview(Panel):
         allow_deletes: bool = False,
         backup_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        if kind is not None and kind not in _KINDS:
+        if kind is not None and kind not in KINDS:
             raise InvalidArgumentError(
                 f"WriteReview: kind must be 'table' or 'mapping', not {kind!r}"
             )

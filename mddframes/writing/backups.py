@@ -251,16 +251,15 @@ def load_backup(path: str | os.PathLike[str]) -> dict[str, Any]:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise DataShapeError(f"cannot read backup {path}: {exc}") from None
-    problems = []
     if not isinstance(document, dict):
-        problems.append("it is not a JSON object")
-    else:
-        if document.get("kind") not in ("table", "mapping"):
-            problems.append(f"'kind' is {document.get('kind')!r}, not 'table' or 'mapping'")
-        if not isinstance(document.get("id"), str) or not document.get("id"):
-            problems.append("'id' is missing")
-        if not isinstance(document.get("payload"), dict):
-            problems.append("'payload' is not a JSON object")
+        raise DataShapeError(f"{path} is not an mddframes backup: it is not a JSON object")
+    problems = []
+    if document.get("kind") not in ("table", "mapping"):
+        problems.append(f"'kind' is {document.get('kind')!r}, not 'table' or 'mapping'")
+    if not isinstance(document.get("id"), str) or not document.get("id"):
+        problems.append("'id' is missing")
+    if not isinstance(document.get("payload"), dict):
+        problems.append("'payload' is not a JSON object")
     if problems:
         raise DataShapeError(f"{path} is not an mddframes backup: {'; '.join(problems)}")
     return document

@@ -81,8 +81,9 @@ def write_edits(
         api, [(kind, object_id) for object_id, _rows in groups], purpose=f"write_{kind}s"
     )  # fmt: skip
     with guard:  # from the first check to the last verification
-        checked = run_bulk(prepare, groups, max_workers=workers, progress=progress,
-                           desc=f"check {kind}s", label=lambda g: g[0]).results  # fmt: skip
+        checking = run_bulk(prepare, groups, max_workers=workers, progress=progress,
+                            desc=f"check {kind}s", label=lambda g: g[0])  # fmt: skip
+        checked = [outcome for _group, outcome in checking.succeeded()]  # all: errors="raise"
         changes = _all_or_none(kind, [g[0] for g in groups], checked)
         results, to_send = gate_all(changes, dry_run=dry_run)
         sent = send_batch(api, f"write_{kind}s", [changes[p] for p in to_send],
@@ -170,9 +171,10 @@ def send_batch(
         return SentBatch([])
     kinds = sorted({change.kind for change in changes})
     kind = kinds[0] if len(kinds) == 1 else "object"
-    backups = run_bulk(lambda change: take_backup(api, change, backup_dir), changes,
-                       max_workers=max_workers, progress=False, desc=f"back up {kind}s",
-                       label=lambda change: change.object_id).results  # fmt: skip
+    backing_up = run_bulk(lambda change: take_backup(api, change, backup_dir), changes,
+                          max_workers=max_workers, progress=False, desc=f"back up {kind}s",
+                          label=lambda change: change.object_id)  # fmt: skip
+    backups = [path for _change, path in backing_up.succeeded()]  # all: errors="raise"
     planned = []
     for change, backup in zip(changes, backups, strict=True):
         payload = change.new.payload()
@@ -197,6 +199,7 @@ def send_batch(
                         label=lambda index: changes[index].object_id)  # fmt: skip
         if not sent.exceptions:
             journal.end("written", "write")
+    written = dict(sent.succeeded())
     outcomes: list[WriteResult | Exception] = []
     for position in range(len(changes)):
         if position in sent.exceptions:
@@ -205,7 +208,7 @@ def send_batch(
                          f"undo it with roll_back({journal.batch!r})")  # fmt: skip
             outcomes.append(exc)
         else:
-            outcomes.append(sent.results[position])
+            outcomes.append(written[position])
     return SentBatch(outcomes, journal.path.stem, str(journal.path))
 
 

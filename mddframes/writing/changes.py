@@ -143,7 +143,11 @@ def _name_foreign(change: Change, foreign: str | None) -> Change:
         line = {"level": "error", "table": change.object_id, "row": None, "column": None,
                 "problem": f"{FOREIGN_FRAME}: {foreign}", "old": None, "new": None,
                 "rank": -1, "at": ()}  # fmt: skip
-        change.report = CheckReport.from_records([line, *change.report.frame.to_dict("records")])
+        earlier = [
+            {str(name): value for name, value in record.items()}  # the report's names are str
+            for record in change.report.frame.to_dict("records")
+        ]
+        change.report = CheckReport.from_records([line, *earlier])
         change.foreign = True
     return change
 
@@ -255,8 +259,12 @@ def prepare_replacement(
 def columns_payload(columns: Any, base: dict[str, Any]) -> list[dict[str, Any]]:
     """New ``metadata.columns`` from a list of dicts or a ``read_table_columns`` frame."""
     if isinstance(columns, pd.DataFrame):
-        metadata = base.get("metadata") if isinstance(base.get("metadata"), dict) else {}
-        original = metadata.get("columns") if isinstance(metadata.get("columns"), list) else []
+        metadata = base.get("metadata")
+        if not isinstance(metadata, dict):
+            metadata = {}
+        original = metadata.get("columns")
+        if not isinstance(original, list):
+            original = []
         # back to the service's own field names (data_type -> dataType)
         names = {snake_case(k): k for c in original if isinstance(c, dict) for k in c}
         frame = columns.rename(columns=lambda c: names.get(c, _camel_case(c)))

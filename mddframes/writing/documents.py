@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mddframes.api_bodies import json_object
+from mddframes.api_bodies import json_object, require_document
 from mddframes.codec.diff import Diff, diff_payloads
 from mddframes.codec.kinds import Kind
 from mddframes.codec.stream import (
@@ -132,8 +132,10 @@ def put(
     """
     if kind == "table":
         api.put_table(object_id, body, answer=False, if_match=if_match)
-    else:
+    elif isinstance(body, dict):
         api.put_mapping(object_id, body, if_match=if_match)
+    else:  # only a large table is sent as bytes: refused here as put_mapping refuses it
+        require_document("put_mapping", "payload", body)
 
 
 class NewDocument(Protocol):

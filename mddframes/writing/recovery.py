@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pandas as pd
 
 from mddframes.bulk import resolve_workers, run_bulk
+from mddframes.codec.kinds import KINDS, Kind
 from mddframes.codec.values import digest
 from mddframes.errors import ConcurrentModificationError, JournalError
 from mddframes.writing.backups import load_backup
@@ -294,9 +295,11 @@ def _recover_locked(
     """Read every object, refuse if any was changed by someone else, send the rest."""
     payloads = _payloads(journal, target)
     objects, path = journal.objects, journal.path
-    held = run_bulk(lambda item: fetch(api, item.kind, item.id), objects,
-                    max_workers=workers, progress=False, desc=f"{by}: read",
-                    label=lambda item: item.id).results  # fmt: skip
+    kinds = _kinds(journal)
+    reading = run_bulk(lambda index: fetch(api, kinds[index], objects[index].id),
+                       range(len(objects)), max_workers=workers, progress=False,
+                       desc=f"{by}: read", label=lambda index: objects[index].id)  # fmt: skip
+    held = [now for _index, now in reading.succeeded()]  # all: errors="raise"
     current = [digest(now.document()) for now in held]
     want = [item.after if target == "after" else item.before for item in objects]
     other = [item.before if target == "after" else item.after for item in objects]
@@ -314,7 +317,7 @@ def _recover_locked(
             # what it held before this step: the batch's backup (resume), or the
             # journal's payload (roll back)
             before = Path(item.backup) if target == "after" else Path(path)
-            change = prepare_replacement(api, item.kind, item.id, payloads[index],
+            change = prepare_replacement(api, kinds[index], item.id, payloads[index],
                                          held=held[index], records_context=False)  # fmt: skip
             try:
                 send(api, change, backup=before,
@@ -331,6 +334,21 @@ def _recover_locked(
         if not errors:
             writer.end("written" if target == "after" else "rolled-back", by)
     return _recovery_frame(journal, to_send, errors)
+
+
+def _kinds(journal: JournalState) -> list[Kind]:
+    """The kind of each planned object (a journal naming another kind is damaged)."""
+    kinds: list[Kind] = []
+    for item in journal.objects:
+        kind = next((known for known in KINDS if known == item.kind), None)
+        if kind is None:
+            raise JournalError(
+                f"journal {journal.path} is damaged: object {item.id!r} has kind "
+                f"{item.kind!r}, not 'table' or 'mapping'; nothing was sent",
+                path=str(journal.path),
+            )
+        kinds.append(kind)
+    return kinds
 
 
 def _refuse_changed(journal: JournalState, by: Actor, changed: list[PlannedObject]) -> None:

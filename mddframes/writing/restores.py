@@ -23,6 +23,7 @@ from mddframes.writing.backups import load_backup
 from mddframes.writing.batch import (
     RESULT_COLUMNS,
     RESULT_DTYPES,
+    SentBatch,
     gate_all,
     result_fields,
     send_batch,
@@ -87,7 +88,7 @@ def _restore(
     backup_dir: str | os.PathLike[str] | None,
     max_workers: int | None,
     progress: bool,
-) -> tuple[list[Change], list[WriteResult | None], dict[int, Exception], Any]:
+) -> tuple[list[Change], list[WriteResult | None], dict[int, Exception], SentBatch]:
     """The batch: prepare every restore, gate, send the changed ones with a journal."""
     workers = resolve_workers(max_workers, api.max_workers)
     documents = _load_all(api, paths)
@@ -108,13 +109,14 @@ def _restore_locked(
     backup_dir: str | os.PathLike[str] | None,
     workers: int,
     progress: bool,
-) -> tuple[list[Change], list[WriteResult | None], dict[int, Exception], Any]:
-    changes = run_bulk(
+) -> tuple[list[Change], list[WriteResult | None], dict[int, Exception], SentBatch]:
+    preparing = run_bulk(
         lambda document: prepare_replacement(api, document["kind"], document["id"],
                                              document["payload"]),
         documents, max_workers=workers, progress=progress, desc="read before restore",
         label=lambda document: f"{document['kind']} {document['id']}",
-    ).results  # fmt: skip
+    )  # fmt: skip
+    changes = [change for _document, change in preparing.succeeded()]  # all: errors="raise"
     results, to_send = gate_all(changes, dry_run=dry_run)
     sent = send_batch(api, operation, [changes[p] for p in to_send],
                       backup_dir=backup_dir, max_workers=workers, progress=progress)  # fmt: skip

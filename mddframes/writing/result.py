@@ -56,7 +56,8 @@ class WriteResult:
     @property
     def payload(self) -> dict[str, Any]:
         if isinstance(self._payload, KeptJson):
-            return load_document(self._payload, self.kind)
+            document: dict[str, Any] = load_document(self._payload, self.kind)
+            return document
         return self._payload
 
     def __deepcopy__(self, memo: dict[int, Any]) -> WriteResult:
