@@ -13,7 +13,7 @@ import decimal
 from itertools import chain, repeat
 from typing import Any
 
-import ijson  # type: ignore[import-untyped]  # ijson ships neither stubs nor py.typed
+import ijson
 import numpy as np
 
 

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import ijson  # type: ignore[import-untyped]  # ijson ships neither stubs nor py.typed
+import ijson
 import pandas as pd
 
 from mddframes.codec.column_batches import ColumnBatches

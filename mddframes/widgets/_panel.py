@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import ipywidgets as widgets  # type: ignore[import-untyped]  # ipywidgets: no py.typed, no stubs
+import ipywidgets as widgets
 
 from mddframes.errors import MddError
 from mddframes.widgets._messages import describe_error, describe_warning

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import ipywidgets as widgets  # type: ignore[import-untyped]  # ipywidgets: no py.typed, no stubs
+import ipywidgets as widgets
 import pandas as pd
 
 from mddframes.archive import ExportArchive

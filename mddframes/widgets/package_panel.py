@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import ipywidgets as widgets  # type: ignore[import-untyped]  # ipywidgets: no py.typed, no stubs
+import ipywidgets as widgets
 import pandas as pd
 
 from mddframes.errors import InvalidArgumentError, PackageClosedError

@@ -17,7 +17,7 @@ import html
 import os
 from typing import Any
 
-import ipywidgets as widgets  # type: ignore[import-untyped]  # ipywidgets: no py.typed, no stubs
+import ipywidgets as widgets
 import pandas as pd
 
 from mddframes.codec.kinds import KINDS
