@@ -16,6 +16,7 @@ from mddframes.codec import (
     from_payload,
     to_payload,
 )
+from mddframes.codec.values import JsonObject, JsonValue
 from mddframes.connection import connect
 from mddframes.context import ReadContext
 from mddframes.doctor import doctor_exit_code, run_doctor
@@ -42,6 +43,7 @@ from mddframes.errors import (
     PackageClosedError,
     PartialFailureWarning,
     RateLimitError,
+    RequestDetails,
     ResponseFormatError,
     ServerError,
     ServiceError,
@@ -54,6 +56,7 @@ from mddframes.errors import (
 )
 from mddframes.exports import ExportTask, Script
 from mddframes.frames import iter_groups, tree_frame
+from mddframes.ids import Ids
 from mddframes.spreadsheet import read_excel, to_excel
 from mddframes.tables_as_code import Plan, apply_plan, plan_folder, pull_folder
 from mddframes.writing import WriteResult
@@ -78,9 +81,12 @@ __all__ = [
     "ExportFailedError",
     "ExportTask",
     "ExportTimeoutError",
+    "Ids",
     "IncompletePayloadError",
     "InvalidArgumentError",
     "JournalError",
+    "JsonObject",
+    "JsonValue",
     "LegacyExportWarning",
     "LockTimeoutError",
     "MddError",
@@ -91,6 +97,7 @@ __all__ = [
     "Plan",
     "RateLimitError",
     "ReadContext",
+    "RequestDetails",
     "ResponseFormatError",
     "Script",
     "ServerError",

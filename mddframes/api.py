@@ -24,6 +24,7 @@ from mddframes.api_bodies import (
     json_object,
     require_document,
 )
+from mddframes.codec.values import JsonObject, JsonValue
 from mddframes.config import Settings
 from mddframes.errors import InvalidArgumentError, MddError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
@@ -180,7 +181,7 @@ class Api:
             raise InvalidArgumentError(f"{method}(): ids is empty; give at least one element id")
         return ids
 
-    def get_tree(self, system: str) -> Any:
+    def get_tree(self, system: str) -> JsonValue:
         """The element tree of ``system`` as the service sent it (``getTree``).
 
         Parameters
@@ -197,7 +198,7 @@ class Api:
         """
         return self._list("getTree", {"name": system}, f"tree of system {system!r}", 11)
 
-    def get_structure(self, structure_id: str) -> dict[str, Any]:
+    def get_structure(self, structure_id: str) -> JsonObject:
         """The latest version of one element (``getStructure``).
 
         Parameters
@@ -207,7 +208,7 @@ class Api:
         """
         return self._json_object("getStructure", {"id": structure_id})
 
-    def get_raw_data(self, structure_id: str) -> Any:
+    def get_raw_data(self, structure_id: str) -> JsonValue:
         """The data the service sends to a template for one element (``getRawData``).
 
         Parameters
@@ -217,11 +218,11 @@ class Api:
         """
         return self._json("getRawData", {"structureId": structure_id})
 
-    def get_object_types(self) -> Any:
+    def get_object_types(self) -> JsonValue:
         """All object types defined in the settings (``getObjectTypes``)."""
         return self._list("getObjectTypes", None, "list of object types", 14)
 
-    def get_table(self, table_id: str) -> dict[str, Any]:
+    def get_table(self, table_id: str) -> JsonObject:
         """The full content of a table: data and metadata (``getTable``).
 
         Parameters
@@ -266,11 +267,11 @@ class Api:
     def put_table(
         self,
         table_id: str,
-        payload: dict[str, Any] | EncodedJson,
+        payload: JsonObject | EncodedJson,
         *,
         answer: bool = True,
         if_match: str | None = None,
-    ) -> Any:
+    ) -> JsonValue:
         """Replace the whole content of a table (``tableUpdate``).
 
         This is the raw call: omitted attributes are lost on the service. Prefer
@@ -314,7 +315,7 @@ class Api:
                 pass
         return None
 
-    def get_mapping(self, mapping_id: str) -> dict[str, Any]:
+    def get_mapping(self, mapping_id: str) -> JsonObject:
         """The full content of a mapping (``getMapping``).
 
         Parameters
@@ -341,8 +342,8 @@ class Api:
         return self._tagged("getMapping", {"mappingId": mapping_id})
 
     def put_mapping(
-        self, mapping_id: str, payload: dict[str, Any], *, if_match: str | None = None
-    ) -> Any:
+        self, mapping_id: str, payload: JsonObject, *, if_match: str | None = None
+    ) -> JsonValue:
         """Replace the whole content of a mapping (``mappingUpdate``).
 
         Parameters
@@ -369,7 +370,7 @@ class Api:
         return self._json("mappingUpdate", {"mappingId": mapping_id}, json_body=payload,
                           headers=headers)  # fmt: skip
 
-    def list_deployment_packages(self, system: str) -> Any:
+    def list_deployment_packages(self, system: str) -> JsonValue:
         """The open deployment packages of ``system`` (``listDeploymentPackages``).
 
         Parameters
@@ -384,7 +385,7 @@ class Api:
             18,
         )
 
-    def add_to_deployment_package(self, system: str, package: str, ids: list[str]) -> Any:
+    def add_to_deployment_package(self, system: str, package: str, ids: list[str]) -> JsonValue:
         """Add elements to a deployment package (raw ``addToDeploymentPackage``).
 
         Sent once, never retried.
@@ -410,9 +411,7 @@ class Api:
             json_body=self._nonempty(wanted, "add_to_deployment_package"),
         )
 
-    def create_child_structure(
-        self, parent_id: str, type: str, body: dict[str, Any]
-    ) -> dict[str, Any]:
+    def create_child_structure(self, parent_id: str, type: str, body: JsonObject) -> JsonObject:
         """Create an element of ``type`` below ``parent_id`` (raw ``createChildStructure``).
 
         Sent once, never retried.
@@ -464,7 +463,7 @@ class Api:
             name = attachment_filename_fallback(structure_id)
         return name, text
 
-    def structure_mass_export_async(self, ids: list[str], object_type_id: str) -> dict[str, Any]:
+    def structure_mass_export_async(self, ids: list[str], object_type_id: str) -> JsonObject:
         """Start a batch script generation (raw ``structureMassExportAsync``).
 
         Sent once, never retried.
@@ -506,7 +505,7 @@ class Api:
             )
         return answer
 
-    def structure_mass_export_async_status(self, task_id: str) -> dict[str, Any]:
+    def structure_mass_export_async_status(self, task_id: str) -> JsonObject:
         """The status of a batch export task (``structureMassExportAsyncStatus``).
 
         Parameters
@@ -546,7 +545,7 @@ class Api:
         response = self.http.call(operation, {"taskId": task_id}, stream=True)
         return stream_to_file(endpoint(operation), response.url, response, path)
 
-    def deploy_structure(self, structure_id: str, deployment_id: str) -> Any:
+    def deploy_structure(self, structure_id: str, deployment_id: str) -> JsonValue:
         """Mark an element as deployed (``deployStructure``). Sent once, never retried.
 
         Parameters
@@ -559,8 +558,8 @@ class Api:
         return self._json("deployStructure", {"id": structure_id, "deploymentId": deployment_id})
 
     def confirm_structure_deployment(
-        self, info: str | os.PathLike[str] | dict[str, Any] | bytes
-    ) -> Any:
+        self, info: str | os.PathLike[str] | JsonObject | bytes
+    ) -> JsonValue:
         """Upload a deployment info file (``confirmStructureDeployment``).
 
         Sent once, never retried, as the multipart field ``file``

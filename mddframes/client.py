@@ -10,8 +10,8 @@ functions never see the Client, so the arrows point one way. The raw operations 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Self
 
 import pandas as pd
 
@@ -20,12 +20,15 @@ from mddframes._facade import facade_of
 from mddframes.api import Api
 from mddframes.archive import ExportArchive
 from mddframes.bulk import ErrorPolicy, ProgressCallback
+from mddframes.codec.kinds import Kind
+from mddframes.codec.values import JsonObject, JsonValue
 from mddframes.config import Settings
 from mddframes.context import ContextRegistry, registry_for
 from mddframes.errors import InvalidArgumentError
 from mddframes.exports import ExportTask, Script
 from mddframes.frames import bulk_tables, listing, structures, table, tree
 from mddframes.http.session import HttpSession
+from mddframes.ids import Ids
 from mddframes.writing import WriteResult
 
 if TYPE_CHECKING:
@@ -114,7 +117,7 @@ class Client:
         """Release the pooled connections; later calls raise ``MddError``."""
         self.api.close()
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -147,7 +150,7 @@ class Client:
         )
 
     @facade_of(listing.read_raw_data)
-    def read_raw_data(self, structure_id: str, *, flatten: bool = False) -> Any:
+    def read_raw_data(self, structure_id: str, *, flatten: bool = False) -> JsonValue:
         return listing.read_raw_data(self.api, structure_id, flatten=flatten)
 
     @facade_of(listing.read_object_types)
@@ -219,7 +222,7 @@ class Client:
         table_id: str,
         frame: pd.DataFrame,
         *,
-        columns: Any = None,
+        columns: Sequence[Mapping[str, JsonValue]] | pd.DataFrame | None = None,
         dry_run: bool = False,
         allow_deletes: bool = False,
         force: bool = False,
@@ -345,14 +348,14 @@ class Client:
     # -- exports (exports/) ------------------------------------------------------
 
     @facade_of(exports.export_script)
-    def export_script(self, structure_id: Any, object_type_id: Any) -> Script:
+    def export_script(self, structure_id: str, object_type_id: str) -> Script:
         return exports.export_script(self.api, structure_id, object_type_id)
 
     @facade_of(exports.export_scripts)
     def export_scripts(
         self,
-        ids: Any,
-        object_type_id: Any,
+        ids: Ids,
+        object_type_id: str,
         dest: str | os.PathLike[str] | None = None,
         *,
         max_workers: int | None = None,
@@ -365,7 +368,7 @@ class Client:
         )  # fmt: skip
 
     @facade_of(exports.start_export)
-    def start_export(self, ids: Any, object_type_id: Any) -> ExportTask:
+    def start_export(self, ids: Ids, object_type_id: str) -> ExportTask:
         return exports.start_export(self.api, ids, object_type_id)
 
     def export_task(self, task_id: str) -> ExportTask:
@@ -385,8 +388,8 @@ class Client:
     @facade_of(exports.export_batch)
     def export_batch(
         self,
-        ids: Any,
-        object_type_id: Any,
+        ids: Ids,
+        object_type_id: str,
         dest: str | os.PathLike[str],
         *,
         timeout: float | None = None,
@@ -405,7 +408,9 @@ class Client:
     # -- elements, packages, deployment (elements/) ------------------------------
 
     @facade_of(elements.create_child)
-    def create_child(self, parent_id: Any, type: str, name: str, **attributes: Any) -> pd.Series:
+    def create_child(
+        self, parent_id: str, type: str, name: str, **attributes: JsonValue
+    ) -> pd.Series:
         return elements.create_child(self.api, parent_id, type, name, **attributes)
 
     @facade_of(elements.create_children)
@@ -413,18 +418,18 @@ class Client:
         return elements.create_children(self.api, frame, progress=progress)
 
     @facade_of(elements.add_to_package)
-    def add_to_package(self, system: str, package: str, ids: Any) -> pd.DataFrame:
+    def add_to_package(self, system: str, package: str, ids: Ids) -> pd.DataFrame:
         return elements.add_to_package(self.api, system, package, ids)
 
     @facade_of(elements.deploy)
-    def deploy(self, structure_id: Any, deployment_id: Any) -> pd.Series:
+    def deploy(self, structure_id: str, deployment_id: str) -> pd.Series:
         return elements.deploy(self.api, structure_id, deployment_id)
 
     @facade_of(elements.deploy_many)
     def deploy_many(
         self,
-        items: Any,
-        deployment_id: Any = None,
+        items: Ids,
+        deployment_id: str | None = None,
         *,
         max_workers: int | None = None,
         progress: bool = True,
@@ -436,7 +441,7 @@ class Client:
         )  # fmt: skip
 
     @facade_of(elements.confirm_deployed)
-    def confirm_deployed(self, info: Any) -> pd.DataFrame:
+    def confirm_deployed(self, info: str | os.PathLike[str] | JsonObject | bytes) -> pd.DataFrame:
         return elements.confirm_deployed(self.api, info)
 
     # -- checking a service (doctor/) -------------------------------------------
@@ -485,7 +490,7 @@ class Client:
         object_id: str,
         frame: pd.DataFrame,
         *,
-        kind: str | None = None,
+        kind: Kind | None = None,
         allow_deletes: bool = False,
         backup_dir: str | os.PathLike[str] | None = None,
     ) -> WriteReview:

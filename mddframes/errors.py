@@ -49,7 +49,7 @@ always has a status. Missing credentials, which never reach the service, are a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 __all__ = [
     "AuthError",
@@ -94,6 +94,16 @@ def _rebuild(cls: type[MddError], args: tuple[Any, ...], state: dict[str, Any]) 
     return error
 
 
+class RequestDetails(TypedDict):
+    """The call an error is about: the keyword arguments of every :class:`MddError`."""
+
+    operation: str | None
+    method: str | None
+    url: str | None
+    status: int | None
+    server_message: str | None
+
+
 class MddError(Exception):
     """Base class of every error raised by mddframes.
 
@@ -129,7 +139,7 @@ class MddError(Exception):
         self.server_message = server_message
         super().__init__(self._render())
 
-    def request_details(self) -> dict[str, Any]:
+    def request_details(self) -> RequestDetails:
         """The request this error is about, as keyword arguments for another MddError.
 
         For re-raising as a more specific error that still names the same call:

@@ -10,7 +10,7 @@ a string (a number has often lost leading zeros on its way through a CSV file).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import pandas as pd
 
@@ -20,7 +20,12 @@ from mddframes.errors import DataShapeError, InvalidArgumentError
 ELEMENT_ID_COLUMNS = ("id", "structure_id", "structureId")
 
 
-def id_list(ids: Any, *, what: str, id_columns: Sequence[str] = ELEMENT_ID_COLUMNS) -> list[str]:
+#: Some ids as a user passes them: a list, tuple, Series or Index of strings, or a frame
+#: with an id column (its first column named in ``id_columns``).
+Ids: TypeAlias = Iterable[str] | pd.DataFrame
+
+
+def id_list(ids: Ids, *, what: str, id_columns: Sequence[str] = ELEMENT_ID_COLUMNS) -> list[str]:
     """The distinct ids of ``ids``, first occurrence first.
 
     Parameters

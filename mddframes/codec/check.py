@@ -28,7 +28,7 @@ whole table (:attr:`Stage.whole_table`) once at the end.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +36,7 @@ from mddframes.codec.check_context import CheckContext, Record
 from mddframes.codec.frame import ROWS_KEYS
 from mddframes.codec.kinds import Kind
 from mddframes.codec.report import REPORT_COLUMNS, CheckReport, report_order
-from mddframes.codec.values import ABSENT, has_non_finite, json_type
+from mddframes.codec.values import ABSENT, JsonObject, has_non_finite, json_type
 
 __all__ = [
     "REPORT_COLUMNS",
@@ -319,14 +319,14 @@ def run_stages(context: CheckContext, stages: Iterable[Stage]) -> list[Record]:
 
 
 def check_payload(
-    new: dict[str, Any],
-    current: dict[str, Any],
+    new: JsonObject,
+    current: JsonObject,
     *,
     allow_deletes: bool = False,
     kind: Kind = "table",
-    object_id: Any = None,
+    object_id: str | None = None,
     origin: Sequence[int | None] | None = None,
-    labels: Sequence[Any] | None = None,
+    labels: Sequence[Hashable] | None = None,
 ) -> CheckReport:
     """Check a full-replacement payload against what the service holds now.
 

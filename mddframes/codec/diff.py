@@ -18,7 +18,7 @@ import pandas as pd
 from mddframes.codec.align import align_rows, primary_key_columns
 from mddframes.codec.frame import INDEX_NAME, declared_columns, payload_rows, rows_key
 from mddframes.codec.kinds import Kind
-from mddframes.codec.values import ABSENT, strict_equal
+from mddframes.codec.values import ABSENT, JsonObject, strict_equal
 
 _HTML_LIMIT = 100
 _CHANGED_COLUMNS = ["row", "column", "old", "new"]
@@ -177,12 +177,12 @@ def _rows_frame(rows: list[dict[str, Any]], labels: list[Any]) -> pd.DataFrame:
 
 
 def diff_payloads(
-    old: dict[str, Any],
-    new: dict[str, Any],
+    old: JsonObject,
+    new: JsonObject,
     *,
     kind: Kind = "table",
     origin: Sequence[int | None] | None = None,
-    labels: Sequence[Any] | None = None,
+    labels: Sequence[Hashable] | None = None,
 ) -> Diff:
     """The differences between two payloads of one table or mapping.
 

@@ -26,6 +26,7 @@ from mddframes.codec.dtypes import STRING_DTYPE, column_array
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import (
     ABSENT,
+    JsonObject,
     cell_changed,
     is_missing_cell,
     is_missing_json,
@@ -120,7 +121,7 @@ def _data_types(payload: Any, kind: Kind) -> dict[str, Any]:
     return {c["name"]: declared_type(c) for c in declared_columns(payload, kind)}
 
 
-def from_payload(payload: dict[str, Any], kind: Kind = "table") -> pd.DataFrame:
+def from_payload(payload: JsonObject, kind: Kind = "table") -> pd.DataFrame:
     """The rows of a table or mapping payload as a DataFrame.
 
     Parameters
@@ -512,11 +513,11 @@ def _replace_rows(
 
 def to_payload(
     frame: pd.DataFrame,
-    original: dict[str, Any],
+    original: JsonObject,
     *,
     kind: Kind = "table",
-    columns: Sequence[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+    columns: Sequence[JsonObject] | None = None,
+) -> JsonObject:
     """The full payload to send for an edited frame (see :func:`overlay` for the rules).
 
     ``to_payload(from_payload(p), p)`` is deep-equal to ``p`` with the same Python

@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 import re
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import orjson
@@ -63,6 +63,15 @@ _DATETIME = re.compile(
     r"\d{4}-\d{2}-\d{2}(?P<sep>[T ])\d{2}:\d{2}(?P<sec>:\d{2})?(?P<frac>\.\d+)?"
     r"(?P<tz>Z|[+-]\d{2}:?\d{2})?"
 )
+
+
+#: Any JSON value as :func:`json.loads` returns it (None, bool, int, float, str, list,
+#: dict). Named rather than spelled out as a recursive union: a reader of a decoded answer
+#: narrows it by the shape it expects (docs/wire-format.md), and a union would make every
+#: such access a type error first.
+JsonValue: TypeAlias = Any
+#: A JSON object: a table or mapping document, an element, an answer's envelope.
+JsonObject: TypeAlias = dict[str, JsonValue]
 
 
 def json_type(value: Any) -> str:

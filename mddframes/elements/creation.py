@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.codec.values import is_missing_cell
+from mddframes.codec.values import JsonValue, is_missing_cell
 from mddframes.elements.records import cell, element_id, element_series, json_value, require_text
 from mddframes.errors import (
     DataShapeError,
@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 _RESERVED = ("key", "parent", "parent_key", "type", "name")
 
 
-def create_child(api: Api, parent_id: Any, type: str, name: str, **attributes: Any) -> pd.Series:
+def create_child(
+    api: Api, parent_id: str, type: str, name: str, **attributes: JsonValue
+) -> pd.Series:
     """Create one element as a child of another.
 
     Parameters
@@ -246,6 +248,9 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool = True) -> 
                     for column in attribute_columns
                     if not is_missing_cell(frame[column].iloc[pos])
                 }
+                if parent_id is None:  # refused as create_child refuses it
+                    require_text(f"create_child(parent={parent_id!r})", parent_id=parent_id)
+                assert parent_id is not None
                 element = create_child(api, parent_id, row_type, row_name, **attributes)
                 new_id = element_id(element.to_dict(), where)
             except MddError as exc:

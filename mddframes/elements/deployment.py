@@ -11,15 +11,16 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
+from mddframes.codec.values import JsonObject
 from mddframes.elements.records import as_list, cell, element_series, require_text
 from mddframes.errors import DataShapeError, InvalidArgumentError, NotFoundError
-from mddframes.ids import id_list
+from mddframes.ids import Ids, id_list
 
 if TYPE_CHECKING:
     from mddframes.api import Api
 
 
-def deploy(api: Api, structure_id: Any, deployment_id: Any) -> pd.Series:
+def deploy(api: Api, structure_id: str, deployment_id: str) -> pd.Series:
     """Mark one element as deployed.
 
     Parameters
@@ -42,8 +43,8 @@ def deploy(api: Api, structure_id: Any, deployment_id: Any) -> pd.Series:
 
 def deploy_many(
     api: Api,
-    items: Any,
-    deployment_id: Any = None,
+    items: Ids,
+    deployment_id: str | None = None,
     *,
     max_workers: int | None = None,
     progress: bool = True,
@@ -176,7 +177,7 @@ def _unknown_ids(api: Api, ids: list[str]) -> set[str]:
     }
 
 
-def confirm_deployed(api: Api, info: Any) -> pd.DataFrame:
+def confirm_deployed(api: Api, info: str | os.PathLike[str] | JsonObject | bytes) -> pd.DataFrame:
     """Mark the elements of a deployment info file as deployed.
 
     Parameters

@@ -14,7 +14,7 @@ from mddframes.errors import (
     NotFoundError,
     PackageClosedError,
 )
-from mddframes.ids import id_list
+from mddframes.ids import Ids, id_list
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -91,7 +91,7 @@ def _tree_ids(api: Api, system: str) -> set[str]:
     return found
 
 
-def add_to_package(api: Api, system: str, package: str, ids: Any) -> pd.DataFrame:
+def add_to_package(api: Api, system: str, package: str, ids: Ids) -> pd.DataFrame:
     """Add elements to an open deployment package.
 
     Parameters

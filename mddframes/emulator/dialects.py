@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -49,7 +49,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mddframes.emulator import schemas as wire
 from mddframes.emulator.gate import spring_error
 
-DIALECTS: dict[str, str] = {
+#: A dialect's name (the keys of :data:`DIALECTS`).
+Dialect = Literal[
+    "default", "spring-page", "snake-case", "nested-tree", "unprefixed", "literal-realm", "etag"
+]
+
+DIALECTS: dict[Dialect, str] = {
     "default": "the shapes of docs/wire-format.md",
     "spring-page": "every list answer a Spring Data page (page/size parameters, 50 by default)",
     "snake-case": "every field name in snake_case, in answers and request bodies",

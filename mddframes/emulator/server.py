@@ -22,7 +22,7 @@ from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from mddframes.emulator.app import TOKEN_PATH, create_app
 from mddframes.emulator.dataset import Dataset
-from mddframes.emulator.dialects import LITERAL_REALM, check_dialect
+from mddframes.emulator.dialects import LITERAL_REALM, Dialect, check_dialect
 from mddframes.emulator.faults import CONNECTIONS
 from mddframes.emulator.state import API_PREFIX, DEMO_CLIENT_ID, EmulatorConfig, EmulatorState
 
@@ -305,7 +305,7 @@ def serve(
     client_secret: str | None = None,
     startup_timeout: float = 10,
     dataset: Dataset | None = None,
-    dialect: str = "default",
+    dialect: Dialect = "default",
 ) -> Iterator[EmulatorHandle]:
     """Run an emulator in a background thread for the duration of a ``with`` block.
 

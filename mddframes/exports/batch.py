@@ -13,6 +13,7 @@ from mddframes.archive import ExportArchive, archive_entry_name
 from mddframes.bulk import ProgressCallback, resolve_workers, run_bulk
 from mddframes.errors import ExportFailedError, LegacyExportWarning, MddError, NotFoundError
 from mddframes.exports.tasks import require_object_type, start_export, unknown_object_type
+from mddframes.ids import Ids
 from mddframes.ids import id_list as ids_of
 
 if TYPE_CHECKING:
@@ -21,8 +22,8 @@ if TYPE_CHECKING:
 
 def export_batch(
     api: Api,
-    ids: Any,
-    object_type_id: Any,
+    ids: Ids,
+    object_type_id: str,
     dest: str | os.PathLike[str],
     *,
     timeout: float | None = None,

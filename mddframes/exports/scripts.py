@@ -18,6 +18,7 @@ import pandas as pd
 from mddframes.archive import safe_file_name
 from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
 from mddframes.exports.tasks import require_object_type
+from mddframes.ids import Ids
 from mddframes.ids import id_list as ids_of
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ def _highlight(file_name: str, text: str) -> str:
     return highlight(text, lexer, HtmlFormatter(noclasses=True, nowrap=False))
 
 
-def export_script(api: Api, structure_id: Any, object_type_id: Any) -> Script:
+def export_script(api: Api, structure_id: str, object_type_id: str) -> Script:
     """Generate the output script of one element.
 
     Parameters
@@ -131,8 +132,8 @@ def export_script(api: Api, structure_id: Any, object_type_id: Any) -> Script:
 
 def export_scripts(
     api: Api,
-    ids: Any,
-    object_type_id: Any,
+    ids: Ids,
+    object_type_id: str,
     dest: str | os.PathLike[str] | None = None,
     *,
     max_workers: int | None = None,

@@ -27,6 +27,7 @@ from mddframes.errors import (
     InvalidArgumentError,
     MddError,
 )
+from mddframes.ids import Ids
 from mddframes.ids import id_list as ids_of
 
 if TYPE_CHECKING:
@@ -344,7 +345,7 @@ def unknown_object_type(api: Api, object_type_id: str) -> InvalidArgumentError |
     )
 
 
-def start_export(api: Api, ids: Any, object_type_id: Any) -> ExportTask:
+def start_export(api: Api, ids: Ids, object_type_id: str) -> ExportTask:
     """Start a batch export on the service.
 
     Parameters

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.codec.values import json_type
+from mddframes.codec.values import JsonValue, json_type
 from mddframes.errors import InvalidArgumentError
 from mddframes.frames.record_frames import frame_from_objects
 from mddframes.frames.shaping import leaf_rows, unwrap_list
@@ -98,7 +98,7 @@ def packages_frame(payload: Any, *, what: str = "packages") -> pd.DataFrame:
     return _leading(frame, PACKAGE_COLUMNS)
 
 
-def read_raw_data(api: Api, structure_id: str, *, flatten: bool = False) -> Any:
+def read_raw_data(api: Api, structure_id: str, *, flatten: bool = False) -> JsonValue:
     """Read the data the service feeds to a template for one element.
 
     Parameters

@@ -20,6 +20,7 @@ from pandas.api.types import infer_dtype
 
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.frame import frame_of_arrays
+from mddframes.codec.values import JsonValue
 from mddframes.errors import DataShapeError, InvalidArgumentError, TreeIntegrityWarning
 from mddframes.frames.record_frames import frame_from_objects, string_array
 from mddframes.frames.shaping import snake_case, unwrap_list
@@ -86,7 +87,7 @@ def read_tree(api: Api, system: str, *, types: str | Iterable[str] | None = None
 
 
 def tree_frame(
-    payload: Any,
+    payload: JsonValue,
     *,
     types: str | Iterable[str] | None = None,
     what: str = "tree",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Any, overload
 
 import pandas as pd
 from openpyxl.utils import get_column_letter
@@ -286,8 +286,20 @@ def _attach(frame: pd.DataFrame, record: SheetRecord, where: _Located) -> ReadCo
     return context
 
 
+@overload
 def read_excel(
-    path: PathOrFile, *, object_id: str | None = None, client: Any = None
+    path: PathOrFile, *, object_id: str, client: object | None = None
+) -> pd.DataFrame: ...
+
+
+@overload
+def read_excel(
+    path: PathOrFile, *, object_id: None = None, client: object | None = None
+) -> pd.DataFrame | dict[str, pd.DataFrame]: ...
+
+
+def read_excel(
+    path: PathOrFile, *, object_id: str | None = None, client: object | None = None
 ) -> pd.DataFrame | dict[str, pd.DataFrame]:
     """Read a workbook written by :func:`to_excel` back into frames, ready to write.
 

@@ -271,7 +271,7 @@ def to_excel(
     path: PathOrFile,
     *,
     kind: Kind | None = None,
-    client: Any = None,
+    client: object | None = None,
 ) -> None:
     """Write table or mapping frames to an xlsx workbook for review, losslessly.
 

@@ -15,8 +15,12 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import Literal
 
 from mddframes.codec.kinds import Kind
+
+#: The file formats of an object in a tables-as-code folder.
+FileFormat = Literal["csv", "json", "xlsx"]
 
 #: The sub-folder of each kind.
 KIND_FOLDERS: dict[Kind, str] = {"table": "tables", "mapping": "mappings"}

@@ -38,7 +38,7 @@ import pandas as pd
 
 from mddframes.bulk import run_bulk
 from mddframes.codec.frame import payload_rows
-from mddframes.codec.values import ABSENT, digest
+from mddframes.codec.values import ABSENT, JsonObject, digest
 from mddframes.errors import (
     ConcurrentModificationError,
     DataShapeError,
@@ -163,7 +163,7 @@ class Plan:
              "detail": "string"}
         )  # fmt: skip
 
-    def to_dict(self, relative_to: Path | None = None) -> dict[str, Any]:
+    def to_dict(self, relative_to: Path | None = None) -> JsonObject:
         """The plan file's document; ``folder`` relative to ``relative_to`` when given."""
         folder = Path(self.folder).resolve()
         if relative_to is not None:

@@ -24,7 +24,7 @@ from mddframes.frames.tree import read_tree
 from mddframes.ids import id_list
 from mddframes.tables_as_code.files import read_object, write_object
 from mddframes.tables_as_code.folder import existing_files, object_files
-from mddframes.tables_as_code.names import FORMATS, KIND_FOLDERS, encode_id, split_name
+from mddframes.tables_as_code.names import FORMATS, KIND_FOLDERS, FileFormat, encode_id, split_name
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -79,7 +79,7 @@ def pull_folder(
     folder: str | Path,
     *,
     ids: Iterable[str] | None = None,
-    fmt: str | None = None,
+    fmt: FileFormat | None = None,
     max_workers: int | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
@@ -129,7 +129,7 @@ def pull_folder(
         payload = frame.attrs["mddframes"].payload
         stem = encode_id(object_id)
         present = existing_files(folder, kind, stem)
-        chosen = fmt or next(
+        chosen: str = fmt or next(
             (split_name(p.name)[1] for p in present if split_name(p.name)[1] in FORMATS), "csv"
         )
         path = folder / KIND_FOLDERS[kind] / f"{stem}.{chosen}"

@@ -20,7 +20,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from mddframes.codec.kinds import KINDS
+from mddframes.codec.kinds import KINDS, Kind
 from mddframes.context import ATTRS_KEY
 from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
 from mddframes.widgets._messages import describe_error
@@ -79,7 +79,7 @@ class WriteReview(Panel):
         object_id: str,
         frame: pd.DataFrame,
         *,
-        kind: str | None = None,
+        kind: Kind | None = None,
         allow_deletes: bool = False,
         backup_dir: str | os.PathLike[str] | None = None,
     ) -> None:

@@ -7,10 +7,12 @@ chosen in :func:`mddframes.writing.changes.prepare_edit`.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from mddframes.codec.values import JsonValue
 from mddframes.ids import require_id
 from mddframes.writing.changes import prepare_edit
 from mddframes.writing.engine import write_one
@@ -25,7 +27,7 @@ def write_table(
     table_id: str,
     frame: pd.DataFrame,
     *,
-    columns: Any = None,
+    columns: Sequence[Mapping[str, JsonValue]] | pd.DataFrame | None = None,
     dry_run: bool = False,
     allow_deletes: bool = False,
     force: bool = False,

@@ -64,6 +64,8 @@ def spreadsheets(client: Client, folder: Path) -> None:
     assert_type(mddframes.to_excel(countries, folder / "countries.xlsx"), None)
     reviewed = mddframes.read_excel(folder / "countries.xlsx")
     assert_type(reviewed, pd.DataFrame | dict[str, pd.DataFrame])
+    one = mddframes.read_excel(folder / "countries.xlsx", object_id="tbl-0109")
+    assert_type(one, pd.DataFrame)
 
 
 def scripts_and_deployment(client: Client, folder: Path) -> None:
@@ -85,6 +87,15 @@ def tables_as_code(client: Client, folder: Path) -> None:
     applied = mddframes.apply_plan(client.api, plan)
     assert_type(applied, pd.DataFrame)
     del pulled
+
+
+def raw_and_json(client: Client) -> None:
+    raw = client.read_raw_data("dwh-1")
+    assert_type(raw, mddframes.JsonValue)
+    assert_type(client.api.get_table("tbl-0109"), mddframes.JsonObject)
+    details = mddframes.MddError("x").request_details()
+    assert_type(details, mddframes.RequestDetails)
+    assert_type(details["status"], int | None)
 
 
 def offline() -> None:
