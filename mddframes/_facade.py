@@ -39,6 +39,7 @@ def facade_of(function: Callable[..., Any]) -> Callable[[Callable[P, R]], Callab
             skipping = False
             kept.append(line)
         method.__doc__ = "\n".join(kept)
+        # a function object takes any attribute, but typeshed's FunctionType declares none
         method.__wrapped_function__ = function  # type: ignore[attr-defined]
         return method
 

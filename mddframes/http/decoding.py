@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from email.message import Message
 from email.utils import collapse_rfc2231_value
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Self
 
 import requests
 
@@ -116,7 +116,7 @@ class BodyStream:
         self.length = int(declared) if declared.isdigit() and not encoded else None
         self.etag = etag_of(response.headers)
 
-    def __enter__(self) -> BodyStream:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

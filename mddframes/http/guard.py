@@ -26,7 +26,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Self
 
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -83,7 +83,7 @@ class Guard:
         self.started: float | None = None
         self._connections: list[Any] = []
 
-    def __enter__(self) -> Guard:
+    def __enter__(self) -> Self:
         _current.guard = self
         return self
 

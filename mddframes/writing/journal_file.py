@@ -34,7 +34,7 @@ import secrets
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from mddframes.errors import InvalidArgumentError, JournalError
 from mddframes.writing.backups import backup_root, legacy_backup_root, path_segment
@@ -299,7 +299,7 @@ class JournalWriter:
         """Close the file."""
         self._handle.close()
 
-    def __enter__(self) -> JournalWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -8,6 +8,7 @@ README and the notebooks.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import assert_type
 
@@ -96,6 +97,26 @@ def raw_and_json(client: Client) -> None:
     details = mddframes.MddError("x").request_details()
     assert_type(details, mddframes.RequestDetails)
     assert_type(details["status"], int | None)
+
+
+def codec_and_helpers(client: Client) -> None:
+    payload = client.api.get_table("tbl-0109")
+    frame = mddframes.from_payload(payload)
+    assert_type(frame, pd.DataFrame)
+    new = mddframes.to_payload(frame, payload)
+    assert_type(new, mddframes.JsonObject)
+    assert_type(mddframes.check_payload(new, payload), mddframes.CheckReport)
+    assert_type(mddframes.diff_payloads(payload, new), mddframes.Diff)
+    assert_type(mddframes.tree_frame(client.api.get_tree("DWH")), pd.DataFrame)
+    for table_id, rows in mddframes.iter_groups(client.read_tables(["tbl-0001"])):
+        assert_type(table_id, str)
+        assert_type(rows, pd.DataFrame)
+    lengths = mddframes.run_bulk(len, ["a", "bb"], progress=False)
+    assert_type(lengths, mddframes.BulkResult[str, int])
+    assert_type(lengths.succeeded(), Iterator[tuple[str, int]])
+    report = mddframes.run_doctor(client.api, "DWH")
+    assert_type(report, pd.DataFrame)
+    assert_type(mddframes.doctor_exit_code(report), int)
 
 
 def offline() -> None:
