@@ -98,7 +98,7 @@ class HttpSession:
         self._session = requests.Session()
         self._session.headers["User-Agent"] = USER_AGENT
         self._session.verify = settings.verify
-        self._environments: dict[tuple[str, str, bool], Mapping[str, Any]] = {}
+        self._environments: dict[tuple[str, str], Mapping[str, Any]] = {}
         pool = GuardedAdapter(
             pool_connections=4,
             pool_maxsize=max(settings.max_workers, 1),
@@ -311,19 +311,20 @@ class HttpSession:
 
     # -- sending -------------------------------------------------------------------
 
-    def _environment(self, url: str, stream: bool) -> Mapping[str, Any]:
-        """requests' proxy, CA-bundle and stream settings for ``url``.
+    def _environment(self, url: str) -> Mapping[str, Any]:
+        """requests' proxy, CA-bundle and stream settings for ``url`` (always streamed:
+        :meth:`_send` reads the body itself, through the guard).
 
         requests reads the proxy and CA-bundle variables again on every call, which
         costs as much as a small call itself; they depend only on the origin, so they
         are read once per origin. (Two threads racing here both compute the same value.)
         """
         parts = urlsplit(url)
-        key = (parts.scheme, parts.netloc, stream)
+        key = (parts.scheme, parts.netloc)
         settings = self._environments.get(key)
         if settings is None:
             settings = self._session.merge_environment_settings(
-                url, {}, stream, self.settings.verify, None
+                url, {}, True, self.settings.verify, None
             )
             self._environments[key] = settings
         return settings
@@ -365,7 +366,7 @@ class HttpSession:
         prepared.url = url
         # Always sent streamed: the body is read here (or by the caller's BodyStream)
         # through GuardedBody, which applies the size cap and the deadline.
-        environment = self._environment(url, True)
+        environment = self._environment(url)
         guard = Guard(self.settings.deadline, self.settings.max_response_bytes)
         started = time.perf_counter()
         try:
