@@ -227,7 +227,10 @@ def _id_column(frame: pd.DataFrame, key: str | None) -> str:
 def _group_labels(rows: pd.DataFrame, position: str | None, object_id: str) -> pd.Index:
     """One object's row labels: its positions, and ``new[i]`` for rows without one."""
     if position is None:
-        # a long frame built by hand without positions: the index is taken as they are
+        # a long frame built by hand without positions: the index is taken as they are,
+        # as the RangeIndex a single read gives when they are 0..n-1
+        if rows.index.equals(pd.RangeIndex(len(rows))):
+            return pd.RangeIndex(len(rows))
         return rows.index
     try:
         # pandas-stubs: pd.array has no overload for a Series with the dtype "Int64"

@@ -66,11 +66,9 @@ def write_edits(
     groups = list(iter_groups(frame, key))
 
     def prepare(group: tuple[str, pd.DataFrame]) -> Change | MddError:
+        # iter_groups gives a table's rows as read the RangeIndex of a single read, so a
+        # large table's cell edits take the streamed strategy as in write_table
         object_id, rows = group
-        if rows.index.equals(pd.RangeIndex(len(rows))):
-            # the rows as read, in place: the index a single read gives, so a large
-            # table's cell edits can take the streamed strategy as in write_table
-            rows = rows.set_axis(pd.RangeIndex(len(rows)))
         try:
             return prepare_edit(api, kind, object_id, rows, allow_deletes=allow_deletes,
                                 force=force)  # fmt: skip
