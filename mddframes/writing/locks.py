@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any
 import filelock
 import platformdirs
 
-from mddframes.config import DEFAULT_LOCK_TIMEOUT
 from mddframes.errors import LockTimeoutError
 from mddframes.writing.backups import path_segment
 
@@ -58,17 +57,10 @@ def lock_folder(api: Api) -> Path:
     The service's address is part of the name (hashed): two emulators, or two tenants of
     one name on different services, never share locks.
     """
-    settings = getattr(api, "settings", None)
-    root = getattr(settings, "lock_dir", None)
-    tenant = str(getattr(api, "tenant", None) or "default")
-    address = str(getattr(settings, "base_url", ""))
-    service = hashlib.sha256(f"{address}|{tenant}".encode()).hexdigest()[:12]
+    root = api.settings.lock_dir
+    tenant = api.tenant or "default"
+    service = hashlib.sha256(f"{api.settings.base_url}|{tenant}".encode()).hexdigest()[:12]
     return (Path(root) if root else default_lock_dir()) / f"{path_segment(tenant)}-{service}"
-
-
-def _timeout(api: Api) -> float:
-    timeout = getattr(getattr(api, "settings", None), "lock_timeout", None)
-    return DEFAULT_LOCK_TIMEOUT if timeout is None else float(timeout)
 
 
 @contextlib.contextmanager
@@ -87,7 +79,9 @@ def object_locks(api: Api, keys: Iterable[tuple[str, str]], *, purpose: str) -> 
     names = sorted({f"{kind}-{path_segment(object_id)}" for kind, object_id in keys})
     with contextlib.ExitStack() as stack:
         for name in names:
-            stack.enter_context(_locked(folder / f"{name}.lock", _timeout(api), purpose))
+            stack.enter_context(
+                _locked(folder / f"{name}.lock", api.settings.lock_timeout, purpose)
+            )
         yield
 
 
@@ -98,7 +92,9 @@ def object_lock(api: Api, kind: str, object_id: str, *, purpose: str) -> Any:
 
 def batch_lock(api: Api, batch: str, *, purpose: str) -> Any:
     """Hold the lock of one batch of writes (its journal) for the block."""
-    return _locked(lock_folder(api) / f"batch-{path_segment(batch)}.lock", _timeout(api), purpose)
+    return _locked(
+        lock_folder(api) / f"batch-{path_segment(batch)}.lock", api.settings.lock_timeout, purpose
+    )
 
 
 @contextlib.contextmanager
