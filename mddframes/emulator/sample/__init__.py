@@ -1,6 +1,6 @@
 """The emulator's deterministic sample data: a data-vault warehouse and a lab system.
 
-:func:`build_sample` returns a :class:`~mddframes.emulator.dataset.Dataset` with two
+:func:`build_sample` returns a :class:`~mddframes.emulator.dataset.Dataset` with three
 systems. Two builds are equal (no clock, no unseeded randomness).
 
 ``DWH``
@@ -23,6 +23,12 @@ systems. Two builds are equal (no clock, no unseeded randomness).
     already percent-encoded. Each awkward element owns a table and a mapping with
     the same id, whose content names that id, so a test can prove a request
     reached its own resource and no other.
+
+``FLOW``
+    A small shop (10 elements) whose mappings give lineage every shape: a multi-hop
+    path, a fan-in, a fan-out, column transformations and one cycle
+    (:mod:`.flow`). A mapping is owned by its target, except the second feed of a
+    target that already owns its load, which its source owns.
 
 Column ``dataType`` vocabulary and the JSON value each type carries in rows:
 
@@ -53,7 +59,7 @@ The literal data (names, descriptions, column specs, the hard-case rows, referen
 rows, the LAB ids) lives in ``data/sample_*.json`` and ``data/*.csv``; the modules
 of this package hold the rules that turn it into records: :mod:`.builder` (ids,
 column specs, generated rows), :mod:`.warehouse` and :mod:`.loads` (DWH),
-:mod:`.lab` (LAB), :mod:`.files` (reading the data files).
+:mod:`.lab` (LAB), :mod:`.flow` (FLOW), :mod:`.files` (reading the data files).
 """
 
 from __future__ import annotations
@@ -62,12 +68,14 @@ from mddframes.emulator.dataset import Dataset
 from mddframes.emulator.objecttypes import build_object_types
 from mddframes.emulator.sample.builder import generic_rows, generic_value, parse_columns
 from mddframes.emulator.sample.files import iso_countries, iso_currencies
+from mddframes.emulator.sample.flow import FLOW, build_flow
 from mddframes.emulator.sample.lab import LAB, LAB_AWKWARD_IDS, LAB_PIECE_IDS, build_lab
 from mddframes.emulator.sample.loads import add_mappings
 from mddframes.emulator.sample.warehouse import DWH, Warehouse, deployments, packages
 
 __all__ = [
     "DWH",
+    "FLOW",
     "LAB",
     "LAB_AWKWARD_IDS",
     "LAB_PIECE_IDS",
@@ -81,7 +89,7 @@ __all__ = [
 
 
 def build_sample() -> Dataset:
-    """The deterministic sample data of the emulator (systems ``DWH`` and ``LAB``).
+    """The deterministic sample data of the emulator (systems ``DWH``, ``LAB`` and ``FLOW``).
 
     Returns
     -------
@@ -95,14 +103,16 @@ def build_sample() -> Dataset:
     dwh = warehouse.b
     dwh_elements = dwh.finish(deployments(dwh.elements))
     lab_elements, lab_tables, lab_mappings, lab_packages = build_lab()
+    flow_elements, flow_tables, flow_mappings = build_flow()
     return Dataset(
         systems=[
             {"name": DWH, "description": "Enterprise data warehouse (data vault 2.0)"},
             {"name": LAB, "description": "Lab system with awkward identifiers"},
+            {"name": FLOW, "description": "A shop's data flow: lineage of every shape"},
         ],
-        elements=dwh_elements + lab_elements,
-        tables=dwh.tables + lab_tables,
-        mappings=dwh.mappings + lab_mappings,
+        elements=dwh_elements + lab_elements + flow_elements,
+        tables=dwh.tables + lab_tables + flow_tables,
+        mappings=dwh.mappings + lab_mappings + flow_mappings,
         object_types=build_object_types(),
         packages=packages(dwh_elements) + lab_packages,
     )

@@ -175,8 +175,9 @@ class SystemBuilder:
         description: str,
         column_mappings: list[JSON],
         id: str | None = None,
+        owner: JSON | None = None,
     ) -> JSON:
-        """Add the mapping that loads ``target`` from ``source`` (``target`` owns it)."""
+        """Add the mapping that loads ``target`` from ``source`` (``owner``, default ``target``, owns it)."""
         mapping_id = id or f"map-{len(self.mappings) + 1:04d}"
         record = records.mapping(
             id=mapping_id,
@@ -187,7 +188,7 @@ class SystemBuilder:
             column_mappings=column_mappings,
         )
         self.mappings.append(record)
-        self._mapping_ids[target["id"]] = mapping_id
+        self._mapping_ids[(owner or target)["id"]] = mapping_id
         return record
 
     def columns_of(self, element_name: str) -> list[JSON]:
