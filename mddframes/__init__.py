@@ -37,6 +37,7 @@ from mddframes.errors import (
     JournalError,
     LegacyExportWarning,
     LockTimeoutError,
+    MappingShapeWarning,
     MddError,
     MddWarning,
     NotFoundError,
@@ -57,6 +58,7 @@ from mddframes.errors import (
 from mddframes.exports import ExportTask, Script
 from mddframes.frames import iter_groups, tree_frame
 from mddframes.ids import Ids
+from mddframes.lineage import Lineage, LineageAnswer, to_dot, to_mermaid
 from mddframes.spreadsheet import read_excel, to_excel
 from mddframes.tables_as_code import Plan, apply_plan, plan_folder, pull_folder
 from mddframes.writing import WriteResult
@@ -88,7 +90,10 @@ __all__ = [
     "JsonObject",
     "JsonValue",
     "LegacyExportWarning",
+    "Lineage",
+    "LineageAnswer",
     "LockTimeoutError",
+    "MappingShapeWarning",
     "MddError",
     "MddWarning",
     "NotFoundError",
@@ -122,7 +127,9 @@ __all__ = [
     "read_excel",
     "run_bulk",
     "run_doctor",
+    "to_dot",
     "to_excel",
+    "to_mermaid",
     "to_payload",
     "tree_frame",
 ]

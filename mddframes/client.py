@@ -10,12 +10,13 @@ functions never see the Client, so the arrows point one way. The raw operations 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 import pandas as pd
 
-from mddframes import doctor, elements, exports, writing
+from mddframes import doctor, elements, exports, lineage, writing
 from mddframes._facade import facade_of
 from mddframes.api import Api
 from mddframes.archive import ExportArchive
@@ -214,6 +215,33 @@ class Client:
     ) -> pd.DataFrame:
         return bulk_tables.read_mappings(
             self.api, ids, max_workers=max_workers, progress=progress, errors=errors
+        )
+
+    @facade_of(lineage.read_lineage)
+    def read_lineage(
+        self,
+        system: str,
+        *,
+        max_workers: int | None = None,
+        progress: bool = True,
+        on_progress: ProgressCallback | None = None,
+    ) -> pd.DataFrame:
+        return lineage.read_lineage(
+            self.api, system, max_workers=max_workers, progress=progress, on_progress=on_progress
+        )
+
+    @facade_of(lineage.search)
+    def search(
+        self,
+        system: str,
+        text_or_regex: str | re.Pattern[str],
+        *,
+        in_: Iterable[str] = lineage.PLACES,
+        max_workers: int | None = None,
+        progress: bool = True,
+    ) -> pd.DataFrame:
+        return lineage.search(
+            self.api, system, text_or_regex, in_=in_, max_workers=max_workers, progress=progress
         )
 
     @facade_of(writing.write_table)

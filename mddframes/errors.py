@@ -39,7 +39,8 @@ The tree::
     MddWarning (UserWarning)           everything mddframes warns about
     ├── PartialFailureWarning          a bulk call skipped failed ids
     ├── LegacyExportWarning            no batch export on the service: single exports used
-    └── TreeIntegrityWarning           a tree has orphans or parent cycles
+    ├── TreeIntegrityWarning           a tree has orphans or parent cycles
+    └── MappingShapeWarning            lineage left out mappings lacking assumed fields
 
 ``AuthError`` sits under ``ServiceError``: mddframes raises it only when the service (its
 API or its token endpoint) answered 401, 403 or another 4xx of the token request, so it
@@ -68,6 +69,7 @@ __all__ = [
     "JournalError",
     "LockTimeoutError",
     "LegacyExportWarning",
+    "MappingShapeWarning",
     "MddError",
     "MddWarning",
     "NotFoundError",
@@ -399,3 +401,11 @@ class LegacyExportWarning(MddWarning):
 
 class TreeIntegrityWarning(MddWarning):
     """The tree has orphans (a parent id that is not in the tree) or parent cycles."""
+
+
+class MappingShapeWarning(MddWarning):
+    """Lineage met mappings lacking ``sourceId``, ``targetId`` or ``columnMappings``.
+
+    Row 17 of ``docs/wire-format.md`` assumes these fields; such mappings are left out
+    of the lineage (named once in the warning), never guessed.
+    """

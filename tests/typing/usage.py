@@ -41,6 +41,19 @@ def explore(client: Client) -> None:
     assert_type(client.max_workers, int)
 
 
+def lineage(client: Client) -> None:
+    edges = client.read_lineage("FLOW")
+    assert_type(edges, pd.DataFrame)
+    graph = mddframes.Lineage(edges)
+    assert_type(graph.impact("flow-02.amount"), mddframes.LineageAnswer)
+    assert_type(graph.upstream(("flow-08", "value_band"), depth=2).to_frame(), pd.DataFrame)
+    assert_type(graph.path("flow-01", "flow-08"), mddframes.LineageAnswer)
+    assert_type(graph.cycles(), pd.DataFrame)
+    assert_type(mddframes.to_mermaid(graph.downstream("flow-04")), str)
+    assert_type(mddframes.to_dot(graph), str)
+    assert_type(client.search("FLOW", "customer_no", in_=("names", "mappings")), pd.DataFrame)
+
+
 def write(client: Client, folder: Path) -> None:
     countries = client.read_table("tbl-0109")
     countries.loc[countries["alpha2"] == "DE", "name"] = "Deutschland"

@@ -1,0 +1,193 @@
+"""A lineage graph as text (Graphviz DOT, Mermaid) and as a picture (matplotlib).
+
+DOT and Mermaid let a pipeline put the graph in a pull-request comment; :func:`draw`
+lays the nodes out by depth (sources left, targets right), readable at the ~155
+elements of a warehouse.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from mddframes.lineage.answer import LineageAnswer
+from mddframes.lineage.graph import Lineage
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+
+def _graph(what: LineageAnswer | Lineage) -> nx.DiGraph[Any]:
+    if isinstance(what, Lineage):
+        graph: nx.DiGraph[Any] = nx.DiGraph(what.elements)
+        for node in graph:
+            graph.nodes[node]["label"] = what.names.get(node, node)
+        return graph
+    return what.graph
+
+
+def _edge_label(data: dict[str, Any]) -> str:
+    return str(data.get("transformation") or "")
+
+
+def to_dot(what: LineageAnswer | Lineage, *, name: str = "lineage") -> str:
+    """The graph of a lineage answer (or a whole lineage) in Graphviz DOT.
+
+    Parameters
+    ----------
+    what : LineageAnswer or Lineage
+        An answer (its nodes and edges) or a lineage (all its elements).
+    name : str, default "lineage"
+        The digraph's name.
+
+    Returns
+    -------
+    str
+        ``digraph "lineage" { ... }``, left to right, one statement per line; a
+        transformation labels its edge.
+
+    Examples
+    --------
+    >>> print(mddframes.to_dot(lineage.impact("flow-02.amount")))
+    """
+    graph = _graph(what)
+    ids = {node: f"n{i}" for i, node in enumerate(graph)}
+    lines = [f"digraph {json.dumps(name)} {{", "  rankdir=LR;", "  node [shape=box];"]
+    for node, data in graph.nodes(data=True):
+        lines.append(f"  {ids[node]} [label={json.dumps(str(data.get('label', node)))}];")
+    for a, b, data in graph.edges(data=True):
+        text = _edge_label(data)
+        attributes = f" [label={json.dumps(text)}]" if text else ""
+        lines.append(f"  {ids[a]} -> {ids[b]}{attributes};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def to_mermaid(what: LineageAnswer | Lineage) -> str:
+    """The graph of a lineage answer (or a whole lineage) as a Mermaid flowchart.
+
+    Parameters
+    ----------
+    what : LineageAnswer or Lineage
+        An answer (its nodes and edges) or a lineage (all its elements).
+
+    Returns
+    -------
+    str
+        ``flowchart LR`` and one line per node and edge; GitHub renders it in a
+        fenced ``mermaid`` block.
+
+    Examples
+    --------
+    >>> print(mddframes.to_mermaid(lineage.upstream("flow-08")))
+    """
+    graph = _graph(what)
+    ids = {node: f"n{i}" for i, node in enumerate(graph)}
+    lines = ["flowchart LR"]
+    for node, data in graph.nodes(data=True):
+        lines.append(f'  {ids[node]}["{_mermaid_text(str(data.get("label", node)))}"]')
+    for a, b, data in graph.edges(data=True):
+        text = _edge_label(data)
+        arrow = f' -->|"{_mermaid_text(text)}"| ' if text else " --> "
+        lines.append(f"  {ids[a]}{arrow}{ids[b]}")
+    return "\n".join(lines) + "\n"
+
+
+def _mermaid_text(text: str) -> str:
+    # Mermaid ends a quoted label at '"'; its entity code keeps the character.
+    return text.replace('"', "#quot;")
+
+
+def layers(graph: nx.DiGraph[Any]) -> dict[Any, int]:
+    """Each node's depth from the sources: the topological generation of its cycle group.
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        Any directed graph; the nodes of a cycle share one depth.
+
+    Returns
+    -------
+    dict
+        Node -> depth (0 for the sources).
+    """
+    condensed = nx.condensation(graph)
+    depth_of_group = {
+        group: depth
+        for depth, groups in enumerate(nx.topological_generations(condensed))
+        for group in groups
+    }
+    members = condensed.graph["mapping"]
+    return {node: depth_of_group[members[node]] for node in graph}
+
+
+def draw(
+    what: LineageAnswer | Lineage,
+    *,
+    ax: Axes | None = None,
+    highlight: LineageAnswer | None = None,
+    font_size: float | None = None,
+) -> Axes:
+    """Draw a lineage answer or a whole lineage, laid out by depth (sources on the left).
+
+    Needs matplotlib (the ``notebooks`` extra).
+
+    Parameters
+    ----------
+    what : LineageAnswer or Lineage
+        What to draw: an answer's subgraph, or every element of a lineage.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure sized to the number of nodes.
+    highlight : LineageAnswer, optional
+        Nodes and edges of this answer are drawn in colour, the rest in grey (e.g. a
+        mart's upstream within the whole warehouse).
+    font_size : float, optional
+        Label size; default shrinks as the graph grows.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+
+    Examples
+    --------
+    >>> mddframes.lineage.draw(lineage, highlight=lineage.upstream("dwh-0151"))
+    """
+    import matplotlib.pyplot as plt
+
+    graph = _graph(what).copy()
+    layer_of = layers(graph)
+    for node in graph:
+        graph.nodes[node]["depth"] = layer_of[node]
+    widest = max([list(layer_of.values()).count(d) for d in set(layer_of.values())] or [1])
+    if ax is None:
+        width = 3.2 * (max(layer_of.values(), default=0) + 1)
+        _figure, ax = plt.subplots(figsize=(max(width, 6.0), max(4.0, 0.22 * widest)))
+    position = nx.multipartite_layout(graph, subset_key="depth", align="vertical")
+    marked = set(highlight.graph.nodes) if highlight is not None else set(graph.nodes)
+    marked_edges = set(highlight.graph.edges) if highlight is not None else set(graph.edges)
+    size = font_size or max(4.0, min(9.0, 220 / max(widest, 1)))
+    nx.draw_networkx_edges(
+        graph,
+        position,
+        ax=ax,
+        edge_color=["#1f77b4" if e in marked_edges else "#d0d0d0" for e in graph.edges],
+        arrows=True,
+        arrowsize=6,
+        width=0.6,
+        node_size=0,
+    )
+    texts = nx.draw_networkx_labels(
+        graph,
+        position,
+        ax=ax,
+        labels={n: str(graph.nodes[n].get("label", n)) for n in graph},
+        font_size=size,
+        bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "linewidth": 0.4},
+    )
+    for node, text in texts.items():
+        text.set_color("black" if node in marked else "#a0a0a0")
+    ax.set_axis_off()
+    return ax
