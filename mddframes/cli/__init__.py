@@ -7,7 +7,7 @@ machine can read process arguments); set ``MDD_CLIENT_SECRET`` or use a profile.
 
 Modules: ``_output`` (formats, stderr messages, a closed stdout), ``_service`` (reads,
 packages, exports, deployment, doctor), ``_code`` (pull, plan, apply), ``_journal``
-(writes, resume, roll-back).
+(writes, resume, roll-back), ``_lineage`` (lineage, search).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import pandas as pd
 
-from mddframes.cli import _code, _journal, _service
+from mddframes.cli import _code, _journal, _lineage, _service
 from mddframes.cli._output import (
     EXIT_STDOUT_CLOSED,
     Messages,
@@ -112,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     _service.add_commands(commands, _service_command)
     _code.add_commands(commands, _service_command)
     _journal.add_commands(commands, _service_command)
+    _lineage.add_commands(commands, _service_command)
     return parser
 
 
