@@ -165,10 +165,13 @@ def draw(
     if ax is None:
         width = 3.2 * (max(layer_of.values(), default=0) + 1)
         _figure, ax = plt.subplots(figsize=(max(width, 6.0), max(4.0, 0.22 * widest)))
-    position = nx.multipartite_layout(graph, subset_key="depth", align="vertical")
+    position = _ordered(graph, nx.multipartite_layout(graph, subset_key="depth"))
     marked = set(highlight.graph.nodes) if highlight is not None else set(graph.nodes)
     marked_edges = set(highlight.graph.edges) if highlight is not None else set(graph.edges)
-    size = font_size or max(4.0, min(9.0, 220 / max(widest, 1)))
+    if font_size is None:
+        points = ax.get_window_extent().height * 72 / ax.figure.dpi
+        font_size = max(3.0, min(9.0, 0.45 * points / max(widest, 1)))
+    size = font_size
     nx.draw_networkx_edges(
         graph,
         position,
@@ -189,5 +192,36 @@ def draw(
     )
     for node, text in texts.items():
         text.set_color("black" if node in marked else "#a0a0a0")
+    xs = [x for x, _y in position.values()] or [0.0]
+    ys = [y for _x, y in position.values()] or [0.0]
+    ax.set_xlim(min(xs) - 0.5, max(xs) + 0.5)
+    ax.set_ylim(min(ys) - 0.5 / widest, max(ys) + 0.5 / widest)
     ax.set_axis_off()
     return ax
+
+
+def _ordered(graph: nx.DiGraph[Any], position: dict[Any, Any]) -> dict[Any, tuple[float, float]]:
+    """The multipartite layout's columns, spread to the full height, ordered to cross less.
+
+    Column ``i`` (the i-th depth) sits at ``x = i``; its nodes take evenly spaced slots
+    from 0 to 1 (a short column as tall as a long one, so every label has room), in the
+    order of the mean slot of their neighbours already placed (the barycentre
+    heuristic), one sweep from the sources on.
+    """
+    by_x: dict[float, list[Any]] = {}
+    for node, (x, _y) in position.items():
+        by_x.setdefault(float(x), []).append(node)
+    placed: dict[Any, tuple[float, float]] = {}
+    for column, x in enumerate(sorted(by_x)):
+        nodes = by_x[x]
+        slots = [1 - (i + 0.5) / len(nodes) for i in range(len(nodes))]
+
+        def key(node: Any) -> tuple[float, str]:
+            seen = [placed[p][1] for p in graph.pred[node] if p in placed]
+            seen += [placed[s][1] for s in graph.succ[node] if s in placed]
+            # slots run top (1) down: the highest mean neighbour first
+            return (-sum(seen) / len(seen) if seen else 0.0, str(graph.nodes[node].get("label")))
+
+        for node, y in zip(sorted(nodes, key=key), slots, strict=True):
+            placed[node] = (float(column), y)
+    return placed
