@@ -34,6 +34,7 @@ from mddframes.writing import WriteResult
 
 if TYPE_CHECKING:
     from mddframes.widgets import DeployPanel, ExportPanel, PackagePanel, WriteReview
+    from mddframes.widgets.lineage_panel import LineagePanel
 
 
 class Client:
@@ -512,6 +513,16 @@ class Client:
         from mddframes.widgets import DeployPanel
 
         return DeployPanel(self, system)
+
+    def lineage_panel(self, system: str) -> LineagePanel:
+        """A notebook panel that traces a picked element or column upstream, downstream or
+        its impact, as a frame and a drawing.
+
+        See :class:`mddframes.widgets.LineagePanel`.
+        """
+        from mddframes.widgets import LineagePanel
+
+        return LineagePanel(self, system)
 
     def review_write(
         self,

@@ -1,4 +1,4 @@
-"""Notebook panels (ipywidgets 8) that drive exports, packages, deployment and writes.
+"""Notebook panels (ipywidgets 8) that drive exports, packages, deployment, writes and lineage.
 
 Every panel is a plain ipywidgets container that displays itself, takes a
 :class:`~mddframes.Client`, and calls only public, separately tested functions of
@@ -14,6 +14,7 @@ words) into the panel's Output area.
 from mddframes.widgets._panel import BusyError, Panel
 from mddframes.widgets.deploy_panel import DeployPanel
 from mddframes.widgets.export_panel import ExportPanel, covering_object_types
+from mddframes.widgets.lineage_panel import LineagePanel
 from mddframes.widgets.package_panel import PackagePanel
 from mddframes.widgets.picker import ElementPicker
 from mddframes.widgets.review import WriteReview
@@ -23,6 +24,7 @@ __all__ = [
     "DeployPanel",
     "ElementPicker",
     "ExportPanel",
+    "LineagePanel",
     "PackagePanel",
     "Panel",
     "WriteReview",

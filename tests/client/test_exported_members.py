@@ -107,6 +107,7 @@ CLIENT_METHODS = [
     "export_scripts",
     "export_task",
     "from_emulator",
+    "lineage_panel",
     "package_panel",
     "pending_writes",
     "read_lineage",
