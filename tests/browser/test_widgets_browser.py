@@ -1,4 +1,4 @@
-"""The widgets notebook in a real browser: run all, then export and package by clicking.
+"""The widgets notebook in a real browser: run all, then export, package and trace by clicking.
 
 JupyterLab serves a copy of ``notebooks/exports-and-packages.ipynb`` and Debian's
 Chromium, driven by Playwright, runs it. Everything after "Run all" is done by clicking
@@ -102,6 +102,7 @@ def test_panels_export_and_package_by_clicking(tmp_path):
             panels = _panels_render(page, tmp_path)
             export_png = _export_hubs_ddl(page, lab, panels["export-panel"], root, tmp_path)
             _add_three_to_package(page, lab, panels["package-panel"], tmp_path)
+            _trace_a_mart(lab, panels["lineage-panel"], tmp_path)
         except BaseException:
             # what the page showed, for a failure in CI (pytest keeps the tmp folder)
             page.screenshot(path=str(tmp_path / "failure.png"))
@@ -124,6 +125,7 @@ def _panels_render(page, tmp_path: Path) -> dict:
         "package-panel": page.locator(".mdd-package-panel"),
         "deploy-panel": page.locator(".mdd-deploy-panel"),
         "write-review": page.locator(".mdd-write-review"),
+        "lineage-panel": page.locator(".mdd-lineage-panel"),
     }
     for name, panel in panels.items():
         expect(panel, f"{name} is rendered").to_have_count(1)
@@ -194,3 +196,22 @@ def _add_three_to_package(page, lab, package, tmp_path: Path) -> None:
     assert len(chosen) == 3
     assert listed == chosen, f"{PACKAGE} lists {listed}, the page picked {chosen}"
     _screenshot(package, tmp_path / "package-panel.png")
+
+
+def _trace_a_mart(lab, lineage, tmp_path: Path) -> None:
+    """Trace dim_customer upstream by clicking: the output lists its sources and draws them."""
+    from playwright.sync_api import expect
+
+    lineage.locator(".mdd-picker-type select").select_option(label="VIEW")
+    lineage.locator(".mdd-picker-list select option", has_text="dim_customer").first.click()
+    expect(lineage.locator(".mdd-picker-count")).to_have_text(re.compile(r"^1 of "))
+    lineage.locator("button.mdd-lineage-trace").click()
+    expect(lineage.locator(".mdd-output img")).to_be_visible()
+    expect(lineage.locator(".mdd-output")).to_contain_text("crm_customer")
+    _wait_until_done(lineage, "mdd-lineage-trace", timeout=30)
+    with lab.kernel(COPY) as kernel:
+        found = kernel.eval(
+            'sorted(lineage_panel.last_result.to_frame()["element_name"].astype(str))'
+        )
+    assert found == ["crm_customer", "sat_crm_customer", "stg_crm_customer"], found
+    _screenshot(lineage, tmp_path / "lineage-panel.png")
