@@ -40,6 +40,8 @@ PIPELINE = {
     "mddframes deploy deploy-2024-07-15.1 --ids-file changed.txt": 0,
     "mddframes confirm-deployed deployment-info.json": 0,
     "mddframes doctor DWH": 0,
+    "mddframes lineage DWH dwh-0005.customer_no --impact --format mermaid > impact.mmd": 0,
+    "mddframes search DWH customer_no": 0,
 }
 TABLES_AS_CODE = {
     # the one-line tour: nothing edited, so plan and apply find nothing to do
@@ -157,6 +159,8 @@ def test_pipeline_commands(sh, emu):
     with Client.from_emulator(emu) as client:
         deployed = {i: client.api.get_structure(i)["deploymentId"] for i in hubs}
     assert set(deployed.values()) == {"deploy-2024-07-15.1"}
+    impact = (sh.work / "impact.mmd").read_text("utf-8")
+    assert impact.startswith("flowchart LR\n") and "stg_crm_customer.customer_no" in impact
 
 
 def test_deploy_exits_3_when_some_failed(sh, emu):
