@@ -18,6 +18,7 @@ import pandas as pd
 
 from mddframes.api import Api
 from mddframes.bulk import ProgressCallback, run_bulk
+from mddframes.codec.fastjson import gc_paused
 from mddframes.errors import MappingShapeWarning
 from mddframes.frames.tree import read_tree
 from mddframes.http.keys import to_camel
@@ -122,6 +123,46 @@ def edges_frame(tree: pd.DataFrame, mappings: Iterable[Mapping[str, Any]]) -> pd
     MappingShapeWarning
         Once, for the mappings lacking an assumed field (they are left out).
     """
+    with gc_paused():  # one tuple per column mapping: no collector passes meanwhile
+        rows, lacking = _rows(mappings)
+    if lacking:
+        _warn_lacking(lacking)
+    raw = pd.DataFrame(
+        rows,
+        columns=[
+            "mapping_id",
+            "source_id",
+            "source_column",
+            "target_id",
+            "target_column",
+            "transformation",
+        ],
+        dtype=object,
+    )
+    # plain dicts: a lookup per edge beats aligning against a 100,000-element index
+    ids = tree["id"].tolist()
+    names = dict(zip(reversed(ids), reversed(tree["name"].tolist()), strict=True))
+    types = dict(zip(reversed(ids), reversed(tree["type"].tolist()), strict=True))
+    sources, targets = raw["source_id"].tolist(), raw["target_id"].tolist()
+    frame = pd.DataFrame(
+        {
+            "mapping_id": raw["mapping_id"],
+            "source_id": raw["source_id"],
+            "source_name": [names.get(i) for i in sources],
+            "source_type": [types.get(i) for i in sources],
+            "source_column": raw["source_column"],
+            "target_id": raw["target_id"],
+            "target_name": [names.get(i) for i in targets],
+            "target_type": [types.get(i) for i in targets],
+            "target_column": raw["target_column"],
+            "transformation": raw["transformation"],
+        }
+    )
+    return frame.astype("string")
+
+
+def _rows(mappings: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """One tuple per column mapping, and the ids of the mappings lacking a field."""
     rows: list[tuple[Any, ...]] = []
     lacking: list[str] = []
     for document in mappings:
@@ -148,39 +189,7 @@ def edges_frame(tree: pd.DataFrame, mappings: Iterable[Mapping[str, Any]]) -> pd
                     _text(entry.get("transformation")),
                 )
             )
-    if lacking:
-        _warn_lacking(lacking)
-    raw = pd.DataFrame(
-        rows,
-        columns=[
-            "mapping_id",
-            "source_id",
-            "source_column",
-            "target_id",
-            "target_column",
-            "transformation",
-        ],
-        dtype=object,
-    )
-    names = tree.set_index("id")["name"]
-    types = tree.set_index("id")["type"]
-    names = names[~names.index.duplicated()]
-    types = types[~types.index.duplicated()]
-    frame = pd.DataFrame(
-        {
-            "mapping_id": raw["mapping_id"],
-            "source_id": raw["source_id"],
-            "source_name": raw["source_id"].map(names),
-            "source_type": raw["source_id"].map(types),
-            "source_column": raw["source_column"],
-            "target_id": raw["target_id"],
-            "target_name": raw["target_id"].map(names),
-            "target_type": raw["target_id"].map(types),
-            "target_column": raw["target_column"],
-            "transformation": raw["transformation"],
-        }
-    )
-    return frame.astype("string")
+    return rows, lacking
 
 
 def _text(value: Any) -> str | None:

@@ -7,6 +7,7 @@ from typing import Any
 import networkx as nx
 import pandas as pd
 
+from mddframes.codec.fastjson import gc_paused
 from mddframes.errors import InvalidArgumentError
 from mddframes.lineage.addressing import Address, ColumnNode, Node, resolve
 from mddframes.lineage.answer import Direction, LineageAnswer, answer, traverse
@@ -59,7 +60,8 @@ class Lineage:
         self.elements: nx.DiGraph[Any] = nx.DiGraph()
         self.columns: nx.DiGraph[Any] = nx.DiGraph()
         self.columns_of: dict[str, set[str]] = {}
-        self._build()
+        with gc_paused():  # tens of thousands of small tuples: no collector passes meanwhile
+            self._build()
 
     def _build(self) -> None:
         e = self.edges
