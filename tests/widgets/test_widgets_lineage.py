@@ -79,3 +79,19 @@ def test_no_panel_state_or_output_holds_the_secret(client, emu, panel):
 
 def test_the_client_makes_the_panel(client):
     assert isinstance(client.lineage_panel("FLOW"), LineagePanel)
+
+
+def test_re_read_picks_up_a_changed_mapping_and_reports_a_failure_in_words(client, emu, panel):
+    client.api.put_mapping(
+        "flow-map-04",
+        {"id": "flow-map-04", "sourceId": "flow-01", "targetId": "flow-07",
+         "columnMappings": [{"source": "order_date", "target": "sale_date"}]},
+    )  # fmt: skip
+    panel.refresh_button.click()
+    assert panel.lineage.upstream("flow-07", depth=1).to_frame()["element_id"].tolist() == [
+        "flow-01"
+    ]
+    panel.system = "NO-SUCH-SYSTEM"  # the next read fails: 404
+    panel.refresh_button.click()
+    assert "Reading the lineage" in stderr_text(panel.output)
+    assert panel.lineage.names  # the lineage read before is kept
