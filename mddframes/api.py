@@ -233,7 +233,7 @@ class Api:
         return self._json_object("getTable", {"tableId": table_id})
 
     def get_table_with_etag(self, table_id: str) -> Tagged:
-        """:meth:`get_table` with the answer's strong ``ETag`` (``getTable``).
+        """:meth:`Api.get_table` with the answer's strong ``ETag`` (``getTable``).
 
         Parameters
         ----------
@@ -326,7 +326,7 @@ class Api:
         return self._json_object("getMapping", {"mappingId": mapping_id})
 
     def get_mapping_with_etag(self, mapping_id: str) -> Tagged:
-        """:meth:`get_mapping` with the answer's strong ``ETag`` (``getMapping``).
+        """:meth:`Api.get_mapping` with the answer's strong ``ETag`` (``getMapping``).
 
         Parameters
         ----------

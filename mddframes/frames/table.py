@@ -83,7 +83,7 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
     Raises
     ------
     MddError
-        As :meth:`Client.get_table` raises it; ``DataShapeError`` if the answer has no
+        As :meth:`Api.get_table <mddframes.api.Api.get_table>` raises it; ``DataShapeError`` if the answer has no
         list of row objects under ``data``.
     """
     table_id = require_id(table_id, what="table_id")

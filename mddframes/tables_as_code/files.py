@@ -86,7 +86,7 @@ class ObjectFile:
     envelope : dict
         The payload without its rows, as pulled.
     digest : str
-        SHA-256 over the bytes of :attr:`paths` (a plan checks the files did not
+        SHA-256 over the bytes of ``paths`` (a plan checks the files did not
         change before it is applied).
     rows_key : str
         Where the payload keeps its rows (``data`` or ``columnMappings``).
