@@ -522,5 +522,22 @@ def to_payload(
 
     ``to_payload(from_payload(p), p)`` is deep-equal to ``p`` with the same Python
     types and key order, for any table or mapping payload ``p``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The edited frame (read by :func:`from_payload` or built by hand).
+    original : JsonObject
+        The document the frame was read from: everything it keeps
+        besides the rows.
+    kind : {'table', 'mapping'}, default 'table'
+        Which kind of document ``original`` is.
+    columns : list of JsonObject, optional
+        The declared columns, if they are not those of ``original``.
+
+    Returns
+    -------
+    JsonObject
+        The full payload, ready for a PUT.
     """
     return overlay(frame, original, kind=kind, columns=columns).payload

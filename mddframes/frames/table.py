@@ -67,6 +67,12 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
         as objects). ``frame.attrs["mddframes"]`` holds the read's
         :class:`~mddframes.context.ReadContext`, which the client also keeps.
 
+    Raises
+    ------
+    MddError
+        As :meth:`Api.get_table <mddframes.api.Api.get_table>` raises it;
+        ``DataShapeError`` if the answer has no list of row objects under ``data``.
+
     Notes
     -----
     An answer above :data:`STREAM_THRESHOLD` bytes (1 MiB), or of unknown size, is
@@ -79,12 +85,6 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
     not copies: replace such a cell to edit it (``frame.at[i, "address"] = {...}``),
     never mutate it in place, or the read's original changes with it and the next
     write stops with a conflict.
-
-    Raises
-    ------
-    MddError
-        As :meth:`Api.get_table <mddframes.api.Api.get_table>` raises it; ``DataShapeError`` if the answer has no
-        list of row objects under ``data``.
     """
     table_id = require_id(table_id, what="table_id")
     # no cyclic GC passes over the many row objects a parse makes (see fastjson)
