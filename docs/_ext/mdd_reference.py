@@ -212,8 +212,7 @@ def generate(folder: Path) -> list[str]:
         if inspect.isclass(obj) and obj.__module__ == errors.__name__:
             alias = folder / f"mddframes.errors.{name}.rst"
             alias.write_text(
-                _title(f"mddframes.errors.{name}")
-                + f"\n.. currentmodule:: mddframes.errors\n\n"
+                _title(f"mddframes.errors.{name}") + f"\n.. currentmodule:: mddframes.errors\n\n"
                 f".. {_directive(obj)}:: {name}\n\n"
                 f"The same class as :class:`mddframes.{name}`.\n",
                 "utf-8",

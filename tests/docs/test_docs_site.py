@@ -9,9 +9,11 @@ page outside every toctree) fails :func:`site` and every test here.
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,10 +70,7 @@ def test_every_public_name_has_a_page(site):
     missing = [name for name in wanted if name not in documented]
     assert not missing, f"no page in the reference for: {', '.join(missing)}"
     # and each of those names is on a page of its own (the page named after it)
-    pages = {
-        name: location for entries in inventory.values()
-        for name, (_project, _version, location, _text) in entries.items()
-    }  # fmt: skip
+    pages = {name: item.uri for entries in inventory.values() for name, item in entries.items()}
     assert pages["mddframes.Client.write_table"].startswith(
         "reference/_generated/mddframes.Client.write_table.html"
     )
@@ -93,11 +92,18 @@ def test_the_error_tree_names_every_error_class(site):
 def test_the_command_line_page_has_every_command_and_the_exit_codes(site):
     from mddframes.cli import build_parser
 
-    page = (site / "cli.html").read_text("utf-8")
+    page = html.unescape(re.sub(r"<[^>]+>", "", (site / "cli.html").read_text("utf-8")))
     parser = build_parser()
-    commands = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict))
-    assert [c for c in commands.choices if f"mddframes {c}" not in page] == []
-    assert "141" in page and "exit codes" in page
+    commands = next(a for a in parser._actions if isinstance(a.choices, dict))
+    missing = [
+        f"mddframes {name} {option}".strip()
+        for name, command in commands.choices.items()
+        for option in ["", *(a.option_strings[-1] for a in command._actions if a.option_strings)]
+        if f"mddframes {name}" not in page or (option and option not in page)
+    ]  # fmt: skip
+    assert missing == []
+    assert len(commands.choices) >= 18
+    assert "exit codes" in page and "141" in page
 
 
 def test_the_notebooks_and_markdown_pages_are_rendered(site):
