@@ -85,6 +85,14 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
     not copies: replace such a cell to edit it (``frame.at[i, "address"] = {...}``),
     never mutate it in place, or the read's original changes with it and the next
     write stops with a conflict.
+
+    Examples
+    --------
+    >>> countries = client.read_table("tbl-0109")  # ISO 3166 in the sample data
+    >>> countries.shape
+    (249, 4)
+    >>> countries.loc[56, ["alpha2", "name"]].tolist()  # the index: each row's position
+    ['DE', 'Germany']
     """
     table_id = require_id(table_id, what="table_id")
     # no cyclic GC passes over the many row objects a parse makes (see fastjson)

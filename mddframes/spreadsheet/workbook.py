@@ -315,6 +315,13 @@ def to_excel(
       :mod:`mddframes.spreadsheet.cells`.
     - A frame without a context is written too (with its dtype snapshot), but the
       frame read back then has no context either.
+
+    Examples
+    --------
+    >>> countries = client.read_table("tbl-0109")
+    >>> mddframes.to_excel(countries, "countries.xlsx")  # text cells stay text: "004"
+    >>> mddframes.read_excel("countries.xlsx").equals(countries)
+    True
     """
     layout, exports = _exports(frames, kind, client)
     titles = sheet_titles([e.label for e in exports])

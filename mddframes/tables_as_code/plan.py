@@ -375,6 +375,16 @@ def plan_folder(
     Plan
         One :class:`PlannedObject` per file, in folder order; ``Plan.exit_code`` is
         0, 1 or 2 as the ``plan`` command exits.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> _ = mddframes.pull_folder(client.api, "DWH", "tables", progress=False)
+    >>> currencies = Path("tables/tables/tbl-0110.csv")  # a reviewer's edit
+    >>> _ = currencies.write_text(currencies.read_text("utf-8").replace("UAE Dirham", "UAE dirham"))
+    >>> plan = mddframes.plan_folder(client.api, "tables", progress=False)  # sends nothing
+    >>> plan.counts()
+    Counter({'unchanged': 212, 'changes': 1})
     """
     folder = Path(folder)
     paths = [path for _, path in object_files(folder)]
