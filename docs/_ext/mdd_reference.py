@@ -38,6 +38,7 @@ MEMBER_PAGES = ("mddframes.Client", "mddframes.api.Api")
 
 
 def _title(text: str, underline: str = "=") -> str:
+    text = text.replace("__", "\\_\\_")  # ``__version__`` is no hyperlink reference
     return f"{text}\n{underline * len(text)}\n"
 
 
@@ -81,7 +82,8 @@ def _stub(module: str, name: str, obj: Any) -> str:
     elif directive == "autodata":
         # autodoc cannot document a type alias (``dict[str, Any]`` reads as a class)
         lines.append(f".. py:data:: {name}\n   :value: {_alias_text(obj)}\n")
-        lines.append("   A type alias (or constant) of the public API.\n")
+        what = "constant" if isinstance(obj, str | int | float | tuple) else "type alias"
+        lines.append(f"   A {what} of the public API.\n")
     else:
         lines.append(f".. {directive}:: {name}\n")
     return "\n".join(lines) + "\n"
@@ -162,7 +164,7 @@ def generate(folder: Path) -> list[str]:
                 (folder / f"{module}.{name}.{member}.rst").write_text(text, "utf-8")
                 documented.append(f"{module}.{name}.{member}")
 
-    top = [n for n in mddframes.__all__ if n != "__version__"]
+    top = list(mddframes.__all__)
     exported = {id(getattr(mddframes, n)) for n in top}
     for name in top:
         write("mddframes", name, getattr(mddframes, name))
@@ -170,7 +172,7 @@ def generate(folder: Path) -> list[str]:
         _section(
             "mddframes",
             "Everything ``import mddframes`` offers (``mddframes.__all__``); "
-            f"this is version ``{mddframes.__version__}`` (``mddframes.__version__``).",
+            f"this is version ``{mddframes.__version__}`` (:data:`mddframes.__version__`).",
             "mddframes",
             top,
         ),
