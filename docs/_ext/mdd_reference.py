@@ -240,36 +240,61 @@ def _on_builder_inited(app: Sphinx) -> None:
 
 def _exists_in_package(target: str, context: Iterable[str]) -> bool:
     """Whether ``target`` names a module or object of mddframes, as written in a docstring:
-    dotted from ``mddframes``, relative to one of the ``context`` modules, or a bare name
-    that some module of the package defines."""
-    import importlib
-    import sys
-
+    dotted from ``mddframes``, or relative to one of the ``context`` names (the object
+    whose docstring it is, its class, its module and the packages above)."""
     target = target.lstrip(".~")
     candidates = [target] + [f"{c}.{target}" for c in context if c]
-    for candidate in candidates:
-        if not candidate.startswith("mddframes"):
+    return any(c.startswith("mddframes") and _resolve(c) is not _MISSING for c in candidates)
+
+
+_MISSING = object()
+
+
+def _resolve(dotted: str) -> Any:
+    """The module or object ``dotted`` names, else ``_MISSING``."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except (ImportError, ValueError, TypeError):
             continue
-        parts = candidate.split(".")
-        for cut in range(len(parts), 0, -1):
-            try:
-                obj: Any = importlib.import_module(".".join(parts[:cut]))
-            except ImportError:
-                continue
-            try:
-                for part in parts[cut:]:
-                    obj = getattr(obj, part)
-            except AttributeError:
-                break
-            return True
-    if "." not in target or target.count(".") == 1:
-        first, _, rest = target.partition(".")
-        for name, module in list(sys.modules.items()):
-            if name.startswith("mddframes") and hasattr(module, first):
-                owner = getattr(module, first)
-                if not rest or hasattr(owner, rest):
-                    return True
-    return False
+        try:
+            for part in parts[cut:]:
+                obj = getattr(obj, part)
+        except AttributeError:
+            return _MISSING
+        return obj
+    return _MISSING
+
+
+def _docstring_context(node: Any, docname: str) -> list[str]:
+    """The names a docstring's bare reference is relative to: the documented object's
+    own dotted name (from the node's source, ``...:docstring of mddframes.x.y.f``, else
+    the stub page's name, for a signature's annotation) and each name above it, then
+    the page's current module and class."""
+    names: list[str] = []
+    source = str(node.source or "")
+    page = docname.rsplit("/", 1)[-1]
+    owner = ""
+    if "docstring of " in source:
+        owner = source.rsplit("docstring of ", 1)[1].split(":")[0].strip()
+    elif page.startswith("mddframes."):
+        documented = _resolve(page)
+        module, qualname = (getattr(documented, a, None) for a in ("__module__", "__qualname__"))
+        if isinstance(module, str) and isinstance(qualname, str):
+            owner = f"{module}.{qualname}"
+    if owner:
+        parts = owner.split(".")
+        names += [".".join(parts[:cut]) for cut in range(len(parts), 0, -1)]
+        # a Client method's docstring is its layer function's (``facade_of``)
+        layer = getattr(_resolve(owner), "__wrapped_function__", None)  # _MISSING: None
+        if layer is not None:
+            names.append(layer.__module__)
+    module, cls = node.get("py:module") or "", node.get("py:class")
+    names += [f"{module}.{cls}" if cls else module, module]
+    return names
 
 
 def _internal_reference(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
@@ -278,8 +303,7 @@ def _internal_reference(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
     link; a reference to a name the package does not have still fails the build."""
     if node.get("refdomain") != "py":
         return None
-    context = [node.get("py:module") or "", f"{node.get('py:module')}.{node.get('py:class')}"]
-    if _exists_in_package(node["reftarget"], context):
+    if _exists_in_package(node["reftarget"], _docstring_context(node, env.docname)):
         return contnode
     return None
 

@@ -228,7 +228,7 @@ def _fits(values: list[Any], field_name: str) -> bool:
 
 
 def read_table_columns(api: Api, table_id: str) -> pd.DataFrame:
-    """The column metadata of a table as a DataFrame (see :func:`columns_frame`).
+    """The column metadata of a table as a DataFrame (see :func:`~mddframes.frames.table.columns_frame`).
 
     This read does not record a write-back context: only reads of the rows do.
 

@@ -143,3 +143,32 @@ def test_the_page_renders_in_chromium(site, tmp_path, page):
     assert_not_blank(shot)
     assert "mddframes" in title
     assert errors == []
+
+
+def _extension():
+    sys.path.insert(0, str(REPO / "docs" / "_ext"))
+    import mdd_reference
+
+    return mdd_reference
+
+
+def test_a_name_added_to_all_gets_a_page_with_no_doc_edit(tmp_path, monkeypatch):
+    extension = _extension()
+    monkeypatch.setattr(mddframes, "__all__", [*mddframes.__all__, "some_new_function"])
+    monkeypatch.setattr(mddframes, "some_new_function", mddframes.connect, raising=False)
+    documented = extension.generate(tmp_path)
+    assert "mddframes.some_new_function" in documented
+    stub = (tmp_path / "mddframes.some_new_function.rst").read_text("utf-8")
+    assert ".. autofunction:: some_new_function" in stub
+    assert "   some_new_function" in (tmp_path / "mddframes.rst").read_text("utf-8")
+
+
+def test_a_reference_into_the_internals_must_name_something_that_exists():
+    # rendered as code without a link when it exists; a build warning (an error) if not
+    exists = _extension()._exists_in_package
+    assert exists("overlay", ["mddframes.codec.frame.to_payload", "mddframes.codec.frame"])
+    assert exists("mddframes.writing.engine", [])
+    assert exists(".files", ["mddframes.tables_as_code"])
+    assert not exists("overlay", ["mddframes.writing.batch"])  # not that module's name
+    assert not exists("mddframes.writing.no_such_module", [])
+    assert not exists("pandas.DataFrame", ["mddframes"])
