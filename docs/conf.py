@@ -42,6 +42,7 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"mddframes {release}"
 html_theme_options = {
     "navigation_with_keys": False,
+    "header_links_before_dropdown": 4,  # guide, notebooks, reference, command line
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
 }
