@@ -205,6 +205,11 @@ class Api:
         ----------
         structure_id : str
             The element id.
+
+        Returns
+        -------
+        JsonObject
+            The element as the service sends it.
         """
         return self._json_object("getStructure", {"id": structure_id})
 
@@ -215,11 +220,22 @@ class Api:
         ----------
         structure_id : str
             The element id.
+
+        Returns
+        -------
+        JsonValue
+            The raw template data, decoded.
         """
         return self._json("getRawData", {"structureId": structure_id})
 
     def get_object_types(self) -> JsonValue:
-        """All object types defined in the settings (``getObjectTypes``)."""
+        """All object types defined in the settings (``getObjectTypes``).
+
+        Returns
+        -------
+        JsonValue
+            The object types, decoded (a list of objects).
+        """
         return self._list("getObjectTypes", None, "list of object types", 14)
 
     def get_table(self, table_id: str) -> JsonObject:
@@ -229,11 +245,16 @@ class Api:
         ----------
         table_id : str
             The table id.
+
+        Returns
+        -------
+        JsonObject
+            The table document as the service sends it.
         """
         return self._json_object("getTable", {"tableId": table_id})
 
     def get_table_with_etag(self, table_id: str) -> Tagged:
-        """:meth:`get_table` with the answer's strong ``ETag`` (``getTable``).
+        """:meth:`Api.get_table` with the answer's strong ``ETag`` (``getTable``).
 
         Parameters
         ----------
@@ -259,6 +280,11 @@ class Api:
         ----------
         table_id : str
             The table id.
+
+        Returns
+        -------
+        BodyStream
+            The unread answer (a context manager).
         """
         operation = "getTable"
         response = self.http.call(operation, {"tableId": table_id}, stream=True)
@@ -322,11 +348,16 @@ class Api:
         ----------
         mapping_id : str
             The mapping id.
+
+        Returns
+        -------
+        JsonObject
+            The mapping document as the service sends it.
         """
         return self._json_object("getMapping", {"mappingId": mapping_id})
 
     def get_mapping_with_etag(self, mapping_id: str) -> Tagged:
-        """:meth:`get_mapping` with the answer's strong ``ETag`` (``getMapping``).
+        """:meth:`Api.get_mapping` with the answer's strong ``ETag`` (``getMapping``).
 
         Parameters
         ----------
@@ -377,6 +408,11 @@ class Api:
         ----------
         system : str
             The system name.
+
+        Returns
+        -------
+        JsonValue
+            The open packages, decoded (a list of objects).
         """
         return self._list(
             "listDeploymentPackages",
@@ -398,6 +434,11 @@ class Api:
             The package name.
         ids : list of str
             The element ids to add.
+
+        Returns
+        -------
+        JsonValue
+            The service's answer, decoded (its shape: docs/wire-format.md).
 
         Raises
         ------
@@ -512,6 +553,11 @@ class Api:
         ----------
         task_id : str
             The task id returned by :meth:`structure_mass_export_async`.
+
+        Returns
+        -------
+        JsonObject
+            The task's status document.
         """
         return self._json_object("structureMassExportAsyncStatus", {"taskId": task_id})
 
@@ -554,6 +600,11 @@ class Api:
             The element id.
         deployment_id : str
             The deployment id.
+
+        Returns
+        -------
+        JsonValue
+            The service's answer, decoded (its shape: docs/wire-format.md).
         """
         return self._json("deployStructure", {"id": structure_id, "deploymentId": deployment_id})
 
@@ -569,6 +620,11 @@ class Api:
         ----------
         info : str, os.PathLike, dict or bytes
             A path to the file, the document itself, or its bytes.
+
+        Returns
+        -------
+        JsonValue
+            The service's answer, decoded (its shape: docs/wire-format.md).
         """
         content = deployment_info_bytes(info)
         files = {"file": (DEPLOYMENT_INFO_FILENAME, content, "application/json")}

@@ -6,9 +6,14 @@ writers and the exports all use it, so that every bulk call has the same knobs
 
 Example
 -------
->>> outcome = run_bulk(client.api.get_table, ["t1", "t2"], errors="skip", progress=False)
+>>> ids = ["tbl-0109", "no-such-table"]
+>>> outcome = run_bulk(client.api.get_table, ids, errors="skip", progress=False)
 >>> tables = [payload for _id, payload in outcome.succeeded()]
->>> outcome.failures            # one row per failed id: position, id, error_type, status, message
+>>> len(tables)
+1
+>>> outcome.failures[["id", "error_type", "status"]]  # one row per failed id
+              id     error_type  status
+0  no-such-table  NotFoundError     404
 >>> results, failures = outcome  # also unpacks as a pair
 """
 

@@ -491,6 +491,21 @@ class Client:
         """A notebook panel that exports scripts of picked elements.
 
         See :class:`mddframes.widgets.ExportPanel`.
+
+        Parameters
+        ----------
+        system : str
+            The system whose elements the picker offers.
+        dest : str or os.PathLike, default '.'
+            Where the exported zip is written.
+        timeout : float, optional
+            Seconds to wait for a batch export task (the client's default when
+            None).
+
+        Returns
+        -------
+        mddframes.widgets.ExportPanel
+            The panel (it displays itself in a notebook).
         """
         from mddframes.widgets import ExportPanel
 
@@ -500,6 +515,16 @@ class Client:
         """A notebook panel that adds picked elements to an open deployment package.
 
         See :class:`mddframes.widgets.PackagePanel`.
+
+        Parameters
+        ----------
+        system : str
+            The system whose open packages and elements the panel offers.
+
+        Returns
+        -------
+        mddframes.widgets.PackagePanel
+            The panel (it displays itself in a notebook).
         """
         from mddframes.widgets import PackagePanel
 
@@ -509,6 +534,16 @@ class Client:
         """A notebook panel that deploys picked elements or confirms a deployment info file.
 
         See :class:`mddframes.widgets.DeployPanel`.
+
+        Parameters
+        ----------
+        system : str
+            The system whose elements the picker offers.
+
+        Returns
+        -------
+        mddframes.widgets.DeployPanel
+            The panel (it displays itself in a notebook).
         """
         from mddframes.widgets import DeployPanel
 
@@ -536,6 +571,24 @@ class Client:
         """A notebook panel showing an edit's dry-run diff and check report, then writing it.
 
         See :class:`mddframes.widgets.WriteReview`.
+
+        Parameters
+        ----------
+        object_id : str
+            The table or mapping to write.
+        frame : pandas.DataFrame
+            The edited frame, as for :meth:`write_table`.
+        kind : {'table', 'mapping'}, optional
+            Which kind of object; by default the kind the frame was read as.
+        allow_deletes : bool, default False
+            Whether the write may delete rows.
+        backup_dir : str or os.PathLike, optional
+            Where the backup goes (the ``backup_dir`` setting when None).
+
+        Returns
+        -------
+        mddframes.widgets.WriteReview
+            The panel (it displays itself in a notebook).
         """
         from mddframes.widgets import WriteReview
 

@@ -92,7 +92,10 @@ def connect(
     Examples
     --------
     >>> client = mddframes.connect("acme", base_url="https://{tenant}.example.com",
-    ...                            client_id="ci-bot", client_secret="...")  # doctest: +SKIP
+    ...                            client_id="ci-bot", client_secret="...")
+    >>> client.tenant  # nothing sent yet: the token is fetched by the first call
+    'acme'
+    >>> client.close()
     """
     settings = resolve_settings(
         tenant,

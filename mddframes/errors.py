@@ -146,6 +146,11 @@ class MddError(Exception):
 
         For re-raising as a more specific error that still names the same call:
         ``raise PackageClosedError("...", **exc.request_details()) from exc``.
+
+        Returns
+        -------
+        RequestDetails
+            The request's operation, method, URL, status and the service's message.
         """
         return {
             "operation": self.operation,

@@ -53,7 +53,13 @@ class Diff:
         return not (len(self.changed) or len(self.added) or len(self.deleted) or len(self.envelope))
 
     def summary(self) -> str:
-        """The differences in one line, e.g. ``"2 cell(s) changed in 1 row(s), 1 row(s) added"``."""
+        """The differences in one line, e.g. ``"2 cell(s) changed in 1 row(s), 1 row(s) added"``.
+
+        Returns
+        -------
+        str
+            The line.
+        """
         if self.empty:
             return "no changes"
         parts = []
@@ -80,6 +86,11 @@ class Diff:
 
         ``change`` is "changed", "added", "deleted" or "envelope"; added and deleted
         rows take one line each with the whole row in ``new`` / ``old``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per difference.
         """
         # keyed by column label, which pandas-stubs types Hashable (to_dict's records)
         lines: list[dict[Hashable, Any]] = []

@@ -518,9 +518,26 @@ def to_payload(
     kind: Kind = "table",
     columns: Sequence[JsonObject] | None = None,
 ) -> JsonObject:
-    """The full payload to send for an edited frame (see :func:`overlay` for the rules).
+    """The full payload to send for an edited frame (see :func:`~mddframes.codec.frame.overlay` for the rules).
 
     ``to_payload(from_payload(p), p)`` is deep-equal to ``p`` with the same Python
     types and key order, for any table or mapping payload ``p``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The edited frame (read by :func:`from_payload` or built by hand).
+    original : JsonObject
+        The document the frame was read from: everything it keeps
+        besides the rows.
+    kind : {'table', 'mapping'}, default 'table'
+        Which kind of document ``original`` is.
+    columns : list of JsonObject, optional
+        The declared columns, if they are not those of ``original``.
+
+    Returns
+    -------
+    JsonObject
+        The full payload, ready for a PUT.
     """
     return overlay(frame, original, kind=kind, columns=columns).payload

@@ -59,8 +59,19 @@ class CheckReport:
 
     @classmethod
     def from_records(cls, records: Iterable[ProblemRecord]) -> CheckReport:
-        """A report from problem records (dicts with the keys of ``REPORT_COLUMNS``,
-        optionally ``rank`` and ``at``: see :func:`report_order`)."""
+        """A report from problem records.
+
+        Parameters
+        ----------
+        records : iterable of dict
+            One dict per problem, with the keys of ``REPORT_COLUMNS``, optionally
+            ``rank`` and ``at`` (see :func:`report_order`).
+
+        Returns
+        -------
+        CheckReport
+            The report, its problems in report order.
+        """
         records = sorted(records, key=report_order)  # stable
         frame = pd.DataFrame(
             [[r[c] for c in REPORT_COLUMNS] for r in records],
@@ -73,7 +84,13 @@ class CheckReport:
 
     @classmethod
     def concat(cls, reports: Iterable[CheckReport]) -> CheckReport:
-        """One report of several objects' reports (errors still first)."""
+        """One report of several objects' reports (errors still first).
+
+        Parameters
+        ----------
+        reports : iterable of CheckReport
+            The reports to join, in order.
+        """
         records = chain.from_iterable(r.frame.to_dict("records") for r in reports)
         return cls.from_records(records)
 
@@ -96,7 +113,18 @@ class CheckReport:
         return len(self.frame)
 
     def summary(self, limit: int = 5) -> str:
-        """One paragraph: counts, then the first ``limit`` errors in words."""
+        """One paragraph: counts, then the first ``limit`` errors in words.
+
+        Parameters
+        ----------
+        limit : int, default 5
+            How many errors to name.
+
+        Returns
+        -------
+        str
+            The paragraph.
+        """
         errors, warnings = self.errors, self.warnings
         text = f"{len(errors)} error(s), {len(warnings)} warning(s)"
         lines = [_describe_line(r) for r in errors.head(limit).to_dict("records")]

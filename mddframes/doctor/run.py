@@ -52,6 +52,14 @@ def run_doctor(api: Api, system: str | None = None) -> pd.DataFrame:
         mddframes would fail), ``evidence`` (what the service answered) and
         ``action`` (what mddframes does about it). Never holds the secret or a token.
         :func:`~mddframes.doctor.doctor_exit_code` turns it into an exit code.
+
+    Examples
+    --------
+    >>> report = client.doctor("DWH")  # only reads
+    >>> report.columns.tolist()
+    ['check', 'row', 'result', 'evidence', 'action']
+    >>> mddframes.doctor_exit_code(report)  # 0: every assumption holds
+    0
     """
     findings = [check_token_realm(api)]
     if findings[0].result != "breaks":

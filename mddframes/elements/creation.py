@@ -191,6 +191,12 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool = True) -> 
         known), ``type``, ``name``, ``id`` (the new id, NA if not created), ``ok``,
         ``status`` (``created``, ``failed`` or ``not attempted``) and ``error``.
 
+    Raises
+    ------
+    DataShapeError
+        Before anything is created, if the frame is unusable (see
+        :func:`creation_order`).
+
     Warns
     -----
     PartialFailureWarning
@@ -198,12 +204,6 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool = True) -> 
         exist on the service (they cannot be rolled back), so the frame is returned,
         rather than an exception raised, to hand back their new ids; rows never
         attempted are marked so and can be sent again.
-
-    Raises
-    ------
-    DataShapeError
-        Before anything is created, if the frame is unusable (see
-        :func:`creation_order`).
     """
     from tqdm.auto import tqdm
 

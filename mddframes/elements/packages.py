@@ -121,6 +121,13 @@ def add_to_package(api: Api, system: str, package: str, ids: Ids) -> pd.DataFram
         service refused the addition with 409.
     NotFoundError
         The service answered 404 although every id is in the system's tree.
+
+    Examples
+    --------
+    >>> client.add_to_package("DWH", "release-2024.07", ["dwh-0064", "dwh-0067"])
+             id    ok error  already_in_package
+    0  dwh-0064  True  <NA>               False
+    1  dwh-0067  True  <NA>               False
     """
     require_text("add_to_package", system=system, package=package)
     wanted = id_list(ids, what="add_to_package ids")

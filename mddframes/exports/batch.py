@@ -70,6 +70,14 @@ def export_batch(
         that fails stops the others and raises ``ExportFailedError`` naming it (``task_id``
         is ``"legacy"``, the cause chained), as a failing batch task would; no zip is
         left behind.
+
+    Examples
+    --------
+    >>> tree = client.read_tree("DWH")
+    >>> hubs = tree.loc[tree["type"] == "HUB", "id"]
+    >>> archive = client.export_batch(hubs, "sql-ddl", "hubs.zip", progress=False)
+    >>> len(archive.structure_ids), archive.path.name
+    (18, 'hubs.zip')
     """
     require_object_type(object_type_id, "export_batch")
     id_list = ids_of(ids, what="export_batch ids")

@@ -267,6 +267,11 @@ class ExportTask:
     def download(self, path: str | os.PathLike[str]) -> ExportArchive:
         """Stream the task's zip to ``path`` (a file, or an existing folder).
 
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file to write, or an existing folder to write the zip into.
+
         Returns
         -------
         ExportArchive
@@ -301,7 +306,20 @@ class ExportTask:
         return self._ensure_archive().files()
 
     def extract(self, dest: str | os.PathLike[str], **limits: int) -> list[Path]:
-        """Extract the result safely into ``dest`` (see :meth:`ExportArchive.extract`)."""
+        """Extract the result safely into ``dest`` (see :meth:`ExportArchive.extract`).
+
+        Parameters
+        ----------
+        dest : str or os.PathLike
+            The folder to extract into.
+        **limits : int
+            The archive's limits (see :meth:`ExportArchive.extract`).
+
+        Returns
+        -------
+        list of pathlib.Path
+            The files extracted.
+        """
         return self._ensure_archive().extract(dest, **limits)
 
 

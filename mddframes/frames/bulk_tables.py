@@ -90,6 +90,16 @@ def read_tables(
         The long frame described in the module docstring. Each table's cells have the
         dtypes :func:`~mddframes.frames.table.read_table` gives them, and each read
         records its write-back context in the client as a single read would.
+
+    Examples
+    --------
+    >>> tree = client.read_tree("DWH")
+    >>> sources = tree.loc[tree["type"] == "SOURCE_TABLE", "table_id"]
+    >>> long = client.read_tables(sources, progress=False)  # one long frame
+    >>> long["table_id"].nunique()
+    24
+    >>> list(long.columns[:3])  # then the tables' own columns
+    ['table_id', 'row', 'customer_no']
     """
     from mddframes.frames.table import fetch_table_arrays
 

@@ -67,6 +67,12 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
         as objects). ``frame.attrs["mddframes"]`` holds the read's
         :class:`~mddframes.context.ReadContext`, which the client also keeps.
 
+    Raises
+    ------
+    MddError
+        As :meth:`Api.get_table <mddframes.api.Api.get_table>` raises it;
+        ``DataShapeError`` if the answer has no list of row objects under ``data``.
+
     Notes
     -----
     An answer above :data:`STREAM_THRESHOLD` bytes (1 MiB), or of unknown size, is
@@ -80,11 +86,13 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
     never mutate it in place, or the read's original changes with it and the next
     write stops with a conflict.
 
-    Raises
-    ------
-    MddError
-        As :meth:`Client.get_table` raises it; ``DataShapeError`` if the answer has no
-        list of row objects under ``data``.
+    Examples
+    --------
+    >>> countries = client.read_table("tbl-0109")  # ISO 3166 in the sample data
+    >>> countries.shape
+    (249, 4)
+    >>> countries.loc[56, ["alpha2", "name"]].tolist()  # the index: each row's position
+    ['DE', 'Germany']
     """
     table_id = require_id(table_id, what="table_id")
     # no cyclic GC passes over the many row objects a parse makes (see fastjson)
@@ -220,7 +228,7 @@ def _fits(values: list[Any], field_name: str) -> bool:
 
 
 def read_table_columns(api: Api, table_id: str) -> pd.DataFrame:
-    """The column metadata of a table as a DataFrame (see :func:`columns_frame`).
+    """The column metadata of a table as a DataFrame (see :func:`~mddframes.frames.table.columns_frame`).
 
     This read does not record a write-back context: only reads of the rows do.
 

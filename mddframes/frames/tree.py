@@ -120,18 +120,18 @@ def tree_frame(
         ``Int64``, ``deployed`` ``boolean``, ids ``string``; nested values stay as
         they are). Rows keep the order of the payload (nested shapes: pre-order).
 
+    Raises
+    ------
+    DataShapeError
+        When the payload holds no list of elements, an entry is not an object, or
+        an element has no id.
+
     Warns
     -----
     TreeIntegrityWarning
         When elements have a parent id that is not in the tree (orphans) or sit in
         or under a parent cycle. They are kept with a missing ``depth`` and
         ``path``; the warning names them.
-
-    Raises
-    ------
-    DataShapeError
-        When the payload holds no list of elements, an entry is not an object, or
-        an element has no id.
     """
     wanted = _normalise_types(types)
     entries = _entries(payload, what)

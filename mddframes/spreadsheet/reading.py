@@ -334,6 +334,14 @@ def read_excel(
         sheet, the cell (e.g. ``C7``), the column and the row.
     InvalidArgumentError
         ``object_id`` is not in the workbook.
+
+    Examples
+    --------
+    >>> mddframes.to_excel(client.read_table("tbl-0109"), "countries.xlsx")
+    >>> reviewed = mddframes.read_excel("countries.xlsx")  # after a reviewer's edits
+    >>> reviewed.loc[56, "name"] = "Deutschland"
+    >>> client.write_table("tbl-0109", reviewed, dry_run=True).diff.summary()
+    "1 cell(s) changed in 1 row(s) (row 56 column 'name')"
     """
     workbook = open_workbook(path)
     try:

@@ -289,6 +289,15 @@ def to_excel(
         Where to find the context of a frame whose ``attrs`` lost it (after a concat,
         merge or astype): the client's latest read of the object (needs dict keys).
 
+    Raises
+    ------
+    InvalidArgumentError
+        ``frames`` is not a frame or a dict of frames, or a context does not match.
+    DataShapeError
+        A frame has no row positions as index, duplicate or non-string column names,
+        a dtype with no exact cell form, or a text longer than a cell holds (each
+        error names the object, row and column).
+
     Notes
     -----
     - Each sheet is titled after its object id (characters a title cannot hold
@@ -307,14 +316,12 @@ def to_excel(
     - A frame without a context is written too (with its dtype snapshot), but the
       frame read back then has no context either.
 
-    Raises
-    ------
-    InvalidArgumentError
-        ``frames`` is not a frame or a dict of frames, or a context does not match.
-    DataShapeError
-        A frame has no row positions as index, duplicate or non-string column names,
-        a dtype with no exact cell form, or a text longer than a cell holds (each
-        error names the object, row and column).
+    Examples
+    --------
+    >>> countries = client.read_table("tbl-0109")
+    >>> mddframes.to_excel(countries, "countries.xlsx")  # text cells stay text: "004"
+    >>> mddframes.read_excel("countries.xlsx").equals(countries)
+    True
     """
     layout, exports = _exports(frames, kind, client)
     titles = sheet_titles([e.label for e in exports])

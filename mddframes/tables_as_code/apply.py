@@ -122,6 +122,17 @@ def apply_plan(
     ------
     InvalidArgumentError
         The plan is of another tenant.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> _ = mddframes.pull_folder(client.api, "DWH", "tables", progress=False)
+    >>> currencies = Path("tables/tables/tbl-0110.csv")
+    >>> _ = currencies.write_text(currencies.read_text("utf-8").replace("UAE Dirham", "UAE dirham"))
+    >>> plan = mddframes.plan_folder(client.api, "tables", progress=False)
+    >>> applied = mddframes.apply_plan(client.api, plan, progress=False)  # through the journal
+    >>> applied.loc[applied["id"] == "tbl-0110", ["status", "verified"]].values.tolist()
+    [['written', True]]
     """
     tenant = getattr(api, "tenant", None)
     if plan.tenant and tenant and plan.tenant != tenant:

@@ -86,7 +86,7 @@ class ObjectFile:
     envelope : dict
         The payload without its rows, as pulled.
     digest : str
-        SHA-256 over the bytes of :attr:`paths` (a plan checks the files did not
+        SHA-256 over the bytes of ``paths`` (a plan checks the files did not
         change before it is applied).
     rows_key : str
         Where the payload keeps its rows (``data`` or ``columnMappings``).
@@ -120,6 +120,16 @@ class ObjectFile:
         codec's row alignment (:func:`mddframes.codec.align.align_rows`): by the
         declared primary key when it identifies every row, else in order when the
         counts agree, else by content.
+
+        Parameters
+        ----------
+        current : dict
+            The object as the service holds it now.
+
+        Returns
+        -------
+        list of int or None
+            One entry per file row.
         """
         rows = payload_rows(current, self.kind)
         if self.rows_digest is not None and digest(rows) == self.rows_digest:
@@ -139,6 +149,16 @@ class ObjectFile:
         a row the service holds. The frame carries ``current`` as its write-back
         context: the writer then compares against exactly this content and refuses if
         the service moves on before the PUT.
+
+        Parameters
+        ----------
+        current : dict
+            The object as the service holds it now.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The file's rows, labelled, with ``current`` as their context.
         """
         count = len(payload_rows(current, self.kind))
         matched = self.labels_for(current)
@@ -249,6 +269,17 @@ def write_object(
     path: Path, kind: Kind, object_id: str, payload: dict[str, Any]
 ) -> list[tuple[Path, bool]]:
     """Write an object's file (and sidecar) at ``path``; the format is its extension.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file to write; its extension picks the format.
+    kind : {'table', 'mapping'}
+        Which kind of object.
+    object_id : str
+        The object's id.
+    payload : dict
+        The object as the service holds it.
 
     Returns
     -------
@@ -471,6 +502,16 @@ def _read_xlsx(path: Path) -> ObjectFile:
 
 def read_object(path: Path) -> ObjectFile:
     """Read one object file (the format from its extension).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The object file (``.csv``, ``.json`` or ``.xlsx``).
+
+    Returns
+    -------
+    ObjectFile
+        The file's object: its kind, id, envelope and rows.
 
     Raises
     ------

@@ -145,11 +145,23 @@ class Plan:
         return EXIT_CHANGES if "changes" in statuses else EXIT_NO_CHANGES
 
     def counts(self) -> Counter[str]:
-        """How many objects have each status."""
+        """How many objects have each status.
+
+        Returns
+        -------
+        collections.Counter
+            Each status and how many objects have it.
+        """
         return Counter(o.status for o in self.objects)
 
     def frame(self) -> pd.DataFrame:
-        """One row per object: the columns of :data:`PLAN_COLUMNS`."""
+        """One row per object: the columns of :data:`PLAN_COLUMNS`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The plan as a frame.
+        """
         rows = [
             {"kind": o.kind, "id": o.id, "file": o.file, "status": o.status,
              "changed_cells": o.changedCells, "added_rows": o.addedRows,
@@ -164,7 +176,18 @@ class Plan:
         )  # fmt: skip
 
     def to_dict(self, relative_to: Path | None = None) -> JsonObject:
-        """The plan file's document; ``folder`` relative to ``relative_to`` when given."""
+        """The plan file's document; ``folder`` relative to ``relative_to`` when given.
+
+        Parameters
+        ----------
+        relative_to : pathlib.Path, optional
+            The folder the plan's folder is written relative to.
+
+        Returns
+        -------
+        JsonObject
+            The document, as the plan file holds it.
+        """
         folder = Path(self.folder).resolve()
         if relative_to is not None:
             folder = Path(os.path.relpath(folder, Path(relative_to).resolve()))
@@ -175,7 +198,18 @@ class Plan:
         }  # fmt: skip
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the plan file (JSON); the folder is kept relative to the file's folder."""
+        """Write the plan file (JSON); the folder is kept relative to the file's folder.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The plan file to write.
+
+        Returns
+        -------
+        pathlib.Path
+            The file written.
+        """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         document = self.to_dict(relative_to=path.parent)
@@ -187,6 +221,13 @@ class Plan:
         cls, path: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None
     ) -> Plan:
         """Read a plan file; ``folder`` overrides the folder it names.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The plan file.
+        folder : str or os.PathLike, optional
+            The folder of object files to use instead of the one the plan names.
 
         Raises
         ------
@@ -334,6 +375,16 @@ def plan_folder(
     Plan
         One :class:`PlannedObject` per file, in folder order; ``Plan.exit_code`` is
         0, 1 or 2 as the ``plan`` command exits.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> _ = mddframes.pull_folder(client.api, "DWH", "tables", progress=False)
+    >>> currencies = Path("tables/tables/tbl-0110.csv")  # a reviewer's edit
+    >>> _ = currencies.write_text(currencies.read_text("utf-8").replace("UAE Dirham", "UAE dirham"))
+    >>> plan = mddframes.plan_folder(client.api, "tables", progress=False)  # sends nothing
+    >>> plan.counts()
+    Counter({'unchanged': 212, 'changes': 1})
     """
     folder = Path(folder)
     paths = [path for _, path in object_files(folder)]

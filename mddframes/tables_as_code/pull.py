@@ -115,6 +115,14 @@ def pull_folder(
     InvalidArgumentError
         An unknown format or id, or two ids whose file names differ only in case
         (they would collide on macOS and Windows); nothing is written.
+
+    Examples
+    --------
+    >>> pulled = mddframes.pull_folder(client.api, "DWH", "tables", progress=False)
+    >>> pulled["action"].value_counts().to_dict()  # one file per table and mapping
+    {'written': 213}
+    >>> pulled.loc[pulled["id"] == "tbl-0109", "file"].item()
+    'tables/tbl-0109.csv'
     """
     if fmt is not None and fmt not in FORMATS:
         raise InvalidArgumentError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")

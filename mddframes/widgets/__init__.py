@@ -8,6 +8,8 @@ words) into the panel's Output area.
 
 >>> panel = client.export_panel("DWH", dest="exports")
 >>> panel  # in a notebook: pick elements, an object type, press Export
+ExportPanel(...)
+>>> panel.picker.select(["dwh-0064"])
 >>> archive = panel.run()  # or script it: the same work, blocking
 """
 

@@ -112,7 +112,24 @@ def path_segment(value: str) -> str:
 def backup_folder(
     api: Api, kind: Kind, object_id: str, backup_dir: str | os.PathLike[str] | None = None
 ) -> Path:
-    """The folder holding the backups of one object: ``<root>/<tenant>/<kind>/<id>``."""
+    """The folder holding the backups of one object: ``<root>/<tenant>/<kind>/<id>``.
+
+    Parameters
+    ----------
+    api : Api
+        The connection (its tenant names a level of the folder).
+    kind : {'table', 'mapping'}
+        Which kind of object.
+    object_id : str
+        The object's id.
+    backup_dir : str or os.PathLike, optional
+        The backup root (the ``backup_dir`` setting when None).
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (not created here).
+    """
     tenant = getattr(api, "tenant", None) or "default"
     return backup_root(api, backup_dir) / path_segment(str(tenant)) / kind / path_segment(object_id)
 
@@ -131,6 +148,24 @@ def save_backup(
     to a temporary file in the same folder, flushed to disk, then given its final
     name, so a backup file is never half-written; an existing backup is never
     overwritten.
+
+    Parameters
+    ----------
+    api : Api
+        The connection (its tenant names a level of the folder).
+    kind : {'table', 'mapping'}
+        Which kind of object.
+    object_id : str
+        The object's id.
+    payload : dict
+        What the service holds, to back up.
+    backup_dir : str or os.PathLike, optional
+        The backup root (the ``backup_dir`` setting when None).
+
+    Returns
+    -------
+    pathlib.Path
+        The backup file.
 
     Raises
     ------
@@ -240,6 +275,16 @@ def _claim(temp: Path, path: Path) -> bool:
 
 def load_backup(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a backup file written by :func:`save_backup`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The backup file.
+
+    Returns
+    -------
+    dict
+        The file's document: ``kind``, ``id``, ``tenant``, ``savedAt`` and ``payload``.
 
     Raises
     ------

@@ -325,6 +325,19 @@ def write_tables(
         Before anything is sent, as described above.
     BackupError, JournalError
         A backup or the journal could not be written (nothing was sent).
+
+    Examples
+    --------
+    >>> tree = client.read_tree("DWH")
+    >>> sources = tree.loc[tree["type"] == "SOURCE_TABLE", "table_id"]
+    >>> long = client.read_tables(sources, progress=False)
+    >>> short = long["customer_no"].str.len().lt(7).fillna(False)
+    >>> long.loc[short, "customer_no"] = long["customer_no"].str.zfill(7)
+    >>> result = client.write_tables(long, progress=False)  # checks all, then writes each
+    >>> result["status"].value_counts().to_dict()  # 8 of the 24 had short numbers
+    {'unchanged': 16, 'written': 8}
+    >>> client.pending_writes().empty  # the batch's journal: finished
+    True
     """
     return write_edits(api, "table", frame, dry_run=dry_run, allow_deletes=allow_deletes,
                        force=force, backup_dir=backup_dir, max_workers=max_workers,

@@ -77,6 +77,16 @@ def write_table(
         The table was never read through this client and ``force`` is False.
     MddError
         The service refused a call.
+
+    Examples
+    --------
+    >>> countries = client.read_table("tbl-0109")
+    >>> countries.loc[countries["alpha2"] == "DE", "name"] = "Deutschland"
+    >>> client.write_table("tbl-0109", countries, dry_run=True)  # sends nothing
+    WriteResult(table 'tbl-0109': dry-run; 1 cell(s) changed in 1 row(s) (row 56 column 'name'))
+    >>> result = client.write_table("tbl-0109", countries)  # check, backup, PUT, verify
+    >>> result.verified, result.backup is not None
+    (True, True)
     """
     table_id = require_id(table_id, what="table_id")
     return write_one(

@@ -1,4 +1,5 @@
-"""Every ``mddframes`` command of README.md runs, with its documented exit code.
+"""Every ``mddframes`` command of README.md and of the guide (docs/guide/*.md) runs, with
+its documented exit code.
 
 Each command runs as written, through bash (redirections and ``|| [ $? -eq 2 ]`` included),
 in a fresh folder with ``MDD_*`` variables pointing at the emulator. The substitutions are
@@ -28,7 +29,10 @@ import requests
 from mddframes import Client
 from mddframes.emulator.app import TOKEN_PATH
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPOSITORY = Path(__file__).resolve().parents[2]
+README = REPOSITORY / "README.md"
+#: README.md and the user guide's pages: their commands are the same promise
+DOCUMENTS = [README, *sorted((REPOSITORY / "docs" / "guide").glob("*.md"))]
 SCRIPT = str(Path(sys.executable).with_name("mddframes"))
 
 # each README command and the exit code it has in the README's scenario
@@ -70,8 +74,9 @@ ALL = {**PIPELINE, **TABLES_AS_CODE, **PIPELINE_YAML, **JOURNAL, **EMULATOR}
 
 
 def readme_commands() -> set[str]:
-    """The ``mddframes`` commands of README.md: code blocks' lines and inline examples."""
-    text = README.read_text("utf-8")
+    """The ``mddframes`` commands of README.md and the guide: code blocks' lines and inline
+    examples."""
+    text = "\n".join(path.read_text("utf-8") for path in DOCUMENTS)
     found: set[str] = set()
     for block in re.findall(r"^```(?:bash|yaml)\n(.*?)^```", text, flags=re.DOTALL | re.M):
         for line in block.splitlines():
@@ -119,7 +124,7 @@ def sh(emu, tmp_path):
     def run(
         command: str, expect: int | None = None, **substitutions: str
     ) -> subprocess.CompletedProcess[str]:
-        assert command in ALL, f"not a README command: {command}"
+        assert command in ALL, f"not a README or guide command: {command}"
         expect = ALL[command] if expect is None else expect
         line = command.replace(".venv/bin/mddframes", SCRIPT)
         for old, new in substitutions.items():
