@@ -85,7 +85,7 @@ numpydoc_validation_checks = {"PR01", "PR02", "PR03", "RT01", "GL06", "GL07"}
 numpydoc_validation_exclude = {
     r"\.__init__$",  # documented on the class
     r"^mddframes\.(errors\.|widgets\.)?\w+(Error|Warning)$",
-    r"^mddframes\.(BulkResult|CheckReport|Diff|ExportArchive|Plan|Script|WriteResult)$",
+    r"^mddframes\.(BulkResult|CheckReport|Diff|ExportArchive|LineageAnswer|Plan|Script|WriteResult)$",
     r"^mddframes\.tables_as_code\.(ObjectFile|PlannedObject)$",
     r"^mddframes\.widgets\.Panel$",
 }

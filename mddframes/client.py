@@ -553,7 +553,19 @@ class Client:
         """A notebook panel that traces a picked element or column upstream, downstream or
         its impact, as a frame and a drawing.
 
-        See :class:`mddframes.widgets.LineagePanel`.
+        Parameters
+        ----------
+        system : str
+            The system whose lineage the panel reads (once, when it opens).
+
+        Returns
+        -------
+        LineagePanel
+            The panel; it displays itself, and ``panel.run()`` answers blocking.
+
+        See Also
+        --------
+        mddframes.widgets.LineagePanel
         """
         from mddframes.widgets import LineagePanel
 
