@@ -39,6 +39,7 @@ from mddframes.errors import (
     LockTimeoutError,
     MddError,
     MddWarning,
+    MissingDependencyError,
     NotFoundError,
     PackageClosedError,
     PartialFailureWarning,
@@ -56,6 +57,7 @@ from mddframes.errors import (
 )
 from mddframes.exports import ExportTask, Script
 from mddframes.frames import iter_groups, tree_frame
+from mddframes.frames.backends import DtypeBackend, to_polars
 from mddframes.ids import Ids
 from mddframes.spreadsheet import read_excel, to_excel
 from mddframes.tables_as_code import Plan, apply_plan, plan_folder, pull_folder
@@ -76,6 +78,7 @@ __all__ = [
     "ConflictError",
     "DataShapeError",
     "Diff",
+    "DtypeBackend",
     "ExportArchive",
     "ExportError",
     "ExportFailedError",
@@ -91,6 +94,7 @@ __all__ = [
     "LockTimeoutError",
     "MddError",
     "MddWarning",
+    "MissingDependencyError",
     "NotFoundError",
     "PackageClosedError",
     "PartialFailureWarning",
@@ -124,5 +128,6 @@ __all__ = [
     "run_doctor",
     "to_excel",
     "to_payload",
+    "to_polars",
     "tree_frame",
 ]

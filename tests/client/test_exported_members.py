@@ -35,6 +35,7 @@ EXPORTED = [
     "ConflictError",
     "DataShapeError",
     "Diff",
+    "DtypeBackend",
     "ExportArchive",
     "ExportError",
     "ExportFailedError",
@@ -50,6 +51,7 @@ EXPORTED = [
     "LockTimeoutError",
     "MddError",
     "MddWarning",
+    "MissingDependencyError",
     "NotFoundError",
     "PackageClosedError",
     "PartialFailureWarning",
@@ -83,6 +85,7 @@ EXPORTED = [
     "run_doctor",
     "to_excel",
     "to_payload",
+    "to_polars",
     "tree_frame",
 ]
 
@@ -160,6 +163,7 @@ def test_star_import_gives_exactly_all():
 
 #: The exported type aliases (for annotations; not classes) and their home modules.
 TYPE_ALIASES = {
+    "DtypeBackend": "mddframes.frames.backends",
     "Ids": "mddframes.ids",
     "JsonObject": "mddframes.codec.values",
     "JsonValue": "mddframes.codec.values",
