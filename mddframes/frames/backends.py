@@ -136,10 +136,22 @@ def to_backend(frame: pd.DataFrame, dtype_backend: DtypeBackend) -> pd.DataFrame
     """
     if check_dtype_backend(dtype_backend) == "numpy_nullable":
         return frame
-    arrays = [arrow_array(frame.iloc[:, i].array) for i in range(frame.shape[1])]
-    out = pd.DataFrame(dict(enumerate(arrays)), index=frame.index, copy=False)
-    out.columns = frame.columns
-    out.attrs = dict(frame.attrs)
+    return _assemble([arrow_array(frame.iloc[:, i].array) for i in range(frame.shape[1])], frame)
+
+
+def _assemble(arrays: list[Any], like: pd.DataFrame) -> pd.DataFrame:
+    """A frame of ``arrays`` with the index, column names and ``attrs`` of ``like``;
+    object arrays stay ``object`` (pandas 3 would make an all-strings one ``str``, and
+    a JSON column whose values happen to be strings must still take a dict)."""
+    columns = {
+        i: pd.Series(array, index=like.index, dtype=object, copy=False)
+        if pd.api.types.is_object_dtype(array.dtype)
+        else pd.Series(array, index=like.index, copy=False)
+        for i, array in enumerate(arrays)
+    }
+    out = pd.DataFrame(columns, index=like.index, copy=False)
+    out.columns = like.columns
+    out.attrs = dict(like.attrs)
     return out
 
 
@@ -147,7 +159,7 @@ def arrow_array(array: Any) -> Any:
     """One column's array as a ``pd.ArrowDtype`` array, or itself when Arrow has no
     exact type for its values (``object``) or it is Arrow-backed already."""
     pa = require_module("pyarrow", extra="arrow")
-    if isinstance(array.dtype, pd.ArrowDtype) or array.dtype == object:
+    if isinstance(array.dtype, pd.ArrowDtype) or pd.api.types.is_object_dtype(array.dtype):
         return array
     if isinstance(array.dtype, pd.StringDtype):
         # the column's str objects encoded once into one UTF-8 buffer
@@ -155,7 +167,7 @@ def arrow_array(array: Any) -> Any:
     else:
         try:
             values = pa.array(array)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
             return array  # nothing exact to make of it: left as it is
     return pd.arrays.ArrowExtensionArray(values)
 
@@ -163,8 +175,8 @@ def arrow_array(array: Any) -> Any:
 def from_user_frame(frame: Any, *, what: str = "frame") -> pd.DataFrame:
     """A frame a user hands a writer, in the numpy-nullable form the codec works in.
 
-    The one place a writer's input is normalised: ``pd.ArrowDtype`` columns (and
-    Arrow-backed ``string`` columns) become the numpy-nullable arrays the read of the
+    The one place a writer's input is normalised: ``pd.ArrowDtype`` columns become
+    the numpy-nullable arrays the read of the
     same content gives, so the payload is exactly that frame's; a polars DataFrame
     becomes a pandas frame whose index is its ``row`` column (the original positions
     :func:`to_polars` put there; a null ``row`` is a new row), or positions
@@ -207,16 +219,14 @@ def from_user_frame(frame: Any, *, what: str = "frame") -> pd.DataFrame:
     arrays = [frame.iloc[:, i].array for i in range(frame.shape[1])]
     for i in positions:
         arrays[i] = numpy_nullable_array(arrays[i])
-    out = pd.DataFrame(dict(enumerate(arrays)), index=frame.index, copy=False)
-    out.columns = frame.columns
-    out.attrs = dict(frame.attrs)
-    return out
+    return _assemble(arrays, frame)
 
 
 def _arrow_backed(dtype: Any) -> bool:
-    return isinstance(dtype, pd.ArrowDtype) or (
-        isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow"
-    )
+    # pandas' own ``string`` dtypes are left alone, whatever their storage: the readers
+    # make some columns ``string`` (pyarrow storage when pyarrow is installed) and the
+    # codec takes them as they are
+    return isinstance(dtype, pd.ArrowDtype)
 
 
 def numpy_nullable_array(array: Any) -> Any:
@@ -300,6 +310,11 @@ def _from_polars(frame: pl.DataFrame, *, what: str) -> pd.DataFrame:
     return pd.DataFrame(columns, index=index, copy=False) if columns else pd.DataFrame(index=index)
 
 
+def polars_module() -> ModuleType:
+    """polars, or the error naming the ``mddframes[polars]`` extra."""
+    return require_module("polars", extra="polars")
+
+
 def _chunked(array: Any) -> Any:
     pa = require_module("pyarrow", extra="arrow")
     return array if isinstance(array, pa.ChunkedArray) else pa.chunked_array([array])
@@ -313,14 +328,16 @@ def _polars_index(column: pl.Series, *, what: str) -> pd.Index:
             f"{what}: the polars column {INDEX_NAME!r} holds each row's original position "
             f"and must be integers, not {column.dtype}"
         )
-    labels = column.to_numpy().astype(object) if column.null_count() else column.to_numpy()
-    if column.null_count():
-        present = [int(x) for x in labels if x is not None]
-        start = max(present, default=-1) + 1
-        gaps = [i for i, x in enumerate(labels) if x is None]
-        for offset, i in enumerate(gaps):
-            labels[i] = start + offset
-    return pd.Index(np.asarray(labels, dtype=np.int64), name=INDEX_NAME)
+    gaps = column.is_null().to_numpy()
+    labels: np.ndarray = column.fill_null(0).cast(polars_module().Int64).to_numpy().copy()
+    if gaps.any():
+        start = int(labels[~gaps].max()) + 1 if (~gaps).any() else 0
+        labels[gaps] = np.arange(start, start + int(gaps.sum()))
+    if np.array_equal(labels, np.arange(len(labels))):
+        # the rows as read, in order: the RangeIndex a read gives (the fingerprint's)
+        return pd.RangeIndex(len(labels), name=INDEX_NAME)
+    index: pd.Index = pd.Index(labels.astype(np.int64), name=INDEX_NAME)
+    return index
 
 
 def to_polars(frame: pd.DataFrame) -> pl.DataFrame:
