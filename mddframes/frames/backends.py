@@ -105,7 +105,9 @@ def check_dtype_backend(dtype_backend: object) -> DtypeBackend:
     )
 
 
-def to_backend(frame: pd.DataFrame, dtype_backend: DtypeBackend) -> pd.DataFrame:
+def to_backend(
+    frame: pd.DataFrame, dtype_backend: DtypeBackend, *, consume: bool = False
+) -> pd.DataFrame:
     """``frame`` (as a reader built it) with the dtypes of ``dtype_backend``.
 
     Parameters
@@ -117,6 +119,11 @@ def to_backend(frame: pd.DataFrame, dtype_backend: DtypeBackend) -> pd.DataFrame
         ``pd.ArrowDtype`` columns with the same index, column names and ``attrs``
         (``object`` columns, which hold values no Arrow type holds exactly, stay
         ``object``).
+    consume : bool, default False
+        Take the columns out of ``frame`` as they are converted (a reader's own frame),
+        so that a column's Python objects are freed before the next one is converted:
+        the peak is then about one column above the larger of the two frames, not
+        their sum. ``frame`` is left without columns.
 
     Returns
     -------
@@ -136,22 +143,29 @@ def to_backend(frame: pd.DataFrame, dtype_backend: DtypeBackend) -> pd.DataFrame
     """
     if check_dtype_backend(dtype_backend) == "numpy_nullable":
         return frame
-    return _assemble([arrow_array(frame.iloc[:, i].array) for i in range(frame.shape[1])], frame)
+    if not consume or frame.columns.has_duplicates:
+        arrays = [arrow_array(frame.iloc[:, i].array) for i in range(frame.shape[1])]
+        return _assemble(arrays, frame.index, frame.columns, frame.attrs)
+    names, attrs = frame.columns, dict(frame.attrs)
+    arrays = [arrow_array(frame.pop(name).array) for name in list(names)]
+    return _assemble(arrays, frame.index, names, attrs)
 
 
-def _assemble(arrays: list[Any], like: pd.DataFrame) -> pd.DataFrame:
-    """A frame of ``arrays`` with the index, column names and ``attrs`` of ``like``;
-    object arrays stay ``object`` (pandas 3 would make an all-strings one ``str``, and
-    a JSON column whose values happen to be strings must still take a dict)."""
+def _assemble(
+    arrays: list[Any], index: pd.Index, names: pd.Index, attrs: dict[Any, Any]
+) -> pd.DataFrame:
+    """A frame of ``arrays`` with this index, these column names and ``attrs``; object
+    arrays stay ``object`` (pandas 3 would make an all-strings one ``str``, and a JSON
+    column whose values happen to be strings must still take a dict)."""
     columns = {
-        i: pd.Series(array, index=like.index, dtype=object, copy=False)
+        i: pd.Series(array, index=index, dtype=object, copy=False)
         if pd.api.types.is_object_dtype(array.dtype)
-        else pd.Series(array, index=like.index, copy=False)
+        else pd.Series(array, index=index, copy=False)
         for i, array in enumerate(arrays)
     }
-    out = pd.DataFrame(columns, index=like.index, copy=False)
-    out.columns = like.columns
-    out.attrs = dict(like.attrs)
+    out = pd.DataFrame(columns, index=index, copy=False)
+    out.columns = names
+    out.attrs = dict(attrs)
     return out
 
 
@@ -219,7 +233,7 @@ def from_user_frame(frame: Any, *, what: str = "frame") -> pd.DataFrame:
     arrays = [frame.iloc[:, i].array for i in range(frame.shape[1])]
     for i in positions:
         arrays[i] = numpy_nullable_array(arrays[i])
-    return _assemble(arrays, frame)
+    return _assemble(arrays, frame.index, frame.columns, frame.attrs)
 
 
 def _arrow_backed(dtype: Any) -> bool:

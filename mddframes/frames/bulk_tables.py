@@ -107,7 +107,7 @@ def read_tables(
 
     frame = _read_many(api, ids, read_table_arrays, key="table_id", desc="read_tables",
                        max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
-    return to_backend(frame, dtype_backend)
+    return to_backend(frame, dtype_backend, consume=True)
 
 
 def read_mappings(
@@ -160,7 +160,7 @@ def read_mappings(
 
     frame = _read_many(api, ids, read_mapping_arrays, key="mapping_id", desc="read_mappings",
                        max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
-    return to_backend(frame, dtype_backend)
+    return to_backend(frame, dtype_backend, consume=True)
 
 
 def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[str, pd.DataFrame]]:

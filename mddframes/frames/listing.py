@@ -56,7 +56,7 @@ def read_object_types(api: Api, *, dtype_backend: DtypeBackend = "numpy_nullable
         service sends, in snake_case.
     """
     check_dtype_backend(dtype_backend)
-    return to_backend(object_types_frame(api.get_object_types()), dtype_backend)
+    return to_backend(object_types_frame(api.get_object_types()), dtype_backend, consume=True)
 
 
 def object_types_frame(payload: Any) -> pd.DataFrame:
@@ -97,7 +97,7 @@ def read_packages(
     frame = packages_frame(
         api.list_deployment_packages(system), what=f"packages of system {system!r}"
     )
-    return to_backend(frame, dtype_backend)
+    return to_backend(frame, dtype_backend, consume=True)
 
 
 def packages_frame(payload: Any, *, what: str = "packages") -> pd.DataFrame:

@@ -135,7 +135,7 @@ def read_structures(
     records = [record for _sid, record in outcome.succeeded()]
     frame = structures_frame(records)
     frame.attrs["failures"] = failure_records(outcome.failures)
-    return to_backend(frame, dtype_backend)
+    return to_backend(frame, dtype_backend, consume=True)
 
 
 def structures_frame(records: list[dict[str, Any]]) -> pd.DataFrame:

@@ -103,7 +103,7 @@ def read_table(
             context = ReadContext("table", table_id, payload)
         else:
             frame, context = _streamed_frame(body, table_id)
-    frame = to_backend(frame, dtype_backend)
+    frame = to_backend(frame, dtype_backend, consume=True)
     record_read(api, frame, context)
     return frame
 
@@ -196,7 +196,7 @@ def read_mapping(
     check_dtype_backend(dtype_backend)
     with gc_paused():
         payload = api.get_mapping(mapping_id)
-        frame = to_backend(from_payload(payload, "mapping"), dtype_backend)
+        frame = to_backend(from_payload(payload, "mapping"), dtype_backend, consume=True)
     record_read(api, frame, ReadContext("mapping", mapping_id, payload))
     return frame
 

@@ -96,7 +96,7 @@ def read_tree(
     with gc_paused():
         payload = api.get_tree(system)
         frame = tree_frame(payload, types=types, what=f"tree of system {system!r}")
-        return to_backend(frame, dtype_backend)
+        return to_backend(frame, dtype_backend, consume=True)
 
 
 def tree_frame(

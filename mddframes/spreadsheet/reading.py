@@ -373,7 +373,7 @@ def read_excel(
         for record in records:
             frame = _read_sheet(workbook, record)
             context = _attach(frame, record, _Located(record))
-            frame = to_backend(frame, dtype_backend)
+            frame = to_backend(frame, dtype_backend, consume=True)
             if context is not None and client is not None:
                 registry_for(client).record(context)
             frames[record.object_id if layout == "dict" or object_id else record.sheet] = frame
