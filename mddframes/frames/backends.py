@@ -170,8 +170,20 @@ def _assemble(
 
 
 def arrow_array(array: Any) -> Any:
-    """One column's array as a ``pd.ArrowDtype`` array, or itself when Arrow has no
-    exact type for its values (``object``) or it is Arrow-backed already."""
+    """One column's array as a ``pd.ArrowDtype`` array (the conversion of :func:`to_backend`).
+
+    Parameters
+    ----------
+    array : pandas.api.extensions.ExtensionArray
+        A column's array (``Series.array``).
+
+    Returns
+    -------
+    pandas.api.extensions.ExtensionArray
+        An ``ArrowExtensionArray`` of the same values (``string``, ``int64``, ``double``,
+        ``bool``, ``timestamp``), or ``array`` itself when it is Arrow-backed already or
+        holds values no Arrow type holds exactly (``object``).
+    """
     pa = require_module("pyarrow", extra="arrow")
     if isinstance(array.dtype, pd.ArrowDtype) or pd.api.types.is_object_dtype(array.dtype):
         return array
@@ -244,8 +256,19 @@ def _arrow_backed(dtype: Any) -> bool:
 
 
 def numpy_nullable_array(array: Any) -> Any:
-    """One Arrow-backed column as the numpy-nullable array of the same values (see
-    :func:`from_user_frame`, Notes)."""
+    """One Arrow-backed column as the numpy-nullable array of the same values.
+
+    Parameters
+    ----------
+    array : pandas.arrays.ArrowExtensionArray
+        A ``pd.ArrowDtype`` column's array.
+
+    Returns
+    -------
+    pandas.api.extensions.ExtensionArray or numpy.ndarray
+        The array the default read of the same values gives (the mapping is in
+        :func:`from_user_frame`, Notes); an ``object`` ndarray for types with none.
+    """
     pa = require_module("pyarrow", extra="arrow")
     if isinstance(array.dtype, pd.StringDtype):
         chunked = pa.chunked_array([pa.array(array)])
@@ -324,7 +347,7 @@ def _from_polars(frame: pl.DataFrame, *, what: str) -> pd.DataFrame:
     return pd.DataFrame(columns, index=index, copy=False) if columns else pd.DataFrame(index=index)
 
 
-def polars_module() -> ModuleType:
+def _polars_module() -> ModuleType:
     """polars, or the error naming the ``mddframes[polars]`` extra."""
     return require_module("polars", extra="polars")
 
@@ -343,7 +366,7 @@ def _polars_index(column: pl.Series, *, what: str) -> pd.Index:
             f"and must be integers, not {column.dtype}"
         )
     gaps = column.is_null().to_numpy()
-    labels: np.ndarray = column.fill_null(0).cast(polars_module().Int64).to_numpy().copy()
+    labels: np.ndarray = column.fill_null(0).cast(_polars_module().Int64).to_numpy().copy()
     if gaps.any():
         start = int(labels[~gaps].max()) + 1 if (~gaps).any() else 0
         labels[gaps] = np.arange(start, start + int(gaps.sum()))
