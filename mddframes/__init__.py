@@ -40,6 +40,7 @@ from mddframes.errors import (
     MappingShapeWarning,
     MddError,
     MddWarning,
+    MissingDependencyError,
     NotFoundError,
     PackageClosedError,
     PartialFailureWarning,
@@ -57,6 +58,7 @@ from mddframes.errors import (
 )
 from mddframes.exports import ExportTask, Script
 from mddframes.frames import iter_groups, tree_frame
+from mddframes.frames.backends import DtypeBackend, to_polars
 from mddframes.ids import Ids
 from mddframes.lineage import Lineage, LineageAnswer, to_dot, to_mermaid
 from mddframes.spreadsheet import read_excel, to_excel
@@ -78,6 +80,7 @@ __all__ = [
     "ConflictError",
     "DataShapeError",
     "Diff",
+    "DtypeBackend",
     "ExportArchive",
     "ExportError",
     "ExportFailedError",
@@ -96,6 +99,7 @@ __all__ = [
     "MappingShapeWarning",
     "MddError",
     "MddWarning",
+    "MissingDependencyError",
     "NotFoundError",
     "PackageClosedError",
     "PartialFailureWarning",
@@ -131,5 +135,6 @@ __all__ = [
     "to_excel",
     "to_mermaid",
     "to_payload",
+    "to_polars",
     "tree_frame",
 ]

@@ -28,6 +28,7 @@ from mddframes.context import ContextRegistry, registry_for
 from mddframes.errors import InvalidArgumentError
 from mddframes.exports import ExportTask, Script
 from mddframes.frames import bulk_tables, listing, structures, table, tree
+from mddframes.frames.backends import DtypeBackend
 from mddframes.http.session import HttpSession
 from mddframes.ids import Ids
 from mddframes.writing import WriteResult
@@ -131,8 +132,14 @@ class Client:
     # -- loaders: tree, elements, listings (frames/) ------------------------------
 
     @facade_of(tree.read_tree)
-    def read_tree(self, system: str, *, types: str | Iterable[str] | None = None) -> pd.DataFrame:
-        return tree.read_tree(self.api, system, types=types)
+    def read_tree(
+        self,
+        system: str,
+        *,
+        types: str | Iterable[str] | None = None,
+        dtype_backend: DtypeBackend = "numpy_nullable",
+    ) -> pd.DataFrame:
+        return tree.read_tree(self.api, system, types=types, dtype_backend=dtype_backend)
 
     @facade_of(structures.read_structure)
     def read_structure(self, structure_id: str) -> pd.Series:
@@ -146,22 +153,26 @@ class Client:
         max_workers: int | None = None,
         progress: bool = True,
         errors: ErrorPolicy = "raise",
+        dtype_backend: DtypeBackend = "numpy_nullable",
     ) -> pd.DataFrame:
         return structures.read_structures(
-            self.api, ids, max_workers=max_workers, progress=progress, errors=errors
-        )
+            self.api, ids, max_workers=max_workers, progress=progress, errors=errors,
+            dtype_backend=dtype_backend,
+        )  # fmt: skip
 
     @facade_of(listing.read_raw_data)
     def read_raw_data(self, structure_id: str, *, flatten: bool = False) -> JsonValue:
         return listing.read_raw_data(self.api, structure_id, flatten=flatten)
 
     @facade_of(listing.read_object_types)
-    def read_object_types(self) -> pd.DataFrame:
-        return listing.read_object_types(self.api)
+    def read_object_types(self, *, dtype_backend: DtypeBackend = "numpy_nullable") -> pd.DataFrame:
+        return listing.read_object_types(self.api, dtype_backend=dtype_backend)
 
     @facade_of(listing.read_packages)
-    def read_packages(self, system: str) -> pd.DataFrame:
-        return listing.read_packages(self.api, system)
+    def read_packages(
+        self, system: str, *, dtype_backend: DtypeBackend = "numpy_nullable"
+    ) -> pd.DataFrame:
+        return listing.read_packages(self.api, system, dtype_backend=dtype_backend)
 
     # -- tables and mappings: frames and safe writes (frames/, writing/) ---------
 
@@ -181,16 +192,20 @@ class Client:
         return registry_for(self.api)
 
     @facade_of(table.read_table)
-    def read_table(self, table_id: str) -> pd.DataFrame:
-        return table.read_table(self.api, table_id)
+    def read_table(
+        self, table_id: str, *, dtype_backend: DtypeBackend = "numpy_nullable"
+    ) -> pd.DataFrame:
+        return table.read_table(self.api, table_id, dtype_backend=dtype_backend)
 
     @facade_of(table.read_table_columns)
     def read_table_columns(self, table_id: str) -> pd.DataFrame:
         return table.read_table_columns(self.api, table_id)
 
     @facade_of(table.read_mapping)
-    def read_mapping(self, mapping_id: str) -> pd.DataFrame:
-        return table.read_mapping(self.api, mapping_id)
+    def read_mapping(
+        self, mapping_id: str, *, dtype_backend: DtypeBackend = "numpy_nullable"
+    ) -> pd.DataFrame:
+        return table.read_mapping(self.api, mapping_id, dtype_backend=dtype_backend)
 
     @facade_of(bulk_tables.read_tables)
     def read_tables(
@@ -200,10 +215,12 @@ class Client:
         max_workers: int | None = None,
         progress: bool = True,
         errors: ErrorPolicy = "raise",
+        dtype_backend: DtypeBackend = "numpy_nullable",
     ) -> pd.DataFrame:
         return bulk_tables.read_tables(
-            self.api, ids, max_workers=max_workers, progress=progress, errors=errors
-        )
+            self.api, ids, max_workers=max_workers, progress=progress, errors=errors,
+            dtype_backend=dtype_backend,
+        )  # fmt: skip
 
     @facade_of(bulk_tables.read_mappings)
     def read_mappings(
@@ -213,10 +230,12 @@ class Client:
         max_workers: int | None = None,
         progress: bool = True,
         errors: ErrorPolicy = "raise",
+        dtype_backend: DtypeBackend = "numpy_nullable",
     ) -> pd.DataFrame:
         return bulk_tables.read_mappings(
-            self.api, ids, max_workers=max_workers, progress=progress, errors=errors
-        )
+            self.api, ids, max_workers=max_workers, progress=progress, errors=errors,
+            dtype_backend=dtype_backend,
+        )  # fmt: skip
 
     @facade_of(lineage.read_lineage)
     def read_lineage(

@@ -9,6 +9,7 @@ The tree::
 
     MddError                           everything mddframes raises
     ├── ConfigurationError             a setting is missing or invalid
+    │   └── MissingDependencyError     an optional extra is not installed (also an ImportError)
     ├── InvalidArgumentError           an argument is unusable; nothing was sent (also a ValueError)
     ├── ClientClosedError              the client (its HTTP session) was closed
     ├── ServiceError                   the service answered with a non-success status
@@ -72,6 +73,7 @@ __all__ = [
     "MappingShapeWarning",
     "MddError",
     "MddWarning",
+    "MissingDependencyError",
     "NotFoundError",
     "PackageClosedError",
     "PartialFailureWarning",
@@ -188,6 +190,10 @@ class MddError(Exception):
 
 class ConfigurationError(MddError):
     """A setting is missing or invalid (names the argument and the environment variable)."""
+
+
+class MissingDependencyError(ConfigurationError, ImportError):
+    """An optional extra is needed and not installed (names the ``pip install`` to run)."""
 
 
 class InvalidArgumentError(MddError, ValueError):

@@ -127,7 +127,11 @@ def _block_sums(column: pd.Series) -> np.ndarray | None:
     if column.dtype == object:
         return None
     try:
-        hashes = pd.util.hash_pandas_object(column, index=False).to_numpy(dtype=np.uint64)
+        # categorize=False: the same hashes (categorizing only saves work on repeated values),
+        # about 7x faster on the mostly distinct strings of a text column
+        hashes = pd.util.hash_pandas_object(column, index=False, categorize=False).to_numpy(
+            dtype=np.uint64
+        )
     except TypeError:  # a value pandas cannot hash: compared by content instead
         return None
     if not len(hashes):

@@ -43,6 +43,7 @@ import pandas as pd
 from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
 from mddframes.codec.date_batch import resolve_dates
 from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
 from mddframes.frames.stacking import column_arrays, concat_column_sets
 from mddframes.ids import id_list
 
@@ -66,6 +67,7 @@ def read_tables(
     max_workers: int | None = None,
     progress: bool = True,
     errors: ErrorPolicy = "raise",
+    dtype_backend: DtypeBackend = "numpy_nullable",
 ) -> pd.DataFrame:
     """Read many tables concurrently into one long frame with a ``table_id`` column.
 
@@ -83,6 +85,10 @@ def read_tables(
     errors : {"raise", "skip"}, default "raise"
         ``"raise"`` stops at the first failure and raises it; ``"skip"`` reads the
         others and reports the failures (see the module docstring).
+    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
+        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
     -------
@@ -103,12 +109,15 @@ def read_tables(
     """
     from mddframes.frames.table import fetch_table_arrays
 
+    check_dtype_backend(dtype_backend)
+
     def read_table_arrays(api: Api, table_id: str) -> Callable[[], Part]:
         # date columns parsed once per column for all tables (codec/date_batch.py)
         return fetch_table_arrays(api, table_id, defer_dates=True)
 
-    return _read_many(api, ids, read_table_arrays, key="table_id", desc="read_tables",
-                      max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
+    frame = _read_many(api, ids, read_table_arrays, key="table_id", desc="read_tables",
+                       max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
+    return to_backend(frame, dtype_backend, consume=True)
 
 
 def read_mappings(
@@ -118,6 +127,7 @@ def read_mappings(
     max_workers: int | None = None,
     progress: bool = True,
     errors: ErrorPolicy = "raise",
+    dtype_backend: DtypeBackend = "numpy_nullable",
 ) -> pd.DataFrame:
     """Read many mappings' column mappings into one long frame with a ``mapping_id`` column.
 
@@ -138,6 +148,10 @@ def read_mappings(
     errors : {"raise", "skip"}, default "raise"
         ``"raise"`` stops at the first failure and raises it; ``"skip"`` reads the
         others and reports the failures.
+    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
+        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
     -------
@@ -147,13 +161,16 @@ def read_mappings(
     """
     from mddframes.frames.table import read_mapping
 
+    check_dtype_backend(dtype_backend)
+
     def read_mapping_arrays(api: Api, mapping_id: str) -> Callable[[], Part]:
         part = read_mapping(api, mapping_id)
         built = column_arrays(part), part.index
         return lambda: built
 
-    return _read_many(api, ids, read_mapping_arrays, key="mapping_id", desc="read_mappings",
-                      max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
+    frame = _read_many(api, ids, read_mapping_arrays, key="mapping_id", desc="read_mappings",
+                       max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
+    return to_backend(frame, dtype_backend, consume=True)
 
 
 def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[str, pd.DataFrame]]:

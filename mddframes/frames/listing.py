@@ -8,6 +8,7 @@ import pandas as pd
 
 from mddframes.codec.values import JsonValue, json_type
 from mddframes.errors import InvalidArgumentError
+from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
 from mddframes.frames.record_frames import frame_from_objects
 from mddframes.frames.shaping import leaf_rows, unwrap_list
 
@@ -34,8 +35,17 @@ PACKAGE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def read_object_types(api: Api) -> pd.DataFrame:
+def read_object_types(api: Api, *, dtype_backend: DtypeBackend = "numpy_nullable") -> pd.DataFrame:
     """Read every object type (the output-template selections) as a frame.
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
+        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
     -------
@@ -45,7 +55,8 @@ def read_object_types(api: Api) -> pd.DataFrame:
         element types it renders; empty means all), then any other field the
         service sends, in snake_case.
     """
-    return object_types_frame(api.get_object_types())
+    check_dtype_backend(dtype_backend)
+    return to_backend(object_types_frame(api.get_object_types()), dtype_backend, consume=True)
 
 
 def object_types_frame(payload: Any) -> pd.DataFrame:
@@ -56,7 +67,9 @@ def object_types_frame(payload: Any) -> pd.DataFrame:
     return _leading(frame, OBJECT_TYPE_COLUMNS)
 
 
-def read_packages(api: Api, system: str) -> pd.DataFrame:
+def read_packages(
+    api: Api, system: str, *, dtype_backend: DtypeBackend = "numpy_nullable"
+) -> pd.DataFrame:
     """Read the open deployment packages of a system as a frame.
 
     Parameters
@@ -65,6 +78,10 @@ def read_packages(api: Api, system: str) -> pd.DataFrame:
         The raw layer (``client.api``).
     system : str
         The system name.
+    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
+        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
     -------
@@ -76,9 +93,11 @@ def read_packages(api: Api, system: str) -> pd.DataFrame:
     """
     if not isinstance(system, str) or not system:
         raise InvalidArgumentError(f"system must be a non-empty string, got {system!r}")
-    return packages_frame(
+    check_dtype_backend(dtype_backend)
+    frame = packages_frame(
         api.list_deployment_packages(system), what=f"packages of system {system!r}"
     )
+    return to_backend(frame, dtype_backend, consume=True)
 
 
 def packages_frame(payload: Any, *, what: str = "packages") -> pd.DataFrame:

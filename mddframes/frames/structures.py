@@ -9,6 +9,7 @@ import pandas as pd
 
 from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
 from mddframes.errors import DataShapeError
+from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
 from mddframes.frames.bulk_tables import failure_records
 from mddframes.frames.record_frames import records_frame
 from mddframes.frames.shaping import snake_case
@@ -89,6 +90,7 @@ def read_structures(
     max_workers: int | None = None,
     progress: bool = True,
     errors: ErrorPolicy = "raise",
+    dtype_backend: DtypeBackend = "numpy_nullable",
 ) -> pd.DataFrame:
     """Read many elements concurrently, one row per element.
 
@@ -107,6 +109,10 @@ def read_structures(
         See :func:`mddframes.bulk.run_bulk`. With ``"skip"`` the failed ids are
         listed in ``frame.attrs["failures"]`` (records of ``id``, ``error_type``,
         ``status``, ``message``) and named in a warning.
+    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
+        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
     -------
@@ -117,6 +123,7 @@ def read_structures(
         ``boolean``, ``modified_at`` a UTC datetime when every value parses.
     """
     wanted = id_list(ids, what="element ids")
+    check_dtype_backend(dtype_backend)
     outcome = run_bulk(
         lambda sid: structure_record(api.get_structure(sid), what=f"element {sid!r}"),
         wanted,
@@ -128,7 +135,7 @@ def read_structures(
     records = [record for _sid, record in outcome.succeeded()]
     frame = structures_frame(records)
     frame.attrs["failures"] = failure_records(outcome.failures)
-    return frame
+    return to_backend(frame, dtype_backend, consume=True)
 
 
 def structures_frame(records: list[dict[str, Any]]) -> pd.DataFrame:

@@ -25,6 +25,7 @@ from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
 from mddframes.codec.read_route import choose_route
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import ReadContext, record_read, registry_for
+from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
 from mddframes.frames.shaping import snake_case
 from mddframes.http.session import decode_json_content
 from mddframes.ids import require_id
@@ -45,7 +46,9 @@ _FIELD_DTYPES: dict[str, Literal["string", "boolean"]] = {
 }
 
 
-def read_table(api: Api, table_id: str) -> pd.DataFrame:
+def read_table(
+    api: Api, table_id: str, *, dtype_backend: DtypeBackend = "numpy_nullable"
+) -> pd.DataFrame:
     """The rows of a table as a DataFrame, ready to edit and write back.
 
     Parameters
@@ -54,6 +57,10 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
         The raw layer (``client.api``).
     table_id : str
         The table id.
+    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
+        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
     -------
@@ -95,6 +102,7 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
     ['DE', 'Germany']
     """
     table_id = require_id(table_id, what="table_id")
+    check_dtype_backend(dtype_backend)
     # no cyclic GC passes over the many row objects a parse makes (see fastjson)
     with gc_paused(), api.get_table_stream(table_id) as body:
         if choose_route(body.length) == "whole":
@@ -103,6 +111,7 @@ def read_table(api: Api, table_id: str) -> pd.DataFrame:
             context = ReadContext("table", table_id, payload)
         else:
             frame, context = _streamed_frame(body, table_id)
+    frame = to_backend(frame, dtype_backend, consume=True)
     record_read(api, frame, context)
     return frame
 
@@ -167,7 +176,9 @@ def fetch_table_arrays(
     return build
 
 
-def read_mapping(api: Api, mapping_id: str) -> pd.DataFrame:
+def read_mapping(
+    api: Api, mapping_id: str, *, dtype_backend: DtypeBackend = "numpy_nullable"
+) -> pd.DataFrame:
     """The column mappings of a mapping as a DataFrame, ready to edit and write back.
 
     Parameters
@@ -176,6 +187,10 @@ def read_mapping(api: Api, mapping_id: str) -> pd.DataFrame:
         The raw layer (``client.api``).
     mapping_id : str
         The mapping id.
+    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
+        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
     -------
@@ -186,9 +201,10 @@ def read_mapping(api: Api, mapping_id: str) -> pd.DataFrame:
         The write-back context is recorded as for :func:`read_table`.
     """
     mapping_id = require_id(mapping_id, what="mapping_id")
+    check_dtype_backend(dtype_backend)
     with gc_paused():
         payload = api.get_mapping(mapping_id)
-        frame = from_payload(payload, "mapping")
+        frame = to_backend(from_payload(payload, "mapping"), dtype_backend, consume=True)
     record_read(api, frame, ReadContext("mapping", mapping_id, payload))
     return frame
 

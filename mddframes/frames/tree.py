@@ -22,6 +22,7 @@ from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.frame import frame_of_arrays
 from mddframes.codec.values import JsonValue
 from mddframes.errors import DataShapeError, InvalidArgumentError, TreeIntegrityWarning
+from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
 from mddframes.frames.record_frames import frame_from_objects, string_array
 from mddframes.frames.shaping import snake_case, unwrap_list
 
@@ -60,7 +61,13 @@ _PATH_SEP = "/"
 _NAMED_LIMIT = 20  # how many ids a warning lists before it just counts
 
 
-def read_tree(api: Api, system: str, *, types: str | Iterable[str] | None = None) -> pd.DataFrame:
+def read_tree(
+    api: Api,
+    system: str,
+    *,
+    types: str | Iterable[str] | None = None,
+    dtype_backend: DtypeBackend = "numpy_nullable",
+) -> pd.DataFrame:
     """Read the element tree of a system as one row per element.
 
     Parameters
@@ -72,6 +79,10 @@ def read_tree(api: Api, system: str, *, types: str | Iterable[str] | None = None
     types : str or iterable of str, optional
         Keep only elements of these types (depth, path and ``n_children`` are still
         computed on the whole tree).
+    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
+        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
     -------
@@ -80,10 +91,12 @@ def read_tree(api: Api, system: str, *, types: str | Iterable[str] | None = None
     """
     if not isinstance(system, str) or not system:
         raise InvalidArgumentError(f"system must be a non-empty string, got {system!r}")
+    check_dtype_backend(dtype_backend)
     # no cyclic GC passes over the element objects while they are decoded and framed
     with gc_paused():
         payload = api.get_tree(system)
-        return tree_frame(payload, types=types, what=f"tree of system {system!r}")
+        frame = tree_frame(payload, types=types, what=f"tree of system {system!r}")
+        return to_backend(frame, dtype_backend, consume=True)
 
 
 def tree_frame(

@@ -28,6 +28,7 @@ from mddframes.codec.kinds import KINDS, Kind
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
 from mddframes.spreadsheet.cells import (
     CellError,
     build_array,
@@ -288,18 +289,30 @@ def _attach(frame: pd.DataFrame, record: SheetRecord, where: _Located) -> ReadCo
 
 @overload
 def read_excel(
-    path: PathOrFile, *, object_id: str, client: object | None = None
+    path: PathOrFile,
+    *,
+    object_id: str,
+    client: object | None = None,
+    dtype_backend: DtypeBackend = "numpy_nullable",
 ) -> pd.DataFrame: ...
 
 
 @overload
 def read_excel(
-    path: PathOrFile, *, object_id: None = None, client: object | None = None
+    path: PathOrFile,
+    *,
+    object_id: None = None,
+    client: object | None = None,
+    dtype_backend: DtypeBackend = "numpy_nullable",
 ) -> pd.DataFrame | dict[str, pd.DataFrame]: ...
 
 
 def read_excel(
-    path: PathOrFile, *, object_id: str | None = None, client: object | None = None
+    path: PathOrFile,
+    *,
+    object_id: str | None = None,
+    client: object | None = None,
+    dtype_backend: DtypeBackend = "numpy_nullable",
 ) -> pd.DataFrame | dict[str, pd.DataFrame]:
     """Read a workbook written by :func:`to_excel` back into frames, ready to write.
 
@@ -312,6 +325,10 @@ def read_excel(
     client : Client, optional
         Also record each frame's context in this client's registry, as a read would
         (so the writer still finds it after a concat or merge drops ``attrs``).
+    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+        The frames' dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
+        columns (needs ``mddframes[arrow]``; see
+        :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
     -------
@@ -343,6 +360,7 @@ def read_excel(
     >>> client.write_table("tbl-0109", reviewed, dry_run=True).diff.summary()
     "1 cell(s) changed in 1 row(s) (row 56 column 'name')"
     """
+    check_dtype_backend(dtype_backend)
     workbook = open_workbook(path)
     try:
         if META_SHEET not in workbook.sheetnames:
@@ -363,6 +381,7 @@ def read_excel(
         for record in records:
             frame = _read_sheet(workbook, record)
             context = _attach(frame, record, _Located(record))
+            frame = to_backend(frame, dtype_backend, consume=True)
             if context is not None and client is not None:
                 registry_for(client).record(context)
             frames[record.object_id if layout == "dict" or object_id else record.sheet] = frame

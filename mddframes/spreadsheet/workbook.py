@@ -27,6 +27,7 @@ from mddframes.codec.kinds import KINDS, Kind
 from mddframes.codec.values import ABSENT, is_missing_json
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.frames.backends import from_user_frame
 from mddframes.spreadsheet.cells import (
     Cell,
     CellError,
@@ -182,6 +183,9 @@ def _exports(
 ) -> tuple[str, list[_Export]]:
     if kind not in (None, "table", "mapping"):
         raise InvalidArgumentError(f"kind must be 'table', 'mapping' or None, not {kind!r}")
+    if not isinstance(frames, Mapping):
+        # Arrow-backed and polars frames: the numpy-nullable frame of the same content
+        frames = from_user_frame(frames, what="to_excel")
     if isinstance(frames, pd.DataFrame):
         context = _context(frames, None, kind, client)
         label = f"{context.kind} {context.object_id!r}" if context else "the frame"
@@ -200,6 +204,7 @@ def _exports(
             raise InvalidArgumentError(
                 f"the keys of frames must be object ids (non-empty strings), got {object_id!r}"
             )
+        frame = from_user_frame(frame, what=f"to_excel: frames[{object_id!r}]")
         if not isinstance(frame, pd.DataFrame):
             raise InvalidArgumentError(
                 f"frames[{object_id!r}] must be a DataFrame, not {type(frame).__name__}"

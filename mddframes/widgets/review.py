@@ -29,7 +29,9 @@ from mddframes.writing.journal_file import read_journal
 
 
 def _kind_of(client: Any, object_id: str, frame: pd.DataFrame) -> str:
-    attached = getattr(frame.attrs.get(ATTRS_KEY), "kind", None)
+    # a polars frame has no attrs: its kind comes from the client's registry
+    attrs = getattr(frame, "attrs", None)
+    attached = getattr(attrs.get(ATTRS_KEY), "kind", None) if isinstance(attrs, dict) else None
     if attached in KINDS:
         return str(attached)
     registry = client.contexts

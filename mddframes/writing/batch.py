@@ -21,6 +21,7 @@ from mddframes.codec import CheckReport, Diff
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
 from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
+from mddframes.frames.backends import from_user_frame
 from mddframes.frames.bulk_tables import iter_groups
 from mddframes.writing.changes import Change, prepare_edit
 from mddframes.writing.engine import gate, refuse_incomplete, send, take_backup
@@ -59,6 +60,7 @@ def write_edits(
     """Write every object of a long frame (:func:`write_tables`, :func:`write_mappings`)."""
     workers = resolve_workers(max_workers, api.max_workers)
     key = f"{kind}_id"
+    frame = from_user_frame(frame, what=f"write_{kind}s")  # Arrow-backed or polars
     if not isinstance(frame, pd.DataFrame) or key not in frame.columns:
         raise InvalidArgumentError(
             f"write_{kind}s needs a long frame with a {key!r} column (from read_{kind}s)"

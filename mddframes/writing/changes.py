@@ -25,6 +25,7 @@ from mddframes.codec.streamed_overlay import StreamUnsupported, overlay_document
 from mddframes.codec.values import same_json
 from mddframes.context import ATTRS_KEY, ReadContext, context_of
 from mddframes.errors import ConcurrentModificationError, InvalidArgumentError, WriteRefusedError
+from mddframes.frames.backends import from_user_frame
 from mddframes.frames.shaping import snake_case
 from mddframes.writing.documents import (
     EncodedDocument,
@@ -63,6 +64,10 @@ class Change:
         The edited frame, whose ``attrs`` get the new context.
     foreign : bool
         The frame was read from another object (its report's first error says which).
+    owner : pandas.DataFrame or None
+        The frame the user passed when ``frame`` is its numpy-nullable form (an Arrow-
+        backed frame, see :func:`~mddframes.frames.backends.from_user_frame`): its
+        ``attrs`` get the new context too.
     """
 
     kind: Kind
@@ -74,6 +79,7 @@ class Change:
     keeps_positions: bool
     frame: pd.DataFrame | None = None
     foreign: bool = False
+    owner: pd.DataFrame | None = None
 
 
 def prepare_edit(
@@ -101,10 +107,32 @@ def prepare_edit(
     ConcurrentModificationError
         The object changed on the service since it was read and ``force`` is False.
     """
+    given = frame
+    # Arrow-backed and polars frames: the numpy-nullable frame of the same content
+    frame = from_user_frame(frame, what=f"write_{kind}")
     if not isinstance(frame, pd.DataFrame):
         raise InvalidArgumentError(
             f"write_{kind} needs a DataFrame (from read_{kind}), got {type(frame).__name__}"
         )
+    change = _prepare_edit(api, kind, object_id, frame, columns=columns,
+                           allow_deletes=allow_deletes, force=force, stream=stream)  # fmt: skip
+    if given is not frame and isinstance(given, pd.DataFrame):
+        change.owner = given
+    return change
+
+
+def _prepare_edit(
+    api: Api,
+    kind: Kind,
+    object_id: str,
+    frame: pd.DataFrame,
+    *,
+    columns: Any,
+    allow_deletes: bool,
+    force: bool,
+    stream: bool,
+) -> Change:
+    """:func:`prepare_edit` of a frame in the numpy-nullable form."""
     context = context_of(api, frame, kind, object_id)
     foreign = _read_from_elsewhere(frame, kind, object_id)
     if context is None and not force:

@@ -179,5 +179,6 @@ def _record(api: Api, change: Change, context: ReadContext) -> None:
     # be edited and written again; after added or deleted rows it cannot, and its stale
     # context makes a second write of it stop with a conflict
     registry_for(api).record(context)
-    if change.frame is not None:
-        change.frame.attrs[ATTRS_KEY] = context
+    for frame in (change.frame, change.owner):
+        if frame is not None:
+            frame.attrs[ATTRS_KEY] = context

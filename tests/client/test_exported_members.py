@@ -35,6 +35,7 @@ EXPORTED = [
     "ConflictError",
     "DataShapeError",
     "Diff",
+    "DtypeBackend",
     "ExportArchive",
     "ExportError",
     "ExportFailedError",
@@ -53,6 +54,7 @@ EXPORTED = [
     "MappingShapeWarning",
     "MddError",
     "MddWarning",
+    "MissingDependencyError",
     "NotFoundError",
     "PackageClosedError",
     "PartialFailureWarning",
@@ -88,6 +90,7 @@ EXPORTED = [
     "to_excel",
     "to_mermaid",
     "to_payload",
+    "to_polars",
     "tree_frame",
 ]
 
@@ -168,6 +171,7 @@ def test_star_import_gives_exactly_all():
 
 #: The exported type aliases (for annotations; not classes) and their home modules.
 TYPE_ALIASES = {
+    "DtypeBackend": "mddframes.frames.backends",
     "Ids": "mddframes.ids",
     "JsonObject": "mddframes.codec.values",
     "JsonValue": "mddframes.codec.values",

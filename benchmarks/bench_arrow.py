@@ -1,0 +1,289 @@
+"""``dtype_backend="pyarrow"`` and a string-heavy table: the goals of issue 23.
+
+1. ``read_table`` of the 31-35 MB benchmark table with ``dtype_backend="pyarrow"`` vs
+   get + ``json.loads`` + ``DataFrame`` (goal <= 1.0x), and its peak memory / payload
+   (goal <= 1.5x).
+2. ``read_tree`` of 100,000 elements, pyarrow, vs the same kind of floor (<= 1.0x).
+3. ``read_tables`` of 200 tables at 20 ms, pyarrow, vs the fetch-only ceiling (>= 0.95x).
+4. A one-cell ``write_table`` of the Arrow-backed table: memory / payload (<= 2.5x) and
+   time vs GET + PUT + GET (<= 1.5x).
+5. A string-heavy table (110,000 rows: 8 non-ASCII text columns, 3 numbers, a boolean
+   and a date string, about 36 MB) under both backends: ``read_table`` time (<= 1.5x)
+   and memory (<= 3x), one-cell write time (<= 2x).
+
+Memory is the peak RSS growth of a child process that does the one call (Arrow's
+buffers are outside tracemalloc's view, which would report a flattering figure): the
+child resets its peak (``VmHWM``, via ``/proc/self/clear_refs``) and subtracts its
+resident size before the call from that peak after it (``ru_maxrss`` would not do:
+Linux carries it over from the forking parent through ``exec``).
+Each memory figure is the median of :data:`MEMORY_REPEAT` children (min and max shown).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+import pandas as pd
+import requests
+
+from benchmarks.common import Result, median_at_most, median_speedup, paired_times, remote_emulator
+from mddframes import Client
+from mddframes.bulk import run_bulk
+from mddframes.emulator.scale import big_table
+
+ROWS, COLUMNS = 130_000, 12  # the read and write benchmarks' table (about 35 MB)
+TEXT_ROWS = 110_000  # the string-heavy table (about 36 MB)
+REPEAT = 5
+MEMORY_REPEAT = 3
+TREE_ELEMENTS = 100_000
+TABLES_ELEMENTS = 4_100  # about 1 table per 20 elements: 200+ tables
+N_TABLES, LATENCY, WORKERS = 200, 0.020, 8
+MB = 1e6
+
+_WORDS = (
+    "Straße", "Müller", "Ærøskøbing", "Łódź", "São Paulo", "Zürich", "Ελλάδα", "Москва",
+    "東京", "naïve", "façade", "Crème brûlée", "smörgåsbord", "Ñandú", "İstanbul", "Kraków",
+)  # fmt: skip
+
+
+def text_table(table_id: str, n_rows: int = TEXT_ROWS) -> dict[str, Any]:
+    """A table as a new user's: 8 non-ASCII text columns, 3 numbers, a boolean, a date."""
+    rng = random.Random(23)
+    texts = [f"text_{i}" for i in range(8)]
+    columns = [
+        *({"name": n, "dataType": "VARCHAR(200)", "nullable": True} for n in texts),
+        {"name": "amount", "dataType": "DOUBLE", "nullable": True},
+        {"name": "quantity", "dataType": "INTEGER", "nullable": True},
+        {"name": "score", "dataType": "DOUBLE", "nullable": True},
+        {"name": "active", "dataType": "BOOLEAN", "nullable": True},
+        {"name": "valid_from", "dataType": "VARCHAR(10)", "nullable": True},
+    ]
+    data = []
+    for i in range(n_rows):
+        row: dict[str, Any] = {
+            name: f"{rng.choice(_WORDS)} {rng.choice(_WORDS)}" if k % 2 else rng.choice(_WORDS)
+            for k, name in enumerate(texts)
+        }
+        row["text_0"] = f"{row['text_0']} {i}"  # one column of unique values
+        row["amount"] = round(rng.uniform(-1e6, 1e6), 2)
+        row["quantity"] = rng.randrange(0, 100_000)
+        row["score"] = rng.random()
+        row["active"] = rng.random() < 0.5
+        row["valid_from"] = (
+            f"20{rng.randrange(10, 30)}-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}"
+        )
+        data.append(row)
+    return {
+        "id": table_id,
+        "name": table_id,
+        "structureId": "text-table-owner",
+        "metadata": {"description": "string-heavy benchmark table", "columns": columns},
+        "data": data,
+    }
+
+
+_MEMORY_CHILD = """
+import json, os, sys, time
+from mddframes import Client
+from mddframes.emulator.server import EmulatorHandle
+from mddframes.emulator.state import EmulatorConfig
+
+config = EmulatorConfig(elements=0)
+config.client_secret = os.environ["BENCH_EMULATOR_SECRET"]
+handle = EmulatorHandle(os.environ["BENCH_BASE_URL"], config)
+client = Client.from_emulator(handle)
+table_id, what, backend = sys.argv[1], sys.argv[2], sys.argv[3]
+kwargs = {} if backend == "numpy_nullable" else {"dtype_backend": backend}
+import pandas, pyarrow, tempfile  # imported before the baseline
+if what == "write":
+    frame = client.read_table(table_id, **kwargs)
+    backups = tempfile.mkdtemp()
+
+def status(field):
+    with open("/proc/self/status") as f:
+        line = next(line for line in f if line.startswith(field + ":"))
+    return int(line.split()[1]) * 1024
+
+before = status("VmRSS")
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # resets VmHWM, the peak resident size, to the current one
+if what == "read":
+    frame = client.read_table(table_id, **kwargs)
+else:
+    frame.at[0, "name" if "name" in frame.columns else "text_0"] = f"edited {os.getpid()} {time.time()}"
+    result = client.write_table(table_id, frame, backup_dir=backups)
+    assert result.status == "written", result.status
+# not ru_maxrss: Linux carries it over from the forking parent through exec
+peak = status("VmHWM")
+print(json.dumps({"growth": peak - before}))
+"""
+
+
+def rss_growth(emu: Any, table_id: str, what: str, backend: str) -> list[float]:
+    """Peak RSS growth (bytes) of :data:`MEMORY_REPEAT` child processes doing one call."""
+    env = {
+        **os.environ,
+        "BENCH_BASE_URL": emu.base_url,
+        "BENCH_EMULATOR_SECRET": emu.client_secret,
+    }
+    growths = []
+    for _ in range(MEMORY_REPEAT):
+        done = subprocess.run(
+            [sys.executable, "-c", _MEMORY_CHILD, table_id, what, backend],
+            stdout=subprocess.PIPE, env=env, text=True, check=True,
+        )  # fmt: skip
+        growths.append(float(json.loads(done.stdout.splitlines()[-1])["growth"]))
+    return growths
+
+
+def memory_result(name: str, size: float, growths: list[float], limit: float) -> Result:
+    ratios = [g / size for g in growths]
+    middle = statistics.median(ratios)
+    return Result(name, size / MB, statistics.median(growths) / MB, "MB", f"<= {limit:g}x",
+                  middle, middle <= limit, min(ratios), max(ratios), len(ratios))  # fmt: skip
+
+
+def _session(emu: Any) -> requests.Session:
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {emu.token()}"
+    session.headers["Content-Type"] = "application/json"
+    return session
+
+
+def bench_table(client: Client, emu: Any, table_id: str, label: str,
+                backends: tuple[str, ...], limits: dict[str, float]) -> list[Result]:  # fmt: skip
+    """read_table time and memory, and one-cell write time and memory, per backend."""
+    url = f"{emu.api_url}/api/table/{table_id}"
+    session = _session(emu)
+    size = float(len(session.get(url, timeout=120).content))
+    results = []
+
+    def floor() -> pd.DataFrame:
+        response = session.get(url, timeout=120)
+        response.raise_for_status()
+        return pd.DataFrame(json.loads(response.content)["data"])
+
+    def write_floor() -> None:
+        document = session.get(url, timeout=120)
+        document.raise_for_status()
+        session.put(url, data=document.content, timeout=120).raise_for_status()
+        session.get(url, timeout=120).raise_for_status()
+
+    for backend in backends:
+        results += _backend_results(client, emu, table_id, label, backend, size, limits,
+                                    floor, write_floor)  # fmt: skip
+    session.close()
+    return results
+
+
+def _backend_results(client: Client, emu: Any, table_id: str, label: str, backend: str,
+                     size: float, limits: dict[str, float], floor: Any,
+                     write_floor: Any) -> list[Result]:  # fmt: skip
+    kwargs: dict[str, Any] = {"dtype_backend": backend}
+    results = []
+    base, cand = paired_times(floor, lambda: client.read_table(table_id, **kwargs),
+                              repeat=REPEAT)  # fmt: skip
+    results.append(median_at_most(
+        f"read_table {label} {size / MB:.0f} MB, {backend} vs get+json+DataFrame",
+        base, cand, limits[f"read {backend}"]))  # fmt: skip
+    results.append(memory_result(
+        f"  peak RSS growth / payload, {backend}", size,
+        rss_growth(emu, table_id, "read", backend), limits[f"read memory {backend}"]))  # fmt: skip
+    frame = client.read_table(table_id, **kwargs)
+    column = "name" if "name" in frame.columns else "text_0"
+    edits = iter(range(1, 1_000_000))
+    with tempfile.TemporaryDirectory() as backups:
+
+        def write() -> None:
+            frame.at[0, column] = f"edited {next(edits)}"
+            result = client.write_table(table_id, frame, backup_dir=backups)
+            if result.status != "written":
+                raise RuntimeError(f"write_table did not write: {result.status}")
+
+        write()  # warm: the first write also proves the setup
+        base, cand = paired_times(write_floor, write, repeat=max(3, REPEAT - 2))
+    results.append(median_at_most(
+        f"write_table one cell {label}, {backend} vs GET+PUT+GET", base, cand,
+        limits[f"write {backend}"]))  # fmt: skip
+    results.append(memory_result(
+        f"  peak RSS growth / payload, {backend} (write)", size,
+        rss_growth(emu, table_id, "write", backend), limits[f"write memory {backend}"]))  # fmt: skip
+    return results
+
+
+def bench_tables_and_text() -> list[Result]:
+    with remote_emulator(100) as emu, Client.from_emulator(emu) as client:
+        ids = client.read_tree("SCALE")["table_id"].dropna().tolist()
+        big, text = ids[0], ids[1]
+        client.api.put_table(big, big_table(big, ROWS, COLUMNS))
+        client.api.put_table(text, text_table(text))
+        limits = {"read pyarrow": 1.0, "read memory pyarrow": 1.5, "write pyarrow": 1.5,
+                  "write memory pyarrow": 2.5}  # fmt: skip
+        results = bench_table(client, emu, big, "benchmark table", ("pyarrow",), limits)
+        limits = {"read pyarrow": 1.0, "read memory pyarrow": 1.5, "write pyarrow": 1.5,
+                  "write memory pyarrow": 2.5, "read numpy_nullable": 1.5,
+                  "read memory numpy_nullable": 3.0, "write numpy_nullable": 2.0,
+                  "write memory numpy_nullable": 4.0}  # fmt: skip
+        results += bench_table(client, emu, text, "string-heavy", ("numpy_nullable", "pyarrow"),
+                               limits)  # fmt: skip
+    return results
+
+
+def bench_tree() -> Result:
+    with remote_emulator(TREE_ELEMENTS) as emu, Client.from_emulator(emu) as client:
+        url = f"{emu.api_url}/api/system/SCALE/tree"
+        session = _session(emu)
+
+        def floor() -> pd.DataFrame:
+            response = session.get(url, timeout=120)
+            response.raise_for_status()
+            return pd.DataFrame(json.loads(response.content))
+
+        def candidate() -> pd.DataFrame:
+            return client.read_tree("SCALE", dtype_backend="pyarrow")
+
+        if len(candidate()) != len(floor()):
+            raise RuntimeError("read_tree and the floor disagree on the number of rows")
+        base, cand = paired_times(floor, candidate, repeat=REPEAT)
+        session.close()
+    return median_at_most(
+        f"read_tree {TREE_ELEMENTS:,} elements, pyarrow vs get+json+DataFrame", base, cand, 1.0
+    )
+
+
+def bench_tables() -> Result:
+    with (
+        remote_emulator(TABLES_ELEMENTS) as emu,
+        Client.from_emulator(emu, max_workers=WORKERS) as client,
+    ):
+        ids = client.read_tree("SCALE")["table_id"].dropna().tolist()[:N_TABLES]
+        client.read_tables(ids[:5], progress=False)  # warm the pool and the token
+        emu.inject_faults(latency=LATENCY, operations=["getTable"])
+        try:
+
+            def arrow() -> pd.DataFrame:
+                return client.read_tables(ids, max_workers=WORKERS, progress=False,
+                                          dtype_backend="pyarrow")  # fmt: skip
+
+            def fetch_only() -> None:
+                run_bulk(client.api.get_table, ids, max_workers=WORKERS, progress=False)
+
+            ceiling, cand = paired_times(fetch_only, arrow, repeat=3)
+        finally:
+            emu.clear_faults()
+    return median_speedup(
+        f"read_tables {len(ids)} @{LATENCY * 1000:.0f} ms, pyarrow vs fetch-only ceiling",
+        ceiling, cand, 0.95, goal=">= 0.95x of it",
+    )  # fmt: skip
+
+
+def run() -> list[Result]:
+    """Every measure of issue 23, each against its floor measured in the same run."""
+    return [*bench_tables_and_text(), bench_tree(), bench_tables()]
