@@ -108,6 +108,8 @@ nitpick_ignore_regex = [
     (r"py:.*", r"(t|Path|TypeVar)(\..*)?"),
     (r"py:.*", r"(list|dict|tuple|set|type)\[.*"),
     (r"py:.*", rf"({'|'.join(_EXTERNAL_MODULES)})(\..*)?"),
+    # matplotlib's Axes (lineage.draw), imported for type checking only, so shown bare
+    (r"py:class", r"Axes"),
     # Python's built-in types, as annotations name them
     (
         r"py:.*",

@@ -2,7 +2,7 @@
 
 At ``builder-inited`` this extension walks ``mddframes.__all__``, the public members of
 :class:`mddframes.Client` and :class:`mddframes.api.Api`, the ``__all__`` of the widgets,
-writing (the journal) and tables-as-code packages, and every class of
+writing (the journal), tables-as-code and lineage packages, and every class of
 :mod:`mddframes.errors`, and writes one reStructuredText stub per name into
 ``docs/reference/_generated/`` (git-ignored). A name another branch adds to one of those
 lists gets its page with no edit here. The error tree is drawn as a nested list (no
@@ -31,6 +31,11 @@ SECTIONS = (
         "mddframes.tables_as_code",
         "Tables as code",
         "Tables and mappings as files: pull, plan, apply, and the file formats.",
+    ),
+    (
+        "mddframes.lineage",
+        "Lineage and search",
+        "The lineage of a system's mappings, its questions and drawings, and search.",
     ),
 )
 #: classes whose public members each get a page of their own

@@ -8,8 +8,16 @@ questions over it and lists its ``cycles``; :func:`to_dot`, :func:`to_mermaid` a
 Examples
 --------
 >>> lineage = mddframes.Lineage(client.read_lineage("FLOW"))
->>> lineage.impact("flow-02.customer_no").to_frame()
->>> client.search("FLOW", "customer_no")
+>>> lineage
+<Lineage: 9 elements, 8 element edges, 21 column edges>
+>>> lineage.impact("flow-02.customer_no").to_frame()[["element_name", "column", "depth"]]
+        element_name       column  depth
+0          stg_sales  customer_no      1
+1  sales_by_customer  customer_no      2
+2     customer_value  customer_no      3
+>>> found = client.search("FLOW", "customer_no")
+>>> len(found)
+17
 """
 
 from __future__ import annotations

@@ -69,7 +69,12 @@ class LineageAnswer:
 
         Examples
         --------
+        >>> lineage = mddframes.Lineage(client.read_lineage("FLOW"))
         >>> lineage.impact("flow-02.customer_no").to_frame()[["element_name", "column", "depth"]]
+                element_name       column  depth
+        0          stg_sales  customer_no      1
+        1  sales_by_customer  customer_no      2
+        2     customer_value  customer_no      3
         """
         rows = []
         upstream = self.question == "upstream"
@@ -148,7 +153,11 @@ def answer(
 ) -> LineageAnswer:
     """The answer whose subgraph holds ``start``, the ``reached`` nodes and their edges."""
     nodes = [start, *reached]
-    sub: nx.DiGraph[Any] = nx.DiGraph(graph.subgraph(nodes))
+    # built node by node in the order found: a subgraph view iterates a set of nodes,
+    # whose order changes with the hash seed, and DOT/Mermaid number nodes in graph order
+    sub: nx.DiGraph[Any] = nx.DiGraph()
+    sub.add_nodes_from((node, graph.nodes[node]) for node in nodes)
+    sub.add_edges_from((a, b, data) for a, b, data in graph.edges(nodes, data=True) if b in sub)
     for node in nodes:
         level = reached[node][0] if node in reached else 0
         sub.nodes[node]["layer"] = sign * level

@@ -87,7 +87,13 @@ def read_lineage(
     Examples
     --------
     >>> edges = client.read_lineage("FLOW")
-    >>> edges[["source_name", "source_column", "target_name", "target_column"]].head()
+    >>> len(edges)
+    23
+    >>> edges[["source_name", "source_column", "target_name", "target_column"]].head(3)
+        source_name source_column target_name target_column
+    0  shop_returns     return_id   stg_sales       sale_id
+    1  shop_returns   customer_no   stg_sales   customer_no
+    2  shop_returns        amount   stg_sales        amount
     """
     tree = read_tree(api, system)
     ids = tree["mapping_id"].dropna().drop_duplicates().tolist()

@@ -37,10 +37,27 @@ class Lineage:
     Examples
     --------
     >>> lineage = mddframes.Lineage(client.read_lineage("FLOW"))
-    >>> lineage.upstream("flow-07").to_frame()                  # what feeds sales_by_customer
-    >>> lineage.impact("flow-02.customer_no").to_frame()        # what a change would reach
-    >>> lineage.path("flow-02.amount", "flow-08.value_band").to_frame()
+    >>> lineage.upstream("flow-07").to_frame()[["element_name", "depth", "path"]]
+       element_name  depth                           path
+    0     stg_sales      1             flow-04 -> flow-07
+    1  shop_returns      2  flow-02 -> flow-04 -> flow-07
+    2   shop_orders      2  flow-01 -> flow-04 -> flow-07
+    >>> impact = lineage.impact("flow-02.customer_no")  # what a change would reach
+    >>> impact.to_frame()[["element_name", "column", "depth"]]
+            element_name       column  depth
+    0          stg_sales  customer_no      1
+    1  sales_by_customer  customer_no      2
+    2     customer_value  customer_no      3
+    >>> lineage.path("flow-02.amount", "flow-08.value_band").to_frame()[["element_name", "column"]]
+            element_name        column
+    0          stg_sales        amount
+    1  sales_by_customer  total_amount
+    2     customer_value    value_band
     >>> lineage.cycles()
+       cycle  position element_id    element_name  element_type
+    0      0         0    flow-03  shop_customers  SOURCE_TABLE
+    1      0         1    flow-05   stg_customers   STAGE_TABLE
+    2      0         2    flow-09  customer_score          VIEW
     """
 
     def __init__(self, edges: pd.DataFrame) -> None:
@@ -155,7 +172,10 @@ class Lineage:
 
         Examples
         --------
-        >>> lineage.upstream("flow-07", depth=1).to_frame()
+        >>> lineage = mddframes.Lineage(client.read_lineage("FLOW"))
+        >>> lineage.upstream("flow-07", depth=1).to_frame()[["element_name", "depth", "mappings"]]
+          element_name  depth     mappings
+        0    stg_sales      1  flow-map-04
         """
         return self._walk("upstream", address, depth)
 
@@ -181,7 +201,11 @@ class Lineage:
 
         Examples
         --------
-        >>> lineage.downstream("flow-05").to_frame()
+        >>> lineage = mddframes.Lineage(client.read_lineage("FLOW"))
+        >>> lineage.downstream("flow-05").to_frame()[["element_name", "depth", "path"]]
+             element_name  depth                           path
+        0  customer_score      1             flow-05 -> flow-09
+        1  shop_customers      2  flow-05 -> flow-09 -> flow-03
         """
         return self._walk("downstream", address, depth)
 
@@ -206,7 +230,16 @@ class Lineage:
 
         Examples
         --------
-        >>> lineage.impact(("flow-02", "amount")).to_frame()
+        >>> lineage = mddframes.Lineage(client.read_lineage("FLOW"))
+        >>> reached = lineage.impact(("flow-02", "amount")).to_frame()
+        >>> reached[["element_name", "column", "depth"]]
+                element_name        column  depth
+        0          stg_sales        amount      1
+        1  sales_by_customer  total_amount      2
+        2       sales_by_day  total_amount      2
+        3     customer_value    value_band      3
+        >>> print(reached.loc[1, "transformations"])  # each hop's, from the source on
+        -src.amount -> SUM(src.amount)
         """
         node = self.node(source_column)
         if not isinstance(node, tuple):
@@ -238,7 +271,12 @@ class Lineage:
 
         Examples
         --------
-        >>> lineage.path("flow-02", "flow-08").to_frame()
+        >>> lineage = mddframes.Lineage(client.read_lineage("FLOW"))
+        >>> lineage.path("flow-02", "flow-08").to_frame()[["element_name", "depth", "mappings"]]
+                element_name  depth                                   mappings
+        0          stg_sales      1                                flow-map-02
+        1  sales_by_customer      2                 flow-map-02 -> flow-map-03
+        2     customer_value      3  flow-map-02 -> flow-map-03 -> flow-map-05
         """
         a, b = self.node(source), self.node(target)
         if isinstance(a, tuple) != isinstance(b, tuple):
@@ -265,7 +303,12 @@ class Lineage:
 
         Examples
         --------
+        >>> lineage = mddframes.Lineage(client.read_lineage("FLOW"))
         >>> lineage.cycles()
+           cycle  position element_id    element_name  element_type
+        0      0         0    flow-03  shop_customers  SOURCE_TABLE
+        1      0         1    flow-05   stg_customers   STAGE_TABLE
+        2      0         2    flow-09  customer_score          VIEW
         """
         rows = [
             (number, position, node, self.names[node], self.types[node])

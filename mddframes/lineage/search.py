@@ -78,8 +78,20 @@ def search(
 
     Examples
     --------
-    >>> client.search("FLOW", "customer_no")
+    >>> found = client.search("FLOW", "customer_no")
+    >>> len(found)
+    17
+    >>> found[["where", "element_name", "column", "value"]].tail(3)
+          where   element_name          column                  value
+    14  mapping   shop_returns  transformation  TRIM(src.customer_no)
+    15  mapping      stg_sales  transformation  TRIM(src.customer_no)
+    16  mapping  stg_customers  transformation  TRIM(src.customer_no)
     >>> client.search("DWH", re.compile(r"^DE$"), in_=("tables",))
+       where element_id  element_name object_id  row        column value
+    0  table   dwh-0005  crm_customer  tbl-0001    0  country_code    DE
+    1  table   dwh-0007   crm_address  tbl-0003    0  country_code    DE
+    2  table   dwh-0015  erp_supplier  tbl-0011    0  country_code    DE
+    3  table   dwh-0152   ref_country  tbl-0109   56        alpha2    DE
     """
     pattern = _pattern(text_or_regex)
     places = _places(in_)

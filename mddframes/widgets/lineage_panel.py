@@ -51,7 +51,12 @@ class LineagePanel(Panel):
     >>> panel = client.lineage_panel("FLOW")
     >>> panel.picker.select(["flow-02"]); panel.column.value = "amount"
     >>> panel.question.value = "impact"
-    >>> panel.run().to_frame()       # what the button shows, as a frame
+    >>> panel.run().to_frame()[["element_name", "column", "depth"]]  # what the button shows
+            element_name        column  depth
+    0          stg_sales        amount      1
+    1  sales_by_customer  total_amount      2
+    2       sales_by_day  total_amount      2
+    3     customer_value    value_band      3
     """
 
     def __init__(self, client: Any, system: str, *, picker: ElementPicker | None = None) -> None:

@@ -70,7 +70,14 @@ EMULATOR = {
     "mddframes emulator --dialect spring-page": 0,
     "mddframes --help": 0,
 }
-ALL = {**PIPELINE, **TABLES_AS_CODE, **PIPELINE_YAML, **JOURNAL, **EMULATOR}
+LINEAGE = {
+    # docs/guide/lineage.md: the answers as frames (CSV) or the graph (DOT by the suffix)
+    "mddframes lineage DWH dim_customer": 0,
+    "mddframes lineage DWH dwh-0033 --downstream --depth 1": 0,
+    "mddframes lineage DWH dwh-0005.customer_no --impact -o impact.dot": 0,
+    "mddframes search DWH '^customer_' --regex --in names,mappings": 0,
+}
+ALL = {**PIPELINE, **TABLES_AS_CODE, **PIPELINE_YAML, **JOURNAL, **EMULATOR, **LINEAGE}
 
 
 def readme_commands() -> set[str]:
@@ -166,6 +173,23 @@ def test_pipeline_commands(sh, emu):
     assert set(deployed.values()) == {"deploy-2024-07-15.1"}
     impact = (sh.work / "impact.mmd").read_text("utf-8")
     assert impact.startswith("flowchart LR\n") and "stg_crm_customer.customer_no" in impact
+
+
+def test_lineage_commands(sh):
+    printed = {command: sh(command).stdout for command in LINEAGE}
+    upstream, downstream, found = (
+        pd.read_csv(io.StringIO(printed[c])) for c in LINEAGE if "-o impact.dot" not in c
+    )
+    assert upstream["element_name"].tolist() == [
+        "sat_crm_customer", "stg_crm_customer", "crm_customer",
+    ]  # fmt: skip
+    assert upstream["depth"].tolist() == [1, 2, 3]
+    assert sorted(downstream["element_name"]) == ["hub_customer", "sat_crm_customer"]
+    assert set(downstream["depth"]) == {1}
+    dot = (sh.work / "impact.dot").read_text("utf-8")
+    assert dot.startswith('digraph "lineage" {\n') and "stg_crm_customer.customer_no" in dot
+    assert len(found) > 0 and set(found["where"]) <= {"element", "mapping"}
+    assert found["value"].str.match(r"customer_").all()
 
 
 def test_deploy_exits_3_when_some_failed(sh, emu):

@@ -3,7 +3,8 @@
 The examples are what a user copies, so they run as written: each docstring's examples
 in one namespace (its module's globals plus ``client``, a Client of the freshly reset
 emulator, ``mddframes`` and ``pd``), in a temporary working folder (the examples write
-``countries.xlsx``, ``hubs.zip``, ``tables/``), and the output they show is compared
+``countries.xlsx``, ``hubs.zip``, ``tables/``, ``lineage.png``), matplotlib on its
+headless Agg backend, and the output they show is compared
 with ``ELLIPSIS`` and ``NORMALIZE_WHITESPACE``. A docstring a Client method shares with
 its layer function (``facade_of``) runs once.
 """
@@ -15,12 +16,16 @@ import importlib
 import io
 import pkgutil
 
+import matplotlib
+import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
 import mddframes
 
 pytestmark = pytest.mark.docs
+
+matplotlib.use("Agg")  # the drawing examples run headless: no window, no GUI toolkit
 
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
@@ -66,5 +71,6 @@ def test_docstring_examples_run(test, client, emu, tmp_path, monkeypatch):
         result = runner.run(test, out=out.write, clear_globs=True)
     finally:
         test.globs = {}
+        plt.close("all")  # a drawing example's figure
     assert result.failed == 0, f"{test.name} ({test.filename}):\n{out.getvalue()}"
     assert result.attempted == len(test.examples)
