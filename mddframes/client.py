@@ -10,7 +10,7 @@ functions never see the Client, so the arrows point one way. The raw operations 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 import pandas as pd
@@ -215,6 +215,36 @@ class Client:
         return bulk_tables.read_mappings(
             self.api, ids, max_workers=max_workers, progress=progress, errors=errors
         )
+
+    @facade_of(bulk_tables.iter_tables)
+    def iter_tables(
+        self,
+        ids: Iterable[str],
+        *,
+        chunksize: int = 100,
+        max_workers: int | None = None,
+        progress: bool = True,
+        errors: ErrorPolicy = "raise",
+    ) -> Iterator[pd.DataFrame]:
+        return bulk_tables.iter_tables(
+            self.api, ids, chunksize=chunksize, max_workers=max_workers, progress=progress,
+            errors=errors,
+        )  # fmt: skip
+
+    @facade_of(bulk_tables.iter_mappings)
+    def iter_mappings(
+        self,
+        ids: Iterable[str],
+        *,
+        chunksize: int = 100,
+        max_workers: int | None = None,
+        progress: bool = True,
+        errors: ErrorPolicy = "raise",
+    ) -> Iterator[pd.DataFrame]:
+        return bulk_tables.iter_mappings(
+            self.api, ids, chunksize=chunksize, max_workers=max_workers, progress=progress,
+            errors=errors,
+        )  # fmt: skip
 
     @facade_of(writing.write_table)
     def write_table(

@@ -1,4 +1,5 @@
-"""Many tables or mappings at once, as one long frame: ``read_tables``, ``read_mappings``.
+"""Many tables or mappings at once, as one long frame (``read_tables``, ``read_mappings``)
+or as a sequence of them in bounded memory (``iter_tables``, ``iter_mappings``).
 
 The long frame
 --------------
@@ -40,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
+from mddframes.bulk import ErrorPolicy, iter_bulk, resolve_workers
 from mddframes.codec.date_batch import resolve_dates
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.frames.stacking import column_arrays, concat_column_sets
@@ -91,14 +92,11 @@ def read_tables(
         dtypes :func:`~mddframes.frames.table.read_table` gives them, and each read
         records its write-back context in the client as a single read would.
     """
-    from mddframes.frames.table import fetch_table_arrays
-
-    def read_table_arrays(api: Api, table_id: str) -> Callable[[], Part]:
-        # date columns parsed once per column for all tables (codec/date_batch.py)
-        return fetch_table_arrays(api, table_id, defer_dates=True)
-
-    return _read_many(api, ids, read_table_arrays, key="table_id", desc="read_tables",
-                      max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
+    # unpacking runs the generator to its end, where a skipped failure is warned about
+    (frame,) = _iter_many(api, ids, _table_reader, key="table_id", desc="read_tables",
+                          chunksize=None, max_workers=max_workers, progress=progress,
+                          errors=errors)  # fmt: skip
+    return frame
 
 
 def read_mappings(
@@ -135,15 +133,135 @@ def read_mappings(
         One row per column mapping, with ``mapping_id``; each read records its
         write-back context as a single read would.
     """
+    (frame,) = _iter_many(api, ids, _mapping_reader, key="mapping_id", desc="read_mappings",
+                          chunksize=None, max_workers=max_workers, progress=progress,
+                          errors=errors)  # fmt: skip
+    return frame
+
+
+def iter_tables(
+    api: Api,
+    ids: Iterable[str],
+    *,
+    chunksize: int = 100,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+) -> Iterator[pd.DataFrame]:
+    """Read many tables as a sequence of long frames of at most ``chunksize`` tables each.
+
+    :func:`read_tables` in bounded memory: the same columns, dtypes, ``errors=`` policy,
+    progress bar and concurrency, but only the chunk being filled (and a few tables
+    read ahead by the workers, at most twice ``max_workers``) is held, so the peak
+    follows ``chunksize``, not the number of ids. The chunks stacked equal
+    ``read_tables(api, ids)``, index included (each chunk's ``RangeIndex`` continues
+    the previous one): ``pd.concat`` when the chunks have the same columns, and
+    :func:`~mddframes.frames.stacking.concat_union` always (``pd.concat`` turns a
+    column that one chunk lacks to ``object``). Stopping the iteration early stops
+    the reads.
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    ids : iterable of str
+        Table ids; repeats are read once.
+    chunksize : int, default 100
+        Tables per chunk (``1``: one frame per table). A table is never split.
+    max_workers : int, optional
+        Concurrent requests; default ``api.max_workers``.
+    progress : bool, default True
+        Show one ``tqdm.auto`` progress bar over all ids.
+    errors : {"raise", "skip"}, default "raise"
+        As in :func:`read_tables`; with ``"skip"`` each chunk's ``attrs["failures"]``
+        lists the failures among its own ids (a chunk whose ids all failed is an
+        empty frame with those failures), and the warning comes after the last chunk.
+
+    Yields
+    ------
+    pandas.DataFrame
+        The long frame of :func:`read_tables` for the next ``chunksize`` ids, in the
+        order of ``ids``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``chunksize`` is not a positive integer.
+
+    Examples
+    --------
+    >>> ids = client.read_tree("DWH")["table_id"].dropna()
+    >>> for chunk in iter_tables(client.api, ids, chunksize=50, progress=False):
+    ...     chunk.to_parquet(f"tables-{chunk.index[0]}.parquet")
+    """
+    return _iter_many(api, ids, _table_reader, key="table_id", desc="iter_tables",
+                      chunksize=chunksize, max_workers=max_workers, progress=progress,
+                      errors=errors)  # fmt: skip
+
+
+def iter_mappings(
+    api: Api,
+    ids: Iterable[str],
+    *,
+    chunksize: int = 100,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+) -> Iterator[pd.DataFrame]:
+    """Read many mappings as a sequence of long frames of at most ``chunksize`` each.
+
+    :func:`read_mappings` in bounded memory, as :func:`iter_tables` is to
+    :func:`read_tables`: ``pd.concat(iter_mappings(api, ids))`` equals
+    ``read_mappings(api, ids)``.
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    ids : iterable of str
+        Mapping ids; repeats are read once.
+    chunksize : int, default 100
+        Mappings per chunk (``1``: one frame per mapping).
+    max_workers : int, optional
+        Concurrent requests; default ``api.max_workers``.
+    progress : bool, default True
+        Show one ``tqdm.auto`` progress bar over all ids.
+    errors : {"raise", "skip"}, default "raise"
+        As in :func:`iter_tables`.
+
+    Yields
+    ------
+    pandas.DataFrame
+        The long frame of :func:`read_mappings` for the next ``chunksize`` ids.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``chunksize`` is not a positive integer.
+
+    Examples
+    --------
+    >>> ids = client.read_tree("DWH")["mapping_id"].dropna()
+    >>> rows = sum(len(chunk) for chunk in iter_mappings(client.api, ids, chunksize=10))
+    """
+    return _iter_many(api, ids, _mapping_reader, key="mapping_id", desc="iter_mappings",
+                      chunksize=chunksize, max_workers=max_workers, progress=progress,
+                      errors=errors)  # fmt: skip
+
+
+def _table_reader(api: Api, table_id: str) -> Callable[[], Part]:
+    from mddframes.frames.table import fetch_table_arrays
+
+    # date columns parsed once per column for all tables of a chunk (codec/date_batch.py)
+    return fetch_table_arrays(api, table_id, defer_dates=True)
+
+
+def _mapping_reader(api: Api, mapping_id: str) -> Callable[[], Part]:
     from mddframes.frames.table import read_mapping
 
-    def read_mapping_arrays(api: Api, mapping_id: str) -> Callable[[], Part]:
-        part = read_mapping(api, mapping_id)
-        built = column_arrays(part), part.index
-        return lambda: built
-
-    return _read_many(api, ids, read_mapping_arrays, key="mapping_id", desc="read_mappings",
-                      max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
+    part = read_mapping(api, mapping_id)
+    built = column_arrays(part), part.index
+    return lambda: built
 
 
 def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[str, pd.DataFrame]]:
@@ -277,25 +395,33 @@ def failure_records(failures: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _read_many(
+def _iter_many(
     api: Api,
     ids: Iterable[str],
     reader: Callable[[Api, str], Callable[[], Part]],
     *,
     key: str,
     desc: str,
+    chunksize: int | None,
     max_workers: int | None,
     progress: bool,
     errors: ErrorPolicy,
-) -> pd.DataFrame:
-    """Fetch with ``reader`` in the workers, build each part in the calling thread.
+) -> Iterator[pd.DataFrame]:
+    """Long frames of ``chunksize`` objects each (None: one frame of all, even of none).
 
-    ``reader(api, id)`` does the request and returns a function that builds the part
-    (its column arrays and index). The calling thread only waits while the workers
-    wait for answers, so the building costs a worker no time before its next request
-    (built in the worker, under the GIL, it delayed the next request by as much).
+    ``reader(api, id)`` does the request in a worker and returns a function that builds
+    the part (its column arrays and index); the calling thread builds it, so it only
+    waits while the workers wait for answers and the building costs a worker no time
+    before its next request (built in the worker, under the GIL, it delayed the next
+    request by as much). With a chunk size, at most ``2 x workers`` objects are read
+    past the chunk being filled: memory follows the chunk, not the number of ids.
     """
+    # the arguments are checked now, not at the first next()
     wanted = id_list(ids, what=f"{desc} ids", id_columns=(key,))
+    size = len(wanted) if chunksize is None else _check_chunksize(chunksize)
+    workers = resolve_workers(max_workers, api.max_workers)
+    if errors not in ("raise", "skip"):
+        raise InvalidArgumentError(f"errors must be 'raise' or 'skip', got {errors!r}")
 
     def read_one(object_id: str) -> tuple[str, Callable[[], Part]]:
         return object_id, reader(api, object_id)
@@ -310,20 +436,90 @@ def _read_many(
             )
         return arrays, index
 
-    outcome = run_bulk(
-        read_one,
-        wanted,
-        max_workers=resolve_workers(max_workers, api.max_workers),
-        progress=progress,
-        errors=errors,
-        desc=desc,
-        then=build,
+    return _chunks(
+        iter_bulk(
+            read_one,
+            wanted,
+            ahead=None if chunksize is None else 2 * workers,
+            max_workers=workers,
+            progress=progress,
+            errors=errors,
+            desc=desc,
+            then=build,
+        ),
+        key=key,
+        size=size,
+        total=len(wanted),
+        whole=chunksize is None,
     )
-    parts = list(outcome.succeeded())
+
+
+def _chunks(
+    outcomes: Iterator[tuple[int, str, Any, Exception | None]],
+    *,
+    key: str,
+    size: int,
+    total: int,
+    whole: bool,
+) -> Iterator[pd.DataFrame]:
+    """The outcomes, in input order, gathered into long frames of ``size`` ids each."""
+    parts: list[tuple[str, Part]] = []
+    failures: list[dict[str, Any]] = []
+    offset = 0
+    for position, object_id, part, error in outcomes:
+        if error is None:
+            parts.append((object_id, part))
+        else:
+            failures.append(failure_record(object_id, error))
+        if (position + 1) % size == 0 or position + 1 == total:
+            frame = _chunk_frame(key, parts, failures, offset)
+            offset += len(frame)
+            parts, failures = [], []
+            yield frame
+    if total == 0 and whole:
+        yield _chunk_frame(key, [], [], 0)
+
+
+def _chunk_frame(
+    key: str, parts: list[tuple[str, Part]], failures: list[dict[str, Any]], offset: int
+) -> pd.DataFrame:
+    """One chunk's long frame, its index continuing the chunks before it."""
+    # date columns parsed once per column for all tables of the chunk (codec/date_batch.py)
     resolve_dates([arrays for _, (arrays, _) in parts])
     frame = long_frame(key, parts)
-    frame.attrs["failures"] = failure_records(outcome.failures)
+    frame.index = pd.RangeIndex(offset, offset + len(frame))
+    frame.attrs["failures"] = failures
     return frame
+
+
+def _check_chunksize(chunksize: Any) -> int:
+    if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
+        raise InvalidArgumentError(f"chunksize must be a positive integer, got {chunksize!r}")
+    return chunksize
+
+
+def failure_record(object_id: str, error: Exception) -> dict[str, Any]:
+    """One failed id as the plain record of ``frame.attrs["failures"]``.
+
+    Parameters
+    ----------
+    object_id : str
+        The id that failed.
+    error : Exception
+        Its failure.
+
+    Returns
+    -------
+    dict
+        ``{"id", "error_type", "status", "message"}``, as :func:`failure_records` gives.
+    """
+    status = getattr(error, "status", None)
+    return {
+        "id": object_id,
+        "error_type": type(error).__name__,
+        "status": None if status is None else int(status),
+        "message": str(error),
+    }
 
 
 def long_frame(key: str, parts: list[tuple[str, Part]]) -> pd.DataFrame:

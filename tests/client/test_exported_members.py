@@ -102,6 +102,8 @@ CLIENT_METHODS = [
     "export_scripts",
     "export_task",
     "from_emulator",
+    "iter_mappings",
+    "iter_tables",
     "package_panel",
     "pending_writes",
     "read_mapping",
