@@ -43,6 +43,8 @@ import pandas as pd
 
 from mddframes.bulk import ErrorPolicy, iter_bulk, resolve_workers
 from mddframes.codec.date_batch import resolve_dates
+from mddframes.codec.kinds import Kind
+from mddframes.context import ContextRegistry, registry_for
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.frames.stacking import column_arrays, concat_column_sets
 from mddframes.ids import id_list
@@ -158,7 +160,9 @@ def iter_tables(
     the previous one): ``pd.concat`` when the chunks have the same columns, and
     :func:`~mddframes.frames.stacking.concat_union` always (``pd.concat`` turns a
     column that one chunk lacks to ``object``). Stopping the iteration early stops
-    the reads.
+    the reads. Write a chunk back (``write_tables(chunk)``) before taking the next:
+    the write-back contexts of a chunk's reads are let go when the next chunk is
+    asked for, or the client would keep every table read.
 
     Parameters
     ----------
@@ -451,6 +455,7 @@ def _iter_many(
         size=size,
         total=len(wanted),
         whole=chunksize is None,
+        registry=registry_for(api),
     )
 
 
@@ -461,8 +466,16 @@ def _chunks(
     size: int,
     total: int,
     whole: bool,
+    registry: ContextRegistry,
 ) -> Iterator[pd.DataFrame]:
-    """The outcomes, in input order, gathered into long frames of ``size`` ids each."""
+    """The outcomes, in input order, gathered into long frames of ``size`` ids each.
+
+    In chunks (not ``whole``), the write-back contexts of a chunk's reads are dropped
+    from the client's registry when the next chunk is asked for (unless read again
+    since): kept, they would hold every payload read and memory would grow with the
+    number of ids. A chunk is written back before the next is taken.
+    """
+    kind: Kind = "table" if key == "table_id" else "mapping"
     parts: list[tuple[str, Part]] = []
     failures: list[dict[str, Any]] = []
     offset = 0
@@ -474,8 +487,14 @@ def _chunks(
         if (position + 1) % size == 0 or position + 1 == total:
             frame = _chunk_frame(key, parts, failures, offset)
             offset += len(frame)
+            contexts = [registry.get(kind, object_id) for object_id, _ in parts]
             parts, failures = [], []
             yield frame
+            if not whole:
+                for context in contexts:
+                    if context is not None:
+                        registry.forget_context(context)
+                del frame, contexts
     if total == 0 and whole:
         yield _chunk_frame(key, [], [], 0)
 

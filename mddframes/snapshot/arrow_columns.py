@@ -1,0 +1,157 @@
+"""A frame as an Arrow table and back, exactly: the one frame <-> Arrow conversion of snapshots.
+
+Every column keeps its pandas dtype, recorded in the Arrow field's metadata
+(``b"mddframes.dtype"``), so :func:`arrow_to_frame` gives back a frame
+``assert_frame_equal`` to the one written (``string`` storage and NA flavour, masked
+``Int64``/``Float64``/``boolean``, ``datetime64`` unit and zone). Columns whose values
+have no exact Arrow type, the ``object`` columns (JSON objects and lists, integers beyond
+64 bits, mixed types), are stored as text, one canonical JSON document per cell
+(:func:`~mddframes.codec.values.canonical_json`: keys sorted, no spaces, ``1`` and ``1.0``
+kept apart), a missing cell as a Parquet null; the field's metadata says
+``b"mddframes.encoding": b"json"``, so an engine reading the file knows to parse it
+(DuckDB: ``col::JSON``; polars: ``pl.col(c).str.json_decode()``).
+
+pyarrow is the optional extra ``mddframes[arrow]``; importing this module without it
+raises an :class:`~mddframes.errors.InvalidArgumentError` naming the extra.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mddframes.codec.values import canonical_json
+from mddframes.errors import DataShapeError, InvalidArgumentError
+
+try:
+    import pyarrow as pa
+except ImportError as exc:  # pragma: no cover - the extra is installed in CI
+    raise InvalidArgumentError(
+        "snapshots are written with pyarrow: pip install 'mddframes[arrow]'"
+    ) from exc
+
+#: The field metadata keys of a column's pandas dtype and of its cells' encoding.
+DTYPE_KEY = b"mddframes.dtype"
+ENCODING_KEY = b"mddframes.encoding"
+#: The schema metadata key of the index (a ``RangeIndex``: its name).
+INDEX_KEY = b"mddframes.index"
+#: The encoding of an ``object`` column: one canonical JSON text per cell.
+JSON_ENCODING = "json"
+
+
+def frame_to_arrow(frame: pd.DataFrame) -> pa.Table:
+    """A frame as an Arrow table, each column's dtype and encoding in its field metadata.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        String-named columns (unique), a ``RangeIndex`` from 0 (its name is kept).
+
+    Returns
+    -------
+    pyarrow.Table
+        One field per column; ``object`` columns as canonical JSON text.
+
+    Raises
+    ------
+    DataShapeError
+        Columns not unique strings, or another index than ``RangeIndex(n)``.
+
+    Examples
+    --------
+    >>> table = frame_to_arrow(pd.DataFrame({"a": pd.array([1, None], dtype="Int64")}))
+    >>> arrow_to_frame(table)["a"].dtype
+    Int64Dtype()
+    """
+    names = list(frame.columns)
+    if not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        raise DataShapeError(f"a snapshot frame needs unique string column names, got {names[:10]}")
+    index = frame.index
+    if not (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1):
+        raise DataShapeError(
+            f"a snapshot frame needs a RangeIndex from 0, got {type(index).__name__}"
+        )
+    fields, arrays = [], []
+    for name, column in frame.items():
+        array, encoding = _column_to_arrow(column)
+        metadata = {DTYPE_KEY: json.dumps(_dtype_spec(column.dtype)).encode()}
+        if encoding is not None:
+            metadata[ENCODING_KEY] = encoding.encode()
+        fields.append(pa.field(str(name), array.type, nullable=True, metadata=metadata))
+        arrays.append(array)
+    schema = pa.schema(fields, metadata={INDEX_KEY: json.dumps({"name": index.name}).encode()})
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def arrow_to_frame(table: pa.Table) -> pd.DataFrame:
+    """The frame :func:`frame_to_arrow` was given, from its Arrow table.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        As :func:`frame_to_arrow` wrote it (read back with ``pyarrow.parquet``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns with their recorded dtypes, JSON cells parsed, the ``RangeIndex``
+        with its name.
+    """
+    data: dict[str, Any] = {}
+    for field, column in zip(table.schema, table.columns, strict=True):
+        metadata = field.metadata or {}
+        spec = json.loads(metadata[DTYPE_KEY]) if DTYPE_KEY in metadata else None
+        encoding = metadata.get(ENCODING_KEY, b"").decode() or None
+        data[field.name] = _column_from_arrow(column, spec, encoding)
+    index_info = json.loads((table.schema.metadata or {}).get(INDEX_KEY, b"{}"))
+    index = pd.RangeIndex(table.num_rows, name=index_info.get("name"))
+    return pd.DataFrame(data, index=index, columns=list(data), copy=False)
+
+
+def _column_to_arrow(column: pd.Series) -> tuple[pa.Array, str | None]:
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
+        cells = [None if _is_missing(v) else canonical_json(v) for v in column.tolist()]
+        return pa.array(cells, type=pa.string()), JSON_ENCODING
+    if isinstance(dtype, pd.StringDtype):
+        values = column.astype(object).where(column.notna(), None).tolist()
+        return pa.array(values, type=pa.string()), None
+    return pa.array(column, from_pandas=True), None
+
+
+def _is_missing(value: Any) -> bool:
+    # a missing cell of an object column: None, pd.NA, or the NaN a long frame fills in
+    return value is None or value is pd.NA or (type(value) is float and value != value)
+
+
+def _dtype_spec(dtype: Any) -> dict[str, Any]:
+    if isinstance(dtype, pd.StringDtype):
+        na = "nan" if dtype.na_value is not pd.NA else "NA"
+        return {"kind": "string", "storage": dtype.storage, "na": na}
+    return {"kind": "other", "name": str(dtype)}
+
+
+def _dtype_of(spec: dict[str, Any]) -> Any:
+    if spec["kind"] == "string":
+        na_value = np.nan if spec["na"] == "nan" else pd.NA
+        return pd.StringDtype(storage=spec["storage"], na_value=na_value)
+    return pd.api.types.pandas_dtype(spec["name"])
+
+
+def _column_from_arrow(
+    column: pa.ChunkedArray, spec: dict[str, Any] | None, encoding: str | None
+) -> Any:
+    if encoding == JSON_ENCODING:
+        cells = column.to_pylist()
+        out = np.empty(len(cells), dtype=object)
+        out[:] = [None if c is None else json.loads(c) for c in cells]
+        return out
+    if spec is None:  # a file not written by mddframes: Arrow's own conversion
+        return column.to_pandas()
+    dtype = _dtype_of(spec)
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype) and hasattr(dtype, "__from_arrow__"):
+        return dtype.__from_arrow__(column)
+    return column.to_pandas().astype(dtype, copy=False).to_numpy()
