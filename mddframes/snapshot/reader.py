@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
+from mddframes.codec.frame import INDEX_NAME
 from mddframes.codec.kinds import Kind
 from mddframes.errors import DataShapeError, InvalidArgumentError, NotFoundError
-from mddframes.codec.frame import INDEX_NAME
 from mddframes.frames.structures import structure_record, structures_frame
 from mddframes.snapshot.arrow_columns import arrow_to_frame
 from mddframes.snapshot.layout import FORMAT, FRAME_FILES, MANIFEST
