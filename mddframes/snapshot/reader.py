@@ -59,7 +59,9 @@ class Snapshot:
         self.manifest: dict[str, Any] = json.loads(manifest.read_text(encoding="utf-8"))
         if self.manifest.get("format") != FORMAT:
             raise DataShapeError(f"{str(manifest)!r} is not the manifest of an mddframes snapshot")
-        self._objects = {(o["kind"], o["id"]): o for o in self.manifest["objects"]}
+        self._objects: dict[tuple[str, str], dict[str, Any]] = {
+            (o["kind"], o["id"]): o for o in self.manifest["objects"]
+        }
 
     def __repr__(self) -> str:
         m = self.manifest
