@@ -7,7 +7,8 @@ snapshots or between a snapshot and the service. The layout is in
 extra ``mddframes[arrow]``.
 """
 
+from mddframes.snapshot.diff import SnapshotDiff, diff_snapshots
 from mddframes.snapshot.reader import Snapshot, read_snapshot
 from mddframes.snapshot.writer import snapshot
 
-__all__ = ["Snapshot", "read_snapshot", "snapshot"]
+__all__ = ["Snapshot", "SnapshotDiff", "diff_snapshots", "read_snapshot", "snapshot"]

@@ -24,6 +24,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from mddframes.codec.frame import rows_key
+from mddframes.codec.kinds import Kind
+
 #: The manifest's name, and what its "format" field says.
 MANIFEST = "manifest.json"
 FORMAT = "mddframes-snapshot"
@@ -98,3 +101,13 @@ def sync_folder(path: Path) -> None:
         pass
     finally:
         os.close(descriptor)
+
+
+def envelope_of(payload: dict[str, Any], kind: Kind) -> dict[str, Any]:
+    """A table's or mapping's payload without its rows (its rows list empty).
+
+    Kept in each object's file (Parquet metadata ``mddframes.envelope``): with the
+    frame, it rebuilds the payload for a diff.
+    """
+    rows = rows_key(payload, kind)
+    return {key: ([] if key == rows else value) for key, value in payload.items()}

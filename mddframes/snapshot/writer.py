@@ -26,7 +26,6 @@ import pyarrow.parquet as pq
 
 from mddframes.bulk import iter_bulk, resolve_workers
 from mddframes.codec.fastjson import gc_paused
-from mddframes.codec.frame import rows_key
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
 from mddframes.context import registry_for
@@ -42,6 +41,7 @@ from mddframes.snapshot.layout import (
     ID_COLUMNS,
     MANIFEST,
     OBJECT_FOLDERS,
+    envelope_of,
     object_file,
     partial_folder,
     sync_folder,
@@ -248,9 +248,7 @@ def _write_objects(
         relative = object_file(kind, object_id)
         frame = chunk.reset_index(drop=True)
         table = frame_to_arrow(frame)
-        # the payload without its rows: what a diff needs to rebuild the payload exactly
-        rows = rows_key(payload, kind)
-        envelope = {k: ([] if k == rows else v) for k, v in payload.items()}
+        envelope = envelope_of(payload, kind)
         table = table.replace_schema_metadata(
             {**(table.schema.metadata or {}),
              b"mddframes.envelope": json.dumps(envelope, ensure_ascii=False).encode()}
