@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Self
 import pandas as pd
 
 from mddframes import doctor, elements, exports, writing
+from mddframes import snapshot as snapshots
 from mddframes._facade import facade_of
 from mddframes.api import Api
 from mddframes.archive import ExportArchive
@@ -32,6 +33,7 @@ from mddframes.ids import Ids
 from mddframes.writing import WriteResult
 
 if TYPE_CHECKING:
+    from mddframes.snapshot.reader import Snapshot
     from mddframes.widgets import DeployPanel, ExportPanel, PackagePanel, WriteReview
 
 
@@ -244,6 +246,21 @@ class Client:
         return bulk_tables.iter_mappings(
             self.api, ids, chunksize=chunksize, max_workers=max_workers, progress=progress,
             errors=errors,
+        )  # fmt: skip
+
+    @facade_of(snapshots.snapshot)
+    def snapshot(
+        self,
+        system: str,
+        path: str | os.PathLike[str],
+        *,
+        max_workers: int | None = None,
+        progress: bool = True,
+        structures: bool = True,
+    ) -> Snapshot:
+        return snapshots.snapshot(
+            self.api, system, path, max_workers=max_workers, progress=progress,
+            structures=structures,
         )  # fmt: skip
 
     @facade_of(writing.write_table)

@@ -58,7 +58,7 @@ class SnapshotDiff:
         return len(self.objects) == 0
 
 
-def diff_snapshots(
+def compare_snapshots(
     old: Snapshot | str | os.PathLike[str],
     new: Snapshot | str | os.PathLike[str] | Api,
     *,
@@ -66,7 +66,7 @@ def diff_snapshots(
     max_workers: int | None = None,
     progress: bool = True,
 ) -> SnapshotDiff:
-    """What changed since a snapshot: in a newer snapshot, or in the service now.
+    """What changed since a snapshot (:func:`mddframes.snapshot.diff_snapshots`).
 
     Parameters
     ----------
@@ -90,7 +90,7 @@ def diff_snapshots(
 
     Examples
     --------
-    >>> changes = diff_snapshots("snapshots/2026-11-24", client.api)
+    >>> changes = compare_snapshots("snapshots/2026-11-24", client.api)
     >>> changes.objects.query("change == 'changed'")
     """
     before = old if isinstance(old, Snapshot) else Snapshot(old)

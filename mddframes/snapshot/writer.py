@@ -65,7 +65,7 @@ STRUCTURES_SCHEMA = pa.schema(
 )
 
 
-def snapshot(
+def write_snapshot(
     api: Api,
     system: str,
     path: str | os.PathLike[str],
@@ -113,7 +113,7 @@ def snapshot(
 
     Examples
     --------
-    >>> manifest = snapshot(client.api, "DWH", "snapshots/2026-11-25")
+    >>> manifest = write_snapshot(client.api, "DWH", "snapshots/2026-11-25")
     >>> len(manifest["failures"])
     0
     """

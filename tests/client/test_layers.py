@@ -23,9 +23,8 @@ FACADE_METHODS = sorted(
 
 def test_the_facade_delegates_most_public_methods():
     # read_* (11), iter_* (2), write_*/restore/restore_backups (6), exports (4), elements (6),
-    # journal (3),
-    # doctor (1)
-    assert len(FACADE_METHODS) == 33
+    # journal (3), doctor (1), snapshot (1)
+    assert len(FACADE_METHODS) == 34
 
 
 @pytest.mark.parametrize("name", FACADE_METHODS)
