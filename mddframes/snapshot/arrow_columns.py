@@ -154,4 +154,4 @@ def _column_from_arrow(
     dtype = _dtype_of(spec)
     if isinstance(dtype, pd.api.extensions.ExtensionDtype) and hasattr(dtype, "__from_arrow__"):
         return dtype.__from_arrow__(column)
-    return column.to_pandas().astype(dtype, copy=False).to_numpy()
+    return column.to_pandas().astype(dtype).array
