@@ -57,6 +57,9 @@ if TYPE_CHECKING:
 #: What a reader gives for one id: its column arrays by name and its row index.
 Part = tuple[dict[Any, Any], pd.Index]
 
+#: A chunk of objects read: each object's id and part, and the failures among its ids.
+PartChunk = tuple[list[tuple[str, Part]], list[dict[str, Any]]]
+
 #: The column of the long frames holding each row's position in its own table or mapping
 #: (prefixed with ``_`` until no object read has a column of that name).
 ROW_COLUMN = "row"
@@ -95,6 +98,7 @@ def read_tables(
         records its write-back context in the client as a single read would.
     """
     # unpacking runs the generator to its end, where a skipped failure is warned about
+    frame: pd.DataFrame
     (frame,) = _iter_many(api, ids, _table_reader, key="table_id", desc="read_tables",
                           chunksize=None, max_workers=max_workers, progress=progress,
                           errors=errors)  # fmt: skip
@@ -135,6 +139,7 @@ def read_mappings(
         One row per column mapping, with ``mapping_id``; each read records its
         write-back context as a single read would.
     """
+    frame: pd.DataFrame
     (frame,) = _iter_many(api, ids, _mapping_reader, key="mapping_id", desc="read_mappings",
                           chunksize=None, max_workers=max_workers, progress=progress,
                           errors=errors)  # fmt: skip
@@ -251,6 +256,63 @@ def iter_mappings(
     return _iter_many(api, ids, _mapping_reader, key="mapping_id", desc="iter_mappings",
                       chunksize=chunksize, max_workers=max_workers, progress=progress,
                       errors=errors)  # fmt: skip
+
+
+def iter_parts(
+    api: Api,
+    ids: Iterable[str],
+    kind: Kind,
+    *,
+    chunksize: int = 100,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+) -> Iterator[PartChunk]:
+    """:func:`iter_tables` / :func:`iter_mappings` before the long frames are stacked.
+
+    For writers that take each object apart anyway (snapshots): the same reads, order,
+    concurrency, bounded read-ahead and ``errors=`` policy, without stacking a chunk's
+    objects into one frame (a column whose dtype two tables disagree on would become
+    ``object`` there).
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    ids : iterable of str
+        Table or mapping ids; repeats are read once.
+    kind : {"table", "mapping"}
+        What the ids are.
+    chunksize : int, default 100
+        Objects per chunk.
+    max_workers : int, optional
+        Concurrent requests; default ``api.max_workers``.
+    progress : bool, default True
+        Show a progress bar.
+    errors : {"raise", "skip"}, default "raise"
+        As in :func:`iter_tables`.
+
+    Yields
+    ------
+    (list, list)
+        The chunk's objects as ``(id, (arrays by column name, row index))`` (each
+        object's column arrays exactly as :func:`~mddframes.frames.table.read_table`'s
+        frame holds them, dates parsed), and the failure records of its ids.
+
+    Examples
+    --------
+    >>> for parts, failures in iter_parts(client.api, ids, "table", progress=False):
+    ...     for table_id, (arrays, index) in parts:
+    ...         print(table_id, list(arrays), len(index))
+    """
+    reader, key = (
+        (_table_reader, "table_id") if kind == "table" else (_mapping_reader, "mapping_id")
+    )
+    desc = f"iter_{kind}s"
+    chunks: Iterator[PartChunk] = _iter_many(api, ids, reader, key=key, desc=desc,
+                                             chunksize=chunksize, max_workers=max_workers,
+                                             progress=progress, errors=errors, parts=True)  # fmt: skip
+    return chunks
 
 
 def _table_reader(api: Api, table_id: str) -> Callable[[], Part]:
@@ -410,8 +472,10 @@ def _iter_many(
     max_workers: int | None,
     progress: bool,
     errors: ErrorPolicy,
-) -> Iterator[pd.DataFrame]:
-    """Long frames of ``chunksize`` objects each (None: one frame of all, even of none).
+    parts: bool = False,
+) -> Iterator[Any]:
+    """Long frames of ``chunksize`` objects each (None: one frame of all, even of none);
+    with ``parts``, each chunk as its parts and failures instead (see :func:`iter_parts`).
 
     ``reader(api, id)`` does the request in a worker and returns a function that builds
     the part (its column arrays and index); the calling thread builds it, so it only
@@ -440,7 +504,7 @@ def _iter_many(
             )
         return arrays, index
 
-    return _chunks(
+    chunks = _part_chunks(
         iter_bulk(
             read_one,
             wanted,
@@ -457,9 +521,10 @@ def _iter_many(
         whole=chunksize is None,
         registry=registry_for(api),
     )
+    return chunks if parts else _frames(chunks, key)
 
 
-def _chunks(
+def _part_chunks(
     outcomes: Iterator[tuple[int, str, Any, Exception | None]],
     *,
     key: str,
@@ -467,48 +532,48 @@ def _chunks(
     total: int,
     whole: bool,
     registry: ContextRegistry,
-) -> Iterator[pd.DataFrame]:
-    """The outcomes, in input order, gathered into long frames of ``size`` ids each.
+) -> Iterator[PartChunk]:
+    """The outcomes, in input order, gathered into chunks of ``size`` ids each.
 
-    In chunks (not ``whole``), the write-back contexts of a chunk's reads are dropped
-    from the client's registry when the next chunk is asked for (unless read again
-    since): kept, they would hold every payload read and memory would grow with the
-    number of ids. A chunk is written back before the next is taken.
+    Each chunk's date columns are parsed once per column for all its objects
+    (codec/date_batch.py). In chunks (not ``whole``), the write-back contexts of a
+    chunk's reads are dropped from the client's registry when the next chunk is asked
+    for (unless read again since): kept, they would hold every payload read and memory
+    would grow with the number of ids. A chunk is written back before the next is taken.
     """
     kind: Kind = "table" if key == "table_id" else "mapping"
     parts: list[tuple[str, Part]] = []
     failures: list[dict[str, Any]] = []
-    offset = 0
     for position, object_id, part, error in outcomes:
         if error is None:
             parts.append((object_id, part))
         else:
             failures.append(failure_record(object_id, error))
         if (position + 1) % size == 0 or position + 1 == total:
-            frame = _chunk_frame(key, parts, failures, offset)
-            offset += len(frame)
+            resolve_dates([arrays for _, (arrays, _) in parts])
             contexts = [registry.get(kind, object_id) for object_id, _ in parts]
+            chunk = (parts, failures)
             parts, failures = [], []
-            yield frame
+            yield chunk
             if not whole:
                 for context in contexts:
                     if context is not None:
                         registry.forget_context(context)
-                del frame, contexts
+                del chunk, contexts
     if total == 0 and whole:
-        yield _chunk_frame(key, [], [], 0)
+        yield [], []
 
 
-def _chunk_frame(
-    key: str, parts: list[tuple[str, Part]], failures: list[dict[str, Any]], offset: int
-) -> pd.DataFrame:
-    """One chunk's long frame, its index continuing the chunks before it."""
-    # date columns parsed once per column for all tables of the chunk (codec/date_batch.py)
-    resolve_dates([arrays for _, (arrays, _) in parts])
-    frame = long_frame(key, parts)
-    frame.index = pd.RangeIndex(offset, offset + len(frame))
-    frame.attrs["failures"] = failures
-    return frame
+def _frames(chunks: Iterator[PartChunk], key: str) -> Iterator[pd.DataFrame]:
+    """Each chunk as its long frame, the index continuing the chunks before it."""
+    offset = 0
+    for parts, failures in chunks:
+        frame = long_frame(key, parts)
+        frame.index = pd.RangeIndex(offset, offset + len(frame))
+        frame.attrs["failures"] = failures
+        offset += len(frame)
+        del parts
+        yield frame
 
 
 def _check_chunksize(chunksize: Any) -> int:

@@ -18,6 +18,7 @@ raises an :class:`~mddframes.errors.InvalidArgumentError` naming the extra.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -74,15 +75,42 @@ def frame_to_arrow(frame: pd.DataFrame) -> pa.Table:
         raise DataShapeError(
             f"a snapshot frame needs a RangeIndex from 0, got {type(index).__name__}"
         )
+    return arrays_to_arrow({str(name): column.array for name, column in frame.items()}, index.name)
+
+
+def arrays_to_arrow(
+    columns: Mapping[str, Any], index_name: Any = None, *, leading: Mapping[str, Any] | None = None
+) -> pa.Table:
+    """:func:`frame_to_arrow` of the frame these column arrays make, without the frame.
+
+    Parameters
+    ----------
+    columns : mapping of str to array
+        The column arrays (as ``Series.array`` gives them), of equal length.
+    index_name : hashable, optional
+        The name of the frame's ``RangeIndex``.
+    leading : mapping of str to pyarrow.Array, optional
+        Columns put first as they are (Arrow strings read back as ``string``, Arrow
+        integers as ``Int64``): the id and position columns of a snapshot's files.
+
+    Returns
+    -------
+    pyarrow.Table
+        As :func:`frame_to_arrow` returns it.
+    """
     fields, arrays = [], []
-    for name, column in frame.items():
-        array, encoding = _column_to_arrow(column)
-        metadata = {DTYPE_KEY: json.dumps(_dtype_spec(column.dtype)).encode()}
+    for name, array in (leading or {}).items():
+        spec = _dtype_spec(pd.StringDtype() if pa.types.is_string(array.type) else pd.Int64Dtype())
+        fields.append(pa.field(name, array.type, metadata={DTYPE_KEY: json.dumps(spec).encode()}))
+        arrays.append(array)
+    for name, values in columns.items():
+        array, encoding = _column_to_arrow(values)
+        metadata = {DTYPE_KEY: json.dumps(_dtype_spec(values.dtype)).encode()}
         if encoding is not None:
             metadata[ENCODING_KEY] = encoding.encode()
-        fields.append(pa.field(str(name), array.type, nullable=True, metadata=metadata))
+        fields.append(pa.field(name, array.type, nullable=True, metadata=metadata))
         arrays.append(array)
-    schema = pa.schema(fields, metadata={INDEX_KEY: json.dumps({"name": index.name}).encode()})
+    schema = pa.schema(fields, metadata={INDEX_KEY: json.dumps({"name": index_name}).encode()})
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -111,15 +139,15 @@ def arrow_to_frame(table: pa.Table) -> pd.DataFrame:
     return pd.DataFrame(data, index=index, columns=list(data), copy=False)
 
 
-def _column_to_arrow(column: pd.Series) -> tuple[pa.Array, str | None]:
-    dtype = column.dtype
+def _column_to_arrow(values: Any) -> tuple[pa.Array, str | None]:
+    dtype = _numpy_or_own(values.dtype)
     if isinstance(dtype, np.dtype) and dtype.kind == "O":
-        cells = [None if _is_missing(v) else canonical_json(v) for v in column.tolist()]
+        cells = [None if _is_missing(v) else canonical_json(v) for v in values]
         return pa.array(cells, type=pa.string()), JSON_ENCODING
-    if isinstance(dtype, pd.StringDtype):
-        values = column.astype(object).where(column.notna(), None).tolist()
-        return pa.array(values, type=pa.string()), None
-    return pa.array(column, from_pandas=True), None
+    if isinstance(dtype, np.dtype):
+        return pa.array(np.asarray(values)), None
+    # pandas' extension arrays (string, Int64, boolean, datetimes) convert themselves
+    return pa.array(values, from_pandas=True), None
 
 
 def _is_missing(value: Any) -> bool:
@@ -127,7 +155,18 @@ def _is_missing(value: Any) -> bool:
     return value is None or value is pd.NA or (type(value) is float and value != value)
 
 
+def _numpy_or_own(dtype: Any) -> Any:
+    """The numpy dtype a ``NumpyExtensionArray`` wraps, else the dtype itself."""
+    if (
+        isinstance(dtype, pd.api.extensions.ExtensionDtype)
+        and type(dtype).__name__ == "NumpyEADtype"
+    ):
+        return dtype.numpy_dtype
+    return dtype
+
+
 def _dtype_spec(dtype: Any) -> dict[str, Any]:
+    dtype = _numpy_or_own(dtype)
     if isinstance(dtype, pd.StringDtype):
         na = "nan" if dtype.na_value is not pd.NA else "NA"
         return {"kind": "string", "storage": dtype.storage, "na": na}

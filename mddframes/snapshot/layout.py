@@ -43,6 +43,9 @@ FRAME_FILES = {
 OBJECT_FOLDERS = {"table": "tables", "mapping": "mappings"}
 ID_COLUMNS = {"table": "table_id", "mapping": "mapping_id"}
 
+#: The Parquet schema metadata key of an object file's envelope (see :func:`envelope_of`).
+ENVELOPE_KEY = b"mddframes.envelope"
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 _NAME_LIMIT = 150  # bytes of escaped id kept before a hash stands in for the rest
 

@@ -16,7 +16,7 @@ from mddframes.codec.kinds import Kind
 from mddframes.errors import DataShapeError, InvalidArgumentError, NotFoundError
 from mddframes.frames.structures import structure_record, structures_frame
 from mddframes.snapshot.arrow_columns import arrow_to_frame
-from mddframes.snapshot.layout import FORMAT, FRAME_FILES, MANIFEST
+from mddframes.snapshot.layout import ENVELOPE_KEY, FORMAT, FRAME_FILES, MANIFEST
 
 #: The columns of :attr:`Snapshot.objects`.
 OBJECT_COLUMNS = ("kind", "id", "digest", "rows", "file")
@@ -241,7 +241,7 @@ class Snapshot:
         """
         entry = self.object_entry(kind, object_id)
         metadata = pq.read_schema(self.path / entry["file"]).metadata or {}
-        envelope: dict[str, Any] = json.loads(metadata[b"mddframes.envelope"])
+        envelope: dict[str, Any] = json.loads(metadata[ENVELOPE_KEY])
         return envelope
 
     def _frame(self, what: str) -> pd.DataFrame:

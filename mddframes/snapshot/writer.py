@@ -16,10 +16,12 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Iterator
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -30,11 +32,12 @@ from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
 from mddframes.context import registry_for
 from mddframes.errors import InvalidArgumentError
-from mddframes.frames.bulk_tables import failure_record, iter_mappings, iter_tables, row_column
+from mddframes.frames.bulk_tables import ROW_COLUMN, failure_record, iter_parts
 from mddframes.frames.listing import read_object_types, read_packages
 from mddframes.frames.tree import tree_frame
-from mddframes.snapshot.arrow_columns import frame_to_arrow
+from mddframes.snapshot.arrow_columns import arrays_to_arrow, frame_to_arrow
 from mddframes.snapshot.layout import (
+    ENVELOPE_KEY,
     FORMAT,
     FORMAT_VERSION,
     FRAME_FILES,
@@ -53,6 +56,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: Tables or mappings per chunk read (their date columns are parsed together).
+OBJECTS_PER_CHUNK = 32
+#: Chunks of files built but not yet written that the background writer may hold.
+WRITES_IN_FLIGHT = 2
 #: Elements per row group of structures.parquet (the records held at once while writing).
 STRUCTURES_PER_GROUP = 5000
 #: The schema of structures.parquet: the record is the element's JSON text as received.
@@ -148,12 +155,10 @@ def write_snapshot(
             api, partial, tree["id"].tolist(), workers, progress
         )
         failures += failed
-    readers: tuple[tuple[Kind, Any], ...] = (("table", iter_tables), ("mapping", iter_mappings))
-    for kind, reader in readers:
+    kinds: tuple[Kind, ...] = ("table", "mapping")
+    for kind in kinds:
         ids = tree[ID_COLUMNS[kind]].dropna().drop_duplicates().tolist()
-        chunks = reader(api, ids, chunksize=1, max_workers=workers, progress=progress,
-                        errors="skip")  # fmt: skip
-        written, failed = _write_objects(api, partial, kind, chunks)
+        written, failed = _write_objects(api, partial, kind, ids, workers, progress)
         objects += written
         failures += failed
     del tree
@@ -230,33 +235,77 @@ def _write_structure_group(writer: pq.ParquetWriter, batch: list[tuple[str, str,
 
 
 def _write_objects(
-    api: Api, folder: Path, kind: Kind, chunks: Iterator[pd.DataFrame]
+    api: Api, folder: Path, kind: Kind, ids: list[str], workers: int, progress: bool
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """One file per table or mapping, as each chunk (one object) comes in."""
+    """One file per table or mapping, each written as its chunk comes in.
+
+    The Arrow tables are built here, and written a chunk at a time by one background
+    thread (pyarrow lets go of the GIL while it encodes and writes), at most
+    :data:`WRITES_IN_FLIGHT` chunks behind.
+    """
     registry = registry_for(api)
+    key = ID_COLUMNS[kind]
     written, failures = [], []
-    for chunk in chunks:
-        failures += [{"kind": kind, **failure} for failure in chunk.attrs["failures"]]
-        if not chunk.attrs["columns"]:
-            continue
-        ((object_id, columns),) = chunk.attrs["columns"].items()
-        position = row_column(chunk)
-        context = registry.get(kind, object_id)
-        if context is None:  # pragma: no cover - every read records its context
-            raise RuntimeError(f"snapshot: the read of {kind} {object_id!r} left no context")
-        payload = context.payload
-        relative = object_file(kind, object_id)
-        frame = chunk.reset_index(drop=True)
-        table = frame_to_arrow(frame)
-        envelope = envelope_of(payload, kind)
-        table = table.replace_schema_metadata(
-            {**(table.schema.metadata or {}),
-             b"mddframes.envelope": json.dumps(envelope, ensure_ascii=False).encode()}
-        )  # fmt: skip
-        pq.write_table(table, folder / relative)
-        written.append({
-            "kind": kind, "id": object_id, "digest": context.digest, "rows": len(frame),
-            "file": relative, "row_column": position, "columns": [str(c) for c in columns],
-        })  # fmt: skip
-        del payload, frame, table, chunk
+    chunks = iter_parts(api, ids, kind, chunksize=OBJECTS_PER_CHUNK, max_workers=workers,
+                        progress=progress, errors="skip")  # fmt: skip
+    with _BackgroundWrites() as files:
+        for parts, failed in chunks:
+            failures += [{"kind": kind, **failure} for failure in failed]
+            batch: list[tuple[pa.Table, Path]] = []
+            for object_id, (arrays, index) in parts:
+                context = registry.get(kind, object_id)
+                if context is None:  # pragma: no cover - every read records its context
+                    raise RuntimeError(
+                        f"snapshot: the read of {kind} {object_id!r} left no context"
+                    )
+                position = ROW_COLUMN
+                while position in arrays:  # the long frames' rule (frames/bulk_tables.py)
+                    position = "_" + position
+                n = len(index)
+                leading = {
+                    key: pa.array([object_id] * n, pa.string()),
+                    position: pa.array(np.asarray(index, dtype=np.int64)),
+                }
+                table = arrays_to_arrow(arrays, leading=leading)
+                payload = context.payload
+                table = table.replace_schema_metadata({
+                    **(table.schema.metadata or {}),
+                    ENVELOPE_KEY: json.dumps(envelope_of(payload, kind), ensure_ascii=False).encode(),
+                })  # fmt: skip
+                relative = object_file(kind, object_id)
+                batch.append((table, folder / relative))
+                written.append({
+                    "kind": kind, "id": object_id, "digest": context.digest, "rows": n,
+                    "file": relative, "row_column": position, "columns": list(arrays),
+                })  # fmt: skip
+                del payload, table
+            files.write(batch)
     return written, failures
+
+
+def _write_files(files: list[tuple[pa.Table, Path]]) -> None:
+    for table, path in files:
+        pq.write_table(table, path)
+
+
+class _BackgroundWrites:
+    """Parquet files written by one thread, the caller at most a few files ahead."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mddframes-snapshot")
+        self._pending: deque[Future[None]] = deque()
+
+    def write(self, files: list[tuple[pa.Table, Path]]) -> None:
+        self._pending.append(self._pool.submit(_write_files, files))
+        while len(self._pending) > WRITES_IN_FLIGHT:
+            self._pending.popleft().result()
+
+    def __enter__(self) -> _BackgroundWrites:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            while self._pending:
+                self._pending.popleft().result()
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)
