@@ -157,11 +157,8 @@ def _is_missing(value: Any) -> bool:
 
 def _numpy_or_own(dtype: Any) -> Any:
     """The numpy dtype a ``NumpyExtensionArray`` wraps, else the dtype itself."""
-    if (
-        isinstance(dtype, pd.api.extensions.ExtensionDtype)
-        and type(dtype).__name__ == "NumpyEADtype"
-    ):
-        return dtype.numpy_dtype
+    if type(dtype).__name__ == "NumpyEADtype":  # not public API to isinstance against
+        return getattr(dtype, "numpy_dtype", dtype)
     return dtype
 
 
