@@ -40,6 +40,7 @@ PIPELINE = {
     "mddframes deploy deploy-2024-07-15.1 --ids-file changed.txt": 0,
     "mddframes confirm-deployed deployment-info.json": 0,
     "mddframes doctor DWH": 0,
+    "mddframes snapshot DWH snapshots/2024-07-15": 0,
 }
 TABLES_AS_CODE = {
     # the one-line tour: nothing edited, so plan and apply find nothing to do
