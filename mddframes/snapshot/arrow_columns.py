@@ -136,6 +136,8 @@ def arrow_to_frame(table: pa.Table) -> pd.DataFrame:
         data[field.name] = _column_from_arrow(column, spec, encoding)
     index_info = json.loads((table.schema.metadata or {}).get(INDEX_KEY, b"{}"))
     index = pd.RangeIndex(table.num_rows, name=index_info.get("name"))
+    if not data:  # no columns: pandas' own empty columns (a RangeIndex), as a read gives
+        return pd.DataFrame(index=index)
     return pd.DataFrame(data, index=index, columns=list(data), copy=False)
 
 
