@@ -159,7 +159,7 @@ def iter_tables(
 
     :func:`read_tables` in bounded memory: the same columns, dtypes, ``errors=`` policy,
     progress bar and concurrency, but only the chunk being filled (and a few tables
-    read ahead by the workers, at most twice ``max_workers``) is held, so the peak
+    read ahead by the workers, at most ``max_workers``) is held, so the peak
     follows ``chunksize``, not the number of ids. The chunks stacked equal
     ``read_tables(api, ids)``, index included (each chunk's ``RangeIndex`` continues
     the previous one): ``pd.concat`` when the chunks have the same columns, and
@@ -481,8 +481,8 @@ def _iter_many(
     the part (its column arrays and index); the calling thread builds it, so it only
     waits while the workers wait for answers and the building costs a worker no time
     before its next request (built in the worker, under the GIL, it delayed the next
-    request by as much). With a chunk size, at most ``2 x workers`` objects are read
-    past the chunk being filled: memory follows the chunk, not the number of ids.
+    request by as much). With a chunk size, at most ``workers`` objects are read past
+    the chunk being filled: memory follows the chunk, not the number of ids.
     """
     # the arguments are checked now, not at the first next()
     wanted = id_list(ids, what=f"{desc} ids", id_columns=(key,))
@@ -508,7 +508,7 @@ def _iter_many(
         iter_bulk(
             read_one,
             wanted,
-            ahead=None if chunksize is None else 2 * workers,
+            ahead=None if chunksize is None else workers,
             max_workers=workers,
             progress=progress,
             errors=errors,
@@ -574,6 +574,8 @@ def _frames(chunks: Iterator[PartChunk], key: str) -> Iterator[pd.DataFrame]:
         offset += len(frame)
         del parts
         yield frame
+        # not held while the next chunk is read: the caller's reference is the only one
+        del frame
 
 
 def _check_chunksize(chunksize: Any) -> int:

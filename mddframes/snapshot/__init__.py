@@ -38,7 +38,7 @@ def snapshot(
     table and mapping (one file each under ``tables/`` and ``mappings/``), the object
     types and the open packages, and ``manifest.json`` (service, system, time, each
     object's digest, row count and file, the objects that failed), written last.
-    Each object is written as soon as it is read, at most ``2 x max_workers`` read
+    Each object is written as soon as it is read, at most ``max_workers`` read
     ahead, so memory follows the largest objects, not the system. Everything goes
     into a hidden ``.DIR.partial`` folder renamed to ``DIR`` at the end: an
     interrupted snapshot leaves no ``DIR``, and the next run starts it over.

@@ -257,7 +257,7 @@ class _ServiceSide(_Side):
         found: dict[str, tuple[str, int]] = {}
         # any other failure stops the comparison: a table that could not be read is
         # not a removed table
-        outcomes = iter_bulk(measure, ids, ahead=2 * self.workers, max_workers=self.workers,
+        outcomes = iter_bulk(measure, ids, ahead=self.workers, max_workers=self.workers,
                              progress=self.progress, errors="raise", desc=f"diff {kind}s")  # fmt: skip
         for _position, object_id, value, _error in outcomes:
             if value is not None:

@@ -1,7 +1,7 @@
 """snapshot(): a whole system written to a folder of Parquet files, in bounded memory.
 
 The objects are read with the bulk machinery of :mod:`mddframes.frames.bulk_tables`
-(one table or mapping per chunk, at most ``2 x max_workers`` read ahead) and each is
+(one table or mapping per chunk, at most ``max_workers`` read ahead) and each is
 written to its file as soon as it is read, so memory follows the largest objects in
 flight, not the size of the system. Everything goes into a hidden sibling folder
 (``.DIR.partial``) that is renamed to ``DIR`` once ``manifest.json``, written last, is on
@@ -60,6 +60,8 @@ logger = logging.getLogger(__name__)
 OBJECTS_PER_CHUNK = 32
 #: Chunks of files built but not yet written that the background writer may hold.
 WRITES_IN_FLIGHT = 2
+#: Rows per row group of the whole-frame files (tree, object types, packages).
+ROWS_PER_GROUP = 20_000
 #: Elements per row group of structures.parquet (the records held at once while writing).
 STRUCTURES_PER_GROUP = 5000
 #: The schema of structures.parquet: the record is the element's JSON text as received.
@@ -146,22 +148,28 @@ def write_snapshot(
     with gc_paused():  # as read_tree does: no cyclic GC passes over the parsed elements
         tree_payload = api.get_tree(system)
         tree = tree_frame(tree_payload, what=f"tree of system {system!r}")
-    files["tree"] = _write_frame(partial, "tree", tree, digest(tree_payload))
-    del tree_payload
+        tree_digest = digest(tree_payload)
+    del tree_payload  # before the tree's Arrow copy is made: not both at once
+    files["tree"] = _write_frame(partial, "tree", tree, tree_digest)
+    pa.default_memory_pool().release_unused()
+    kinds: tuple[Kind, ...] = ("table", "mapping")
+    element_ids = tree["id"].tolist()
+    object_ids = {
+        kind: tree[ID_COLUMNS[kind]].dropna().drop_duplicates().tolist() for kind in kinds
+    }
+    del tree  # only the ids are needed from here on: the frame is not held while reading
     objects: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     if structures:
         files["structures"], failed = _write_structures(
-            api, partial, tree["id"].tolist(), workers, progress
+            api, partial, element_ids, workers, progress
         )
         failures += failed
-    kinds: tuple[Kind, ...] = ("table", "mapping")
+    del element_ids
     for kind in kinds:
-        ids = tree[ID_COLUMNS[kind]].dropna().drop_duplicates().tolist()
-        written, failed = _write_objects(api, partial, kind, ids, workers, progress)
+        written, failed = _write_objects(api, partial, kind, object_ids[kind], workers, progress)
         objects += written
         failures += failed
-    del tree
     files["object_types"] = _write_frame(partial, "object_types", read_object_types(api), None)
     files["packages"] = _write_frame(partial, "packages", read_packages(api, system), None)
 
@@ -196,9 +204,26 @@ def _now() -> str:
 def _write_frame(
     folder: Path, what: str, frame: pd.DataFrame, content_digest: str | None
 ) -> dict[str, Any]:
-    """One whole-frame file, and its entry of the manifest's ``files``."""
+    """One whole-frame file, and its entry of the manifest's ``files``.
+
+    Converted and written :data:`ROWS_PER_GROUP` rows at a time, so a tree of a million
+    elements never has a whole Arrow copy beside its frame (a column's Arrow type follows
+    its dtype, so every slice has the same schema).
+    """
     name = FRAME_FILES[what]
-    pq.write_table(frame_to_arrow(frame.reset_index(drop=True)), folder / name)
+    frame = frame.reset_index(drop=True)
+    writer = None
+    try:
+        for start in range(0, max(len(frame), 1), ROWS_PER_GROUP):
+            piece = frame.iloc[start : start + ROWS_PER_GROUP].reset_index(drop=True)
+            table = frame_to_arrow(piece)
+            if writer is None:
+                writer = pq.ParquetWriter(folder / name, table.schema)
+            writer.write_table(table)
+            del piece, table
+    finally:
+        if writer is not None:
+            writer.close()
     return {"file": name, "rows": len(frame), "digest": content_digest}
 
 
@@ -210,7 +235,7 @@ def _write_structures(
     rows = 0
     with pq.ParquetWriter(folder / FRAME_FILES["structures"], STRUCTURES_SCHEMA) as writer:
         batch: list[tuple[str, str, str]] = []
-        outcomes = iter_bulk(api.get_structure, ids, ahead=2 * workers, max_workers=workers,
+        outcomes = iter_bulk(api.get_structure, ids, ahead=workers, max_workers=workers,
                              progress=progress, errors="skip", desc="snapshot structures")  # fmt: skip
         for _position, element_id, payload, error in outcomes:
             if error is not None:

@@ -63,7 +63,7 @@ def test_a_bad_chunksize_is_refused_at_the_call(client, ids):
 
 def test_reads_do_not_run_ahead_of_the_consumer(client, ids, emu):
     # Paused after its first chunk, the generator has asked for the chunk and at most
-    # 2 x workers tables past it, however many ids there are; closing it stops the reads.
+    # workers tables past it, however many ids there are; closing it stops the reads.
     tables = ids[0]
     assert len(tables) > 10
     workers = 2
@@ -71,4 +71,4 @@ def test_reads_do_not_run_ahead_of_the_consumer(client, ids, emu):
     chunks = client.iter_tables(tables, chunksize=1, max_workers=workers, progress=False)
     next(chunks)
     chunks.close()
-    assert 1 <= emu.counters().get("getTable", 0) <= 1 + 2 * workers
+    assert 1 <= emu.counters().get("getTable", 0) <= 1 + workers
