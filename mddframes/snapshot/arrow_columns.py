@@ -75,11 +75,16 @@ def frame_to_arrow(frame: pd.DataFrame) -> pa.Table:
         raise DataShapeError(
             f"a snapshot frame needs a RangeIndex from 0, got {type(index).__name__}"
         )
-    return arrays_to_arrow({str(name): column.array for name, column in frame.items()}, index.name)
+    columns = {str(name): column.array for name, column in frame.items()}
+    return arrays_to_arrow(columns, index.name, rows=len(frame))
 
 
 def arrays_to_arrow(
-    columns: Mapping[str, Any], index_name: Any = None, *, leading: Mapping[str, Any] | None = None
+    columns: Mapping[str, Any],
+    index_name: Any = None,
+    *,
+    leading: Mapping[str, Any] | None = None,
+    rows: int | None = None,
 ) -> pa.Table:
     """:func:`frame_to_arrow` of the frame these column arrays make, without the frame.
 
@@ -92,6 +97,9 @@ def arrays_to_arrow(
     leading : mapping of str to pyarrow.Array, optional
         Columns put first as they are (Arrow strings read back as ``string``, Arrow
         integers as ``Int64``): the id and position columns of a snapshot's files.
+    rows : int, optional
+        The number of rows, kept in the metadata for a frame without columns (an Arrow
+        table without columns has none).
 
     Returns
     -------
@@ -110,7 +118,8 @@ def arrays_to_arrow(
             metadata[ENCODING_KEY] = encoding.encode()
         fields.append(pa.field(name, array.type, nullable=True, metadata=metadata))
         arrays.append(array)
-    schema = pa.schema(fields, metadata={INDEX_KEY: json.dumps({"name": index_name}).encode()})
+    index = {"name": index_name, "rows": rows}
+    schema = pa.schema(fields, metadata={INDEX_KEY: json.dumps(index).encode()})
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -135,7 +144,8 @@ def arrow_to_frame(table: pa.Table) -> pd.DataFrame:
         encoding = metadata.get(ENCODING_KEY, b"").decode() or None
         data[field.name] = _column_from_arrow(column, spec, encoding)
     index_info = json.loads((table.schema.metadata or {}).get(INDEX_KEY, b"{}"))
-    index = pd.RangeIndex(table.num_rows, name=index_info.get("name"))
+    rows = table.num_rows if table.num_columns else index_info.get("rows") or 0
+    index = pd.RangeIndex(rows, name=index_info.get("name"))
     if not data:  # no columns: pandas' own empty columns (a RangeIndex), as a read gives
         return pd.DataFrame(index=index)
     return pd.DataFrame(data, index=index, columns=list(data), copy=False)

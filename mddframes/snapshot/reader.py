@@ -255,7 +255,8 @@ class Snapshot:
         long = arrow_to_frame(pq.read_table(self.path / entry["file"]))
         position = entry["row_column"]
         positions = long[position].to_numpy(dtype="int64")
-        frame = long[list(entry["columns"])]
+        # no columns: pandas' own empty columns (a RangeIndex), as the read gave
+        frame = long[list(entry["columns"])] if entry["columns"] else pd.DataFrame(index=long.index)
         if (positions == range(len(positions))).all():
             frame.index = pd.RangeIndex(len(positions), name=INDEX_NAME)
         else:  # pragma: no cover - a read's positions are always 0..n-1
