@@ -223,11 +223,25 @@ def iter_bulk(
 
     Parameters
     ----------
-    fn, items, max_workers, progress, errors, desc, label, then
-        As in :func:`run_bulk`.
+    fn : callable
+        Called once per item, from worker threads (as in :func:`run_bulk`).
+    items : iterable
+        The items (usually ids); a single ``str`` is refused.
     ahead : int or None
         How far past the oldest outcome not yet yielded an item may start (at least
         1); None starts every item at once, as :func:`run_bulk` does.
+    max_workers : int, optional
+        Concurrent calls; default :data:`DEFAULT_MAX_WORKERS`.
+    progress : bool, default True
+        Show a ``tqdm.auto`` progress bar.
+    errors : {"raise", "skip"}, default "raise"
+        As in :func:`run_bulk`.
+    desc : str, optional
+        The progress bar's label and the prefix of warnings.
+    label : callable, optional
+        Turns an item into its id in messages.
+    then : callable, optional
+        Called as ``then(fn(item))`` in the calling thread as each call returns.
 
     Yields
     ------

@@ -105,6 +105,11 @@ def arrays_to_arrow(
     -------
     pyarrow.Table
         As :func:`frame_to_arrow` returns it.
+
+    Examples
+    --------
+    >>> arrays_to_arrow({"a": pd.array(["x", None], dtype="string")}).column("a").to_pylist()
+    ['x', None]
     """
     fields, arrays = [], []
     for name, array in (leading or {}).items():
@@ -136,6 +141,12 @@ def arrow_to_frame(table: pa.Table) -> pd.DataFrame:
     pandas.DataFrame
         The columns with their recorded dtypes, JSON cells parsed, the ``RangeIndex``
         with its name.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"v": pd.array([{"a": 1}, None], dtype=object)})
+    >>> arrow_to_frame(frame_to_arrow(frame)).equals(frame)
+    True
     """
     data: dict[str, Any] = {}
     for field, column in zip(table.schema, table.columns, strict=True):

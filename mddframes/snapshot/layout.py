@@ -78,12 +78,40 @@ def object_file(kind: str, object_id: str) -> str:
 
 
 def partial_folder(final: Path) -> Path:
-    """Where a snapshot into ``final`` is written before it is renamed to ``final``."""
+    """Where a snapshot into ``final`` is written before it is renamed to ``final``.
+
+    Parameters
+    ----------
+    final : pathlib.Path
+        The snapshot folder.
+
+    Returns
+    -------
+    pathlib.Path
+        Its hidden sibling ``.<name>.partial``.
+
+    Examples
+    --------
+    >>> partial_folder(Path("snapshots/dwh")).name
+    '.dwh.partial'
+    """
     return final.parent / f".{final.name}.partial"
 
 
 def write_json_atomically(path: Path, document: Any) -> None:
-    """Write ``document`` as JSON to ``path`` via a temporary name, flushed to disk."""
+    """Write ``document`` as JSON to ``path`` via a temporary name, flushed to disk.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file to write.
+    document : object
+        Anything ``json.dump`` takes.
+
+    Examples
+    --------
+    >>> write_json_atomically(Path("manifest.json"), {"format": FORMAT})
+    """
     temporary = path.with_name(path.name + ".tmp")
     with open(temporary, "w", encoding="utf-8") as handle:
         json.dump(document, handle, ensure_ascii=False, indent=1)
@@ -93,7 +121,17 @@ def write_json_atomically(path: Path, document: Any) -> None:
 
 
 def sync_folder(path: Path) -> None:
-    """Flush a folder's entries (renames into it) to disk, where the OS allows it."""
+    """Flush a folder's entries (renames into it) to disk, where the OS allows it.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The folder.
+
+    Examples
+    --------
+    >>> sync_folder(Path("."))
+    """
     try:
         descriptor = os.open(path, os.O_RDONLY)
     except OSError:  # pragma: no cover - Windows cannot open a folder
@@ -111,6 +149,23 @@ def envelope_of(payload: dict[str, Any], kind: Kind) -> dict[str, Any]:
 
     Kept in each object's file (Parquet metadata ``mddframes.envelope``): with the
     frame, it rebuilds the payload for a diff.
+
+    Parameters
+    ----------
+    payload : dict
+        The payload as the service sent it.
+    kind : {"table", "mapping"}
+        What it is.
+
+    Returns
+    -------
+    dict
+        The payload with an empty rows list.
+
+    Examples
+    --------
+    >>> envelope_of({"id": "t", "data": [{"a": 1}]}, "table")
+    {'id': 't', 'data': []}
     """
     rows = rows_key(payload, kind)
     return {key: ([] if key == rows else value) for key, value in payload.items()}
