@@ -58,8 +58,9 @@ logger = logging.getLogger(__name__)
 
 #: Tables or mappings per chunk read (their date columns are parsed together).
 OBJECTS_PER_CHUNK = 32
-#: Chunks of files built but not yet written that the background writer may hold.
-WRITES_IN_FLIGHT = 2
+#: Threads writing files, and the chunks of files built but not yet written they may hold.
+WRITERS = 2
+WRITES_IN_FLIGHT = 4
 #: Rows per row group of the whole-frame files (tree, object types, packages).
 ROWS_PER_GROUP = 20_000
 #: Elements per row group of structures.parquet (the records held at once while writing).
@@ -317,7 +318,9 @@ class _BackgroundWrites:
     """Parquet files written by one thread, the caller at most a few files ahead."""
 
     def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mddframes-snapshot")
+        self._pool = ThreadPoolExecutor(
+            max_workers=WRITERS, thread_name_prefix="mddframes-snapshot"
+        )
         self._pending: deque[Future[None]] = deque()
 
     def write(self, files: list[tuple[pa.Table, Path]]) -> None:
