@@ -265,8 +265,8 @@ def _write_objects(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One file per table or mapping, each written as its chunk comes in.
 
-    The Arrow tables are built here, and written a chunk at a time by one background
-    thread (pyarrow lets go of the GIL while it encodes and writes), at most
+    The Arrow tables are built here, and written a chunk at a time by
+    :data:`WRITERS` background threads (pyarrow lets go of the GIL while it encodes and writes), at most
     :data:`WRITES_IN_FLIGHT` chunks behind.
     """
     registry = registry_for(api)
@@ -315,7 +315,7 @@ def _write_files(files: list[tuple[pa.Table, Path]]) -> None:
 
 
 class _BackgroundWrites:
-    """Parquet files written by one thread, the caller at most a few files ahead."""
+    """Parquet files written by background threads, the caller at most a few chunks ahead."""
 
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(
