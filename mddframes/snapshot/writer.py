@@ -265,9 +265,9 @@ def _write_objects(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """One file per table or mapping, each written as its chunk comes in.
 
-    The Arrow tables are built here, and written a chunk at a time by
-    :data:`WRITERS` background threads (pyarrow lets go of the GIL while it encodes and writes), at most
-    :data:`WRITES_IN_FLIGHT` chunks behind.
+    The Arrow tables are built here, and written a chunk at a time by :data:`WRITERS`
+    background threads (pyarrow lets go of the GIL while it encodes and writes), at
+    most :data:`WRITES_IN_FLIGHT` chunks behind.
     """
     registry = registry_for(api)
     key = ID_COLUMNS[kind]
