@@ -259,10 +259,13 @@ def iter_bulk(
 
     Examples
     --------
+    >>> ids = ["tbl-0001", "tbl-0109"]
     >>> for _pos, table_id, payload, error in iter_bulk(
-    ...     client.api.get_table, ids, ahead=16, errors="skip", progress=False
+    ...     client.api.get_table, ids, ahead=2, errors="skip", progress=False
     ... ):
-    ...     handle(table_id, payload, error)
+    ...     print(table_id, error is None)
+    tbl-0001 True
+    tbl-0109 True
     """
     _check_arguments(errors, items)
     if ahead is not None and (isinstance(ahead, bool) or not isinstance(ahead, int) or ahead < 1):

@@ -200,8 +200,9 @@ def iter_tables(
     Examples
     --------
     >>> ids = client.read_tree("DWH")["table_id"].dropna()
-    >>> for chunk in iter_tables(client.api, ids, chunksize=50, progress=False):
-    ...     chunk.to_parquet(f"tables-{chunk.index[0]}.parquet")
+    >>> chunks = iter_tables(client.api, ids, chunksize=50, progress=False)
+    >>> [len(chunk.attrs["columns"]) for chunk in chunks]  # tables per chunk
+    [50, 50, 12]
     """
     return _iter_many(api, ids, _table_reader, key="table_id", desc="iter_tables",
                       chunksize=chunksize, max_workers=max_workers, progress=progress,
@@ -251,7 +252,7 @@ def iter_mappings(
     Examples
     --------
     >>> ids = client.read_tree("DWH")["mapping_id"].dropna()
-    >>> rows = sum(len(chunk) for chunk in iter_mappings(client.api, ids, chunksize=10))
+    >>> rows = sum(len(chunk) for chunk in iter_mappings(client.api, ids, progress=False))
     """
     return _iter_many(api, ids, _mapping_reader, key="mapping_id", desc="iter_mappings",
                       chunksize=chunksize, max_workers=max_workers, progress=progress,
@@ -301,9 +302,11 @@ def iter_parts(
 
     Examples
     --------
+    >>> ids = ["tbl-0001", "tbl-0109"]
     >>> for parts, failures in iter_parts(client.api, ids, "table", progress=False):
-    ...     for table_id, (arrays, index) in parts:
-    ...         print(table_id, list(arrays), len(index))
+    ...     names = [table_id for table_id, (arrays, index) in parts]
+    >>> names
+    ['tbl-0001', 'tbl-0109']
     """
     reader, key = (
         (_table_reader, "table_id") if kind == "table" else (_mapping_reader, "mapping_id")

@@ -108,8 +108,9 @@ def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
 
     Examples
     --------
-    >>> snap = read_snapshot("snapshots/2026-11-25")
-    >>> snap.read_table("tbl-0001").head()
+    >>> _ = snapshot(client.api, "LAB", "snapshots/lab", progress=False)
+    >>> snap = read_snapshot("snapshots/lab")
+    >>> tree = snap.read_tree()  # the frame read_tree returned then
     """
     from mddframes.snapshot import arrow_columns  # noqa: F401 - the clear error without pyarrow
     from mddframes.snapshot.reader import Snapshot
@@ -155,8 +156,10 @@ def diff_snapshots(
 
     Examples
     --------
-    >>> changes = diff_snapshots("snapshots/2026-11-24", client.api)
-    >>> changes.objects.query("change == 'changed'")
+    >>> _ = snapshot(client.api, "LAB", "snapshots/lab", progress=False, structures=False)
+    >>> changes = diff_snapshots("snapshots/lab", client.api, progress=False)
+    >>> changes.empty  # nothing changed since
+    True
     """
     from mddframes.snapshot import arrow_columns  # noqa: F401 - the clear error without pyarrow
     from mddframes.snapshot.diff import compare_snapshots as compare

@@ -90,8 +90,10 @@ def compare_snapshots(
 
     Examples
     --------
-    >>> changes = compare_snapshots("snapshots/2026-11-24", client.api)
-    >>> changes.objects.query("change == 'changed'")
+    >>> from mddframes.snapshot import snapshot
+    >>> _ = snapshot(client.api, "LAB", "snapshots/lab", progress=False, structures=False)
+    >>> compare_snapshots("snapshots/lab", client.api, progress=False).empty
+    True
     """
     before = old if isinstance(old, Snapshot) else Snapshot(old)
     if isinstance(new, (Snapshot, str, os.PathLike)):

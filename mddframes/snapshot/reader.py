@@ -44,7 +44,9 @@ class Snapshot:
 
     Examples
     --------
-    >>> snap = Snapshot("snapshots/2026-11-25")
+    >>> from mddframes.snapshot import snapshot
+    >>> _ = snapshot(client.api, "LAB", "snapshots/lab", progress=False, structures=False)
+    >>> snap = Snapshot("snapshots/lab")
     >>> tree = snap.read_tree()
     >>> rows = snap.read_table(tree["table_id"].dropna().iloc[0])
     """
@@ -285,7 +287,9 @@ def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
 
     Examples
     --------
-    >>> snap = read_snapshot("snapshots/2026-11-25")
-    >>> snap.objects.head()
+    >>> from mddframes.snapshot import snapshot
+    >>> _ = snapshot(client.api, "LAB", "snapshots/lab", progress=False, structures=False)
+    >>> snap = read_snapshot("snapshots/lab")
+    >>> objects = snap.objects  # kind, id, digest, rows, file
     """
     return Snapshot(path)

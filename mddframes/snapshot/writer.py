@@ -123,7 +123,7 @@ def write_snapshot(
 
     Examples
     --------
-    >>> manifest = write_snapshot(client.api, "DWH", "snapshots/2026-11-25")
+    >>> manifest = write_snapshot(client.api, "LAB", "snapshots/lab", progress=False)
     >>> len(manifest["failures"])
     0
     """
