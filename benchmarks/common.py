@@ -129,14 +129,17 @@ _CHILD = """
 import json, os, sys
 from mddframes.emulator import serve
 with serve(elements=int(sys.argv[1]), legacy=sys.argv[2] == "legacy",
-           client_secret=os.environ["BENCH_EMULATOR_SECRET"], startup_timeout=60) as emu:
+           client_secret=os.environ["BENCH_EMULATOR_SECRET"],
+           startup_timeout=float(sys.argv[3])) as emu:
     print(json.dumps({"base_url": emu.base_url}), flush=True)
     sys.stdin.read()  # serve until the parent closes our stdin
 """
 
 
 @contextmanager
-def remote_emulator(elements: int, *, legacy: bool = False) -> Iterator[EmulatorHandle]:
+def remote_emulator(
+    elements: int, *, legacy: bool = False, startup_timeout: float = 60
+) -> Iterator[EmulatorHandle]:
     """An emulator of scale data in a child process, with a handle for admin calls.
 
     The service is remote in real use; an emulator in the measuring process would
@@ -148,7 +151,14 @@ def remote_emulator(elements: int, *, legacy: bool = False) -> Iterator[Emulator
     secret = secrets.token_urlsafe(24)
     env = {**os.environ, "BENCH_EMULATOR_SECRET": secret}
     child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(elements), "legacy" if legacy else "current"],
+        [
+            sys.executable,
+            "-c",
+            _CHILD,
+            str(elements),
+            "legacy" if legacy else "current",
+            str(startup_timeout),
+        ],  # fmt: skip
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,

@@ -61,6 +61,7 @@ from mddframes.frames import iter_groups, tree_frame
 from mddframes.frames.backends import DtypeBackend, to_polars
 from mddframes.ids import Ids
 from mddframes.lineage import Lineage, LineageAnswer, to_dot, to_mermaid
+from mddframes.snapshot import diff_snapshots, read_snapshot
 from mddframes.spreadsheet import read_excel, to_excel
 from mddframes.tables_as_code import Plan, apply_plan, plan_folder, pull_folder
 from mddframes.writing import WriteResult
@@ -123,12 +124,14 @@ __all__ = [
     "check_payload",
     "connect",
     "diff_payloads",
+    "diff_snapshots",
     "doctor_exit_code",
     "from_payload",
     "iter_groups",
     "plan_folder",
     "pull_folder",
     "read_excel",
+    "read_snapshot",
     "run_bulk",
     "run_doctor",
     "to_dot",

@@ -200,13 +200,103 @@ def run_bulk(
         on_progress=on_progress,
     )
     if run.items:
-        run.execute(fn, workers, progress)
+        for _ in run.iterate(fn, workers, progress, ahead=None):
+            pass
     failures = _failures_frame(run.items, run.exceptions, run.name_of)
+    _warn_skipped(run, failures)
+    return BulkResult(run.items, run.results, failures, run.exceptions)
+
+
+def iter_bulk(
+    fn: Callable[[T], Any],
+    items: Iterable[T],
+    *,
+    ahead: int | None,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+    desc: str | None = None,
+    label: Callable[[T], Hashable] | None = None,
+    then: Callable[[Any], Any] | None = None,
+) -> Iterator[tuple[int, T, Any, Exception | None]]:
+    """:func:`run_bulk` as a generator: each item's outcome in input order, few in flight.
+
+    The same knobs and failure handling as :func:`run_bulk`; the difference is memory:
+    an item is started only while fewer than ``ahead`` items separate it from the
+    oldest outcome not yet handed out, so results never pile up faster than the caller
+    takes them (and while the generator is suspended no new call starts).
+
+    Parameters
+    ----------
+    fn : callable
+        Called once per item, from worker threads (as in :func:`run_bulk`).
+    items : iterable
+        The items (usually ids); a single ``str`` is refused.
+    ahead : int or None
+        How far past the oldest outcome not yet yielded an item may start (at least
+        1); None starts every item at once, as :func:`run_bulk` does.
+    max_workers : int, optional
+        Concurrent calls; default :data:`DEFAULT_MAX_WORKERS`.
+    progress : bool, default True
+        Show a ``tqdm.auto`` progress bar.
+    errors : {"raise", "skip"}, default "raise"
+        As in :func:`run_bulk`.
+    desc : str, optional
+        The progress bar's label and the prefix of warnings.
+    label : callable, optional
+        Turns an item into its id in messages.
+    then : callable, optional
+        Called as ``then(fn(item))`` in the calling thread as each call returns.
+
+    Yields
+    ------
+    (int, item, object, Exception or None)
+        The position, the item, its result (None when it failed) and its failure
+        (None when it did not), in input order. With ``errors="skip"`` the warning
+        :func:`run_bulk` gives is given once the last item is yielded.
+
+    Raises
+    ------
+    Exception
+        With ``errors="raise"``, the first failure, unchanged in type.
+    InvalidArgumentError
+        For an invalid ``errors``, ``max_workers``, ``ahead`` or ``items`` argument.
+
+    Examples
+    --------
+    >>> ids = ["tbl-0001", "tbl-0109"]
+    >>> for _pos, table_id, payload, error in iter_bulk(
+    ...     client.api.get_table, ids, ahead=2, errors="skip", progress=False
+    ... ):
+    ...     print(table_id, error is None)
+    tbl-0001 True
+    tbl-0109 True
+    """
+    _check_arguments(errors, items)
+    if ahead is not None and (isinstance(ahead, bool) or not isinstance(ahead, int) or ahead < 1):
+        raise InvalidArgumentError(f"ahead must be a positive integer or None, got {ahead!r}")
+    workers = resolve_workers(max_workers, DEFAULT_MAX_WORKERS)
+    run = _Run(
+        items=list(items),
+        name_of=label or _default_label,
+        desc=desc or str(getattr(fn, "__name__", "bulk")),
+        errors=errors,
+        then=then,
+        on_progress=None,
+    )
+    if run.items:
+        for position in run.iterate(fn, workers, progress, ahead=ahead):
+            result, run.results[position] = run.results[position], None  # the caller's now
+            yield position, run.items[position], result, run.exceptions.get(position)
+    _warn_skipped(run, _failures_frame(run.items, run.exceptions, run.name_of))
+
+
+def _warn_skipped(run: _Run[Any, Any], failures: pd.DataFrame) -> None:
+    """Log and warn once, naming the failed items, when a run skipped failures."""
     if run.exceptions:
         message = _skipped_message(run.desc, len(run.items), failures)
         logger.warning(message)
-        warnings.warn(message, PartialFailureWarning, stacklevel=2)
-    return BulkResult(run.items, run.results, failures, run.exceptions)
+        warnings.warn(message, PartialFailureWarning, stacklevel=3)
 
 
 def _check_arguments(errors: Any, items: Iterable[Any]) -> None:
@@ -235,31 +325,47 @@ class _Run(Generic[T, R]):
     def __post_init__(self) -> None:
         self.results = [None] * len(self.items)
 
-    def execute(self, fn: Callable[[T], Any], workers: int, progress: bool) -> None:
-        """Call ``fn`` on every item on a thread pool, settling each call as it finishes."""
+    def iterate(
+        self, fn: Callable[[T], Any], workers: int, progress: bool, ahead: int | None
+    ) -> Iterator[int]:
+        """Call ``fn`` on the items on a thread pool, settling each call as it finishes.
+
+        Yields each position in input order once it and every earlier one settled. An
+        item starts only when it is fewer than ``ahead`` positions past the next one to
+        yield (None: every item starts at once).
+        """
         total = len(self.items)
         bar = tqdm(total=total, desc=self.desc, disable=not progress, leave=False, unit="id")
         executor = ThreadPoolExecutor(
             max_workers=min(workers, total), thread_name_prefix="mddframes-bulk"
         )
+        settled = [False] * total
+        released = submitted = finished = 0
+        pending: dict[Future[Any], int] = {}
         try:
-            pending: dict[Future[Any], int] = {
-                executor.submit(fn, item): position for position, item in enumerate(self.items)
-            }
-            while pending:
+            while released < total:
+                limit = total if ahead is None else min(total, released + ahead)
+                for position in range(submitted, limit):
+                    pending[executor.submit(fn, self.items[position])] = position
+                submitted = max(submitted, limit)
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     position = pending.pop(future)
                     error = self._settle(future, position)
+                    settled[position] = True
+                    finished += 1
                     bar.update(1)
                     if self.on_progress is not None:
-                        self.on_progress(total - len(pending), total)
+                        self.on_progress(finished, total)
                     if error is not None:
                         self._fail(position, error, pending)
                         bar.set_postfix(failed=len(self.exceptions), refresh=False)
+                while released < total and settled[released]:
+                    yield released
+                    released += 1
         finally:
-            # Cancel what has not started (after an error or Ctrl-C) and wait for the
-            # running calls, so no thread outlives the call.
+            # Cancel what has not started (after an error, Ctrl-C or a caller that stops
+            # iterating) and wait for the running calls, so no thread outlives the call.
             executor.shutdown(wait=True, cancel_futures=True)
             bar.close()
 

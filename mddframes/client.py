@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 import pandas as pd
 
 from mddframes import doctor, elements, exports, lineage, writing
+from mddframes import snapshot as snapshots
 from mddframes._facade import facade_of
 from mddframes.api import Api
 from mddframes.archive import ExportArchive
@@ -34,6 +35,7 @@ from mddframes.ids import Ids
 from mddframes.writing import WriteResult
 
 if TYPE_CHECKING:
+    from mddframes.snapshot.reader import Snapshot
     from mddframes.widgets import DeployPanel, ExportPanel, PackagePanel, WriteReview
     from mddframes.widgets.lineage_panel import LineagePanel
 
@@ -263,6 +265,53 @@ class Client:
         return lineage.search(
             self.api, system, text_or_regex, in_=in_, max_workers=max_workers, progress=progress
         )
+
+    @facade_of(bulk_tables.iter_tables)
+    def iter_tables(
+        self,
+        ids: Iterable[str],
+        *,
+        chunksize: int = 100,
+        max_workers: int | None = None,
+        progress: bool = True,
+        errors: ErrorPolicy = "raise",
+        dtype_backend: DtypeBackend = "numpy_nullable",
+    ) -> Iterator[pd.DataFrame]:
+        return bulk_tables.iter_tables(
+            self.api, ids, chunksize=chunksize, max_workers=max_workers, progress=progress,
+            errors=errors, dtype_backend=dtype_backend,
+        )  # fmt: skip
+
+    @facade_of(bulk_tables.iter_mappings)
+    def iter_mappings(
+        self,
+        ids: Iterable[str],
+        *,
+        chunksize: int = 100,
+        max_workers: int | None = None,
+        progress: bool = True,
+        errors: ErrorPolicy = "raise",
+        dtype_backend: DtypeBackend = "numpy_nullable",
+    ) -> Iterator[pd.DataFrame]:
+        return bulk_tables.iter_mappings(
+            self.api, ids, chunksize=chunksize, max_workers=max_workers, progress=progress,
+            errors=errors, dtype_backend=dtype_backend,
+        )  # fmt: skip
+
+    @facade_of(snapshots.snapshot)
+    def snapshot(
+        self,
+        system: str,
+        path: str | os.PathLike[str],
+        *,
+        max_workers: int | None = None,
+        progress: bool = True,
+        structures: bool = True,
+    ) -> Snapshot:
+        return snapshots.snapshot(
+            self.api, system, path, max_workers=max_workers, progress=progress,
+            structures=structures,
+        )  # fmt: skip
 
     @facade_of(writing.write_table)
     def write_table(

@@ -192,6 +192,13 @@ class ContextRegistry:
         with self._lock:
             self._contexts.pop((kind, str(object_id)), None)
 
+    def forget_context(self, context: ReadContext) -> None:
+        """Drop ``context`` if it is still its object's latest read (a later read stays)."""
+        with self._lock:
+            key = (context.kind, context.object_id)
+            if self._contexts.get(key) is context:
+                del self._contexts[key]
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._contexts)

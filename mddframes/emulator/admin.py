@@ -16,7 +16,7 @@ from fastapi.responses import Response
 from mddframes.emulator.documents import dumps, parse_json_body
 from mddframes.emulator.errors import InvalidInput, UnknownObject
 from mddframes.emulator.faults import FaultSettings
-from mddframes.emulator.state import EmulatorState, sample_dataset, scale_dataset
+from mddframes.emulator.state import EmulatorState, sample_dataset, scale_records
 from mddframes.emulator.tasks import ExportTask
 
 ADMIN_PREFIX = "/_emulator"
@@ -106,7 +106,7 @@ def admin_router(state: EmulatorState) -> APIRouter:
         doc = await _body(request)
         n = _number(doc, "elements", integer=True)
         try:
-            dataset = scale_dataset(n)
+            dataset = scale_records(n)
         except ValueError as exc:
             raise InvalidInput(str(exc)) from None
         state.load(dataset)

@@ -7,10 +7,15 @@ documents and the routes serve them as they are.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 JSON = dict[str, Any]
+
+#: The kinds of record, each the name of one list of :class:`Dataset` without its "s",
+#: in the order a store loads them (an element before its table or mapping).
+KINDS = ("system", "element", "table", "mapping", "object_type", "package")
 
 
 @dataclass
@@ -46,3 +51,18 @@ class Dataset:
     mappings: list[JSON] = field(default_factory=list)
     object_types: list[JSON] = field(default_factory=list)
     packages: list[JSON] = field(default_factory=list)
+
+    def records(self) -> Iterator[tuple[str, JSON]]:
+        """Every record as ``(kind, record)``, kinds in the order of :data:`KINDS`."""
+        for kind in KINDS:
+            for record in getattr(self, kind + "s"):
+                yield kind, record
+
+    @classmethod
+    def from_records(cls, records: Iterable[tuple[str, JSON]]) -> Dataset:
+        """The dataset of ``(kind, record)`` pairs (see :meth:`records`)."""
+        dataset = cls()
+        lists = {kind: getattr(dataset, kind + "s") for kind in KINDS}
+        for kind, record in records:
+            lists[kind].append(record)
+        return dataset

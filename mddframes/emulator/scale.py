@@ -1,6 +1,6 @@
 """Scale data for benchmarks: a system of N elements, and single big tables.
 
-:func:`build_scale` builds one system shaped like the sample warehouse (the same
+:func:`build_scale` (or :func:`scale_records`, streamed) builds one system shaped like the sample warehouse (the same
 element types, depth 4 to 6), with a table for about 1 element in 20 (8-12
 columns, 15-25 rows) and a mapping for about 1 in 40, plus the sample's object
 types so exports work. It is seeded (``seed``) and reads no clock, so equal
@@ -82,12 +82,51 @@ def build_scale(n_elements: int, *, system: str = "SCALE", seed: int = 0) -> Dat
     ValueError
         ``n_elements`` is not a positive int, or ``system`` is not a non-empty string.
     """
+    records = scale_records(n_elements, system=system, seed=seed)
+    with _cyclic_gc_paused():
+        return Dataset.from_records(records)
+
+
+def scale_records(
+    n_elements: int, *, system: str = "SCALE", seed: int = 0
+) -> Iterator[tuple[str, JSON]]:
+    """The records of :func:`build_scale`, one at a time, for a store to load as they come.
+
+    Nothing is kept but what later records refer to (a few ids and names), so a
+    million elements stream into the emulator's store without a million dicts in memory.
+
+    Parameters
+    ----------
+    n_elements : int
+        Number of elements, at least 1.
+    system : str, default "SCALE"
+        The system's name.
+    seed : int, default 0
+        Seed of the pseudo-random choices.
+
+    Returns
+    -------
+    iterator of (str, dict)
+        ``(kind, record)`` with kind one of :data:`~mddframes.emulator.dataset.KINDS`:
+        the system, then each element followed by its table or mapping, then the
+        object types and packages (the arguments are checked at the call).
+
+    Raises
+    ------
+    ValueError
+        ``n_elements`` is not a positive int, or ``system`` is not a non-empty string.
+
+    Examples
+    --------
+    >>> kinds = [kind for kind, _ in scale_records(3)]
+    >>> kinds[:4]
+    ['system', 'element', 'element', 'element']
+    """
     if isinstance(n_elements, bool) or not isinstance(n_elements, int) or n_elements < 1:
         raise ValueError(f"n_elements must be a positive int, got {n_elements!r}")
     if not isinstance(system, str) or not system.strip():
         raise ValueError(f"system must be a non-empty string, got {system!r}")
-    with _cyclic_gc_paused():
-        return _build(n_elements, system, seed)
+    return _build(n_elements, system, seed)
 
 
 @contextmanager
@@ -103,31 +142,35 @@ def _cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _build(n_elements: int, system: str, seed: int) -> Dataset:
+def _build(n_elements: int, system: str, seed: int) -> Iterator[tuple[str, JSON]]:
     rng = random.Random(seed)
     prefix = system.strip().lower().replace(" ", "-")
     width = max(6, len(str(n_elements)))
-    elements: list[JSON] = []
-    tables: list[JSON] = []
-    mappings: list[JSON] = []
-    sources: list[JSON] = []  # elements a mapping may read from
-    ids: list[str] = []
+    n_tables = n_mappings = 0
+    # what a mapping reads from: (id, name) of the elements it may read, not the elements
+    sources: list[tuple[str, str]] = []
+    leaves: list[str] = []  # the first 200 non-folders, for the packages
     stamps = [records.timestamp(step) for step in range(1000)]
 
+    yield "system", {"name": system, "description": f"Scale data: {n_elements} elements"}
     for number, (name, element_type, parent_index, schema) in enumerate(_tree(n_elements), start=1):
         element_id = f"{prefix}-{number:0{width}d}"
-        ids.append(element_id)
         table_id = mapping_id = None
-        if element_type in TABLE_TYPES and len(tables) < number // TABLE_EVERY:
-            table_id = f"{prefix}-tbl-{len(tables) + 1:0{width}d}"
-        if element_type in MAPPED_TYPES and sources and len(mappings) < number // MAPPING_EVERY:
-            mapping_id = f"{prefix}-map-{len(mappings) + 1:0{width}d}"
+        if element_type in TABLE_TYPES and n_tables < number // TABLE_EVERY:
+            n_tables += 1
+            table_id = f"{prefix}-tbl-{n_tables:0{width}d}"
+        if element_type in MAPPED_TYPES and sources and n_mappings < number // MAPPING_EVERY:
+            n_mappings += 1
+            mapping_id = f"{prefix}-map-{n_mappings:0{width}d}"
         deployed = number % 3 != 0 and element_type != "FOLDER"
         element = records.element(
             id=element_id,
             name=name,
             type=element_type,
-            parent_id=ids[parent_index] if parent_index is not None else None,
+            # an element's id follows from its position: no list of ids is kept
+            parent_id=f"{prefix}-{parent_index + 1:0{width}d}"
+            if parent_index is not None
+            else None,
             system=system,
             version=1 + number % 4,
             modified_at=stamps[number % len(stamps)],
@@ -140,16 +183,20 @@ def _build(n_elements: int, system: str, seed: int) -> Dataset:
             table_id=table_id,
             mapping_id=mapping_id,
         )
-        elements.append(element)
+        yield "element", element
         if table_id is not None:
-            tables.append(_table(table_id, element, rng))
+            yield "table", _table(table_id, element, rng)
         if mapping_id is not None:
-            mappings.append(_mapping(mapping_id, rng.choice(sources), element, rng))
+            yield "mapping", _mapping(mapping_id, rng.choice(sources), element, rng)
         if element_type in ("SOURCE_TABLE", "STAGE_TABLE", "HUB"):
-            sources.append(element)
+            sources.append((element_id, name))
+        if element_type != "FOLDER" and len(leaves) < 200:
+            leaves.append(element_id)
 
-    leaves = [e["id"] for e in elements if e["type"] != "FOLDER"]
-    packages = [
+    for object_type in build_object_types():
+        yield "object_type", object_type
+    yield (
+        "package",
         records.package(
             system=system,
             name="scale-open",
@@ -158,6 +205,9 @@ def _build(n_elements: int, system: str, seed: int) -> Dataset:
             created_at=records.timestamp(0),
             structure_ids=leaves[:100],
         ),
+    )
+    yield (
+        "package",
         records.package(
             system=system,
             name="scale-closed",
@@ -166,14 +216,6 @@ def _build(n_elements: int, system: str, seed: int) -> Dataset:
             created_at=records.timestamp(1),
             structure_ids=leaves[100:200],
         ),
-    ]
-    return Dataset(
-        systems=[{"name": system, "description": f"Scale data: {n_elements} elements"}],
-        elements=elements,
-        tables=tables,
-        mappings=mappings,
-        object_types=build_object_types(),
-        packages=packages,
     )
 
 
@@ -333,17 +375,18 @@ def _table(table_id: str, owner: JSON, rng: random.Random) -> JSON:
     )
 
 
-def _mapping(mapping_id: str, source: JSON, target: JSON, rng: random.Random) -> JSON:
+def _mapping(mapping_id: str, source: tuple[str, str], target: JSON, rng: random.Random) -> JSON:
     entries: list[JSON] = [{"source": "id", "target": "id", "transformation": None}]
     for base, _data_type, _nullable in _COLUMN_CYCLE[: rng.randint(3, 8)]:
         entries.append({"source": base, "target": base, "transformation": f"TRIM(src.{base})"})
     entries.append({"source": None, "target": "load_dts", "transformation": "CURRENT_TIMESTAMP"})
+    source_id, source_name = source
     return records.mapping(
         id=mapping_id,
-        name=f"{source['name']} -> {target['name']}",
-        source_id=source["id"],
+        name=f"{source_name} -> {target['name']}",
+        source_id=source_id,
         target_id=target["id"],
-        description=f"Load {target['name']} from {source['name']}",
+        description=f"Load {target['name']} from {source_name}",
         column_mappings=entries,
     )
 

@@ -10,12 +10,12 @@ import logging
 import secrets
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from mddframes.emulator import generation
 from mddframes.emulator.auth import TokenIssuer
-from mddframes.emulator.dataset import Dataset
+from mddframes.emulator.dataset import JSON, Dataset
 from mddframes.emulator.faults import FaultInjector
 from mddframes.emulator.store import Store
 from mddframes.emulator.tasks import TaskManager
@@ -58,6 +58,15 @@ def scale_dataset(n_elements: int) -> Dataset:
     return build_scale(n_elements)
 
 
+def scale_records(n_elements: int) -> Iterator[tuple[str, JSON]]:
+    """The records of :func:`scale_dataset`, streamed (``scale.scale_records``)."""
+    if n_elements < 1:
+        raise ValueError(f"the number of elements must be at least 1, got {n_elements}")
+    from mddframes.emulator.scale import scale_records as stream
+
+    return stream(n_elements)
+
+
 class EmulatorState:
     """The state of one emulator.
 
@@ -75,12 +84,13 @@ class EmulatorState:
         self.config = config
         self._initial_settings = (config.legacy, config.token_ttl)
         if dataset is not None:
-            self._initial: Callable[[], Dataset] = (
+            self._initial: Callable[[], Dataset | Iterable[tuple[str, JSON]]] = (
                 dataset if callable(dataset) else (lambda: dataset)
             )
         elif config.elements is not None:
             n = config.elements
-            self._initial = lambda: scale_dataset(n)
+            # streamed into the store: a million elements never sit in memory as dicts
+            self._initial = lambda: scale_records(n)
         else:
             self._initial = sample_dataset
         self.store = Store(config.db)
@@ -131,7 +141,7 @@ class EmulatorState:
         self.faults.clear()
         self.reset_counters()
 
-    def load(self, dataset: Dataset) -> None:
+    def load(self, dataset: Dataset | Iterable[tuple[str, JSON]]) -> None:
         """Serve ``dataset`` from now on (``reset`` still returns to the starting data)."""
         self.store.load(dataset)
         self.tasks.clear()

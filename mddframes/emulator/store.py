@@ -17,7 +17,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from mddframes.emulator.dataset import Dataset
@@ -61,6 +61,39 @@ CREATE TABLE IF NOT EXISTS packages (
     UNIQUE (system, name));
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+
+#: The insert of each kind of record (see :func:`_row`), and how many rows go per call.
+_INSERTS = {
+    "system": "INSERT INTO systems (name, doc) VALUES (?, ?)",
+    "element": "INSERT INTO elements (id, system, parent_id, doc, entry) VALUES (?, ?, ?, ?, ?)",
+    "table": "INSERT INTO tables (id, structure_id, doc) VALUES (?, ?, ?)",
+    "mapping": "INSERT INTO mappings (id, structure_id, target_id, doc) VALUES (?, ?, ?, ?)",
+    "object_type": "INSERT INTO object_types (id, doc, template) VALUES (?, ?, ?)",
+    "package": "INSERT INTO packages (system, name, doc) VALUES (?, ?, ?)",
+}
+_BATCH = 2000
+
+
+def _row(kind: str, record: JSON, owner_of: dict[str, str]) -> tuple[Any, ...]:
+    """The row :data:`_INSERTS` takes for one record (``owner_of``: owned-field -> element)."""
+    if kind == "system":
+        return record["name"], dumps(record)
+    if kind == "element":
+        entry = dumps(tree_entry(record))
+        return record["id"], record["systemName"], record.get("parentId"), dumps(record), entry
+    if kind == "table":
+        owner = owner_of.get(f"tableId:{record['id']}", record.get("structureId"))
+        return record["id"], owner, dumps(record)
+    if kind == "mapping":
+        owner = owner_of.get(f"mappingId:{record['id']}")
+        return record["id"], owner, record.get("targetId"), dumps(record)
+    if kind == "object_type":
+        doc = dumps({k: v for k, v in record.items() if k != "template"})
+        return record["id"], doc, record.get("template")
+    if kind == "package":
+        return record["systemName"], record["name"], dumps(record)
+    raise ValueError(f"unknown kind of record {kind!r}")
 
 
 def _safe_id(value: str) -> str:
@@ -131,13 +164,17 @@ class Store:
         """True when no system is stored (a fresh database)."""
         return self._count("systems") == 0
 
-    def load(self, dataset: Dataset) -> None:
-        """Replace everything with ``dataset`` in one transaction."""
+    def load(self, data: Dataset | Iterable[tuple[str, JSON]]) -> None:
+        """Replace everything with ``data`` in one transaction.
+
+        ``data`` is a :class:`Dataset` or its records as ``(kind, record)`` pairs (see
+        :meth:`Dataset.records`), consumed once and inserted in batches as they come,
+        so a streamed dataset of a million elements never sits in memory whole. An
+        element comes before the table or mapping it owns.
+        """
+        stream = data.records() if isinstance(data, Dataset) else data
         owner_of: dict[str, str] = {}
-        for element in dataset.elements:
-            for key in OWNED_FIELDS:
-                if element.get(key) is not None:
-                    owner_of[f"{key}:{element[key]}"] = element["id"]
+        batches: dict[str, list[tuple[Any, ...]]] = {kind: [] for kind in _INSERTS}
         with self._transaction() as conn:
             for table in (
                 "systems",
@@ -149,46 +186,18 @@ class Store:
                 "meta",
             ):
                 conn.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed table names
-            conn.executemany(
-                "INSERT INTO systems (name, doc) VALUES (?, ?)",
-                ((s["name"], dumps(s)) for s in dataset.systems),
-            )
-            conn.executemany(
-                "INSERT INTO elements (id, system, parent_id, doc, entry) VALUES (?, ?, ?, ?, ?)",
-                (
-                    (e["id"], e["systemName"], e.get("parentId"), dumps(e), dumps(tree_entry(e)))
-                    for e in dataset.elements
-                ),
-            )
-            conn.executemany(
-                "INSERT INTO tables (id, structure_id, doc) VALUES (?, ?, ?)",
-                (
-                    (t["id"], owner_of.get(f"tableId:{t['id']}", t.get("structureId")), dumps(t))
-                    for t in dataset.tables
-                ),
-            )
-            conn.executemany(
-                "INSERT INTO mappings (id, structure_id, target_id, doc) VALUES (?, ?, ?, ?)",
-                (
-                    (m["id"], owner_of.get(f"mappingId:{m['id']}"), m.get("targetId"), dumps(m))
-                    for m in dataset.mappings
-                ),
-            )
-            conn.executemany(
-                "INSERT INTO object_types (id, doc, template) VALUES (?, ?, ?)",
-                (
-                    (
-                        o["id"],
-                        dumps({k: v for k, v in o.items() if k != "template"}),
-                        o.get("template"),
-                    )
-                    for o in dataset.object_types
-                ),
-            )
-            conn.executemany(
-                "INSERT INTO packages (system, name, doc) VALUES (?, ?, ?)",
-                ((p["systemName"], p["name"], dumps(p)) for p in dataset.packages),
-            )
+            for kind, record in stream:
+                if kind == "element":
+                    for key in OWNED_FIELDS:
+                        if record.get(key) is not None:
+                            owner_of[f"{key}:{record[key]}"] = record["id"]
+                batch = batches[kind]
+                batch.append(_row(kind, record, owner_of))
+                if len(batch) >= _BATCH:
+                    conn.executemany(_INSERTS[kind], batch)
+                    batch.clear()
+            for kind, batch in batches.items():
+                conn.executemany(_INSERTS[kind], batch)
 
     def counts(self) -> dict[str, int]:
         """How many records of each kind are stored."""

@@ -6,7 +6,13 @@ same functions as methods. The ``*_frame`` helpers do the same work on decoded J
 """
 
 from mddframes.errors import TreeIntegrityWarning
-from mddframes.frames.bulk_tables import iter_groups, read_mappings, read_tables
+from mddframes.frames.bulk_tables import (
+    iter_groups,
+    iter_mappings,
+    iter_tables,
+    read_mappings,
+    read_tables,
+)
 from mddframes.frames.listing import (
     object_types_frame,
     packages_frame,
@@ -21,6 +27,8 @@ from mddframes.frames.tree import read_tree, tree_frame
 __all__ = [
     "TreeIntegrityWarning",
     "iter_groups",
+    "iter_mappings",
+    "iter_tables",
     "object_types_frame",
     "packages_frame",
     "raw_data_frame",

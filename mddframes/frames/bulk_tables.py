@@ -1,4 +1,5 @@
-"""Many tables or mappings at once, as one long frame: ``read_tables``, ``read_mappings``.
+"""Many tables or mappings at once, as one long frame (``read_tables``, ``read_mappings``)
+or as a sequence of them in bounded memory (``iter_tables``, ``iter_mappings``).
 
 The long frame
 --------------
@@ -40,8 +41,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
+from mddframes.bulk import ErrorPolicy, iter_bulk, resolve_workers
 from mddframes.codec.date_batch import resolve_dates
+from mddframes.codec.kinds import Kind
+from mddframes.context import ContextRegistry, registry_for
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
 from mddframes.frames.stacking import column_arrays, concat_column_sets
@@ -54,6 +57,9 @@ if TYPE_CHECKING:
 
 #: What a reader gives for one id: its column arrays by name and its row index.
 Part = tuple[dict[Any, Any], pd.Index]
+
+#: A chunk of objects read: each object's id and part, and the failures among its ids.
+PartChunk = tuple[list[tuple[str, Part]], list[dict[str, Any]]]
 
 #: The column of the long frames holding each row's position in its own table or mapping
 #: (prefixed with ``_`` until no object read has a column of that name).
@@ -107,16 +113,12 @@ def read_tables(
     >>> list(long.columns[:3])  # then the tables' own columns
     ['table_id', 'row', 'customer_no']
     """
-    from mddframes.frames.table import fetch_table_arrays
-
     check_dtype_backend(dtype_backend)
-
-    def read_table_arrays(api: Api, table_id: str) -> Callable[[], Part]:
-        # date columns parsed once per column for all tables (codec/date_batch.py)
-        return fetch_table_arrays(api, table_id, defer_dates=True)
-
-    frame = _read_many(api, ids, read_table_arrays, key="table_id", desc="read_tables",
-                       max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
+    # unpacking runs the generator to its end, where a skipped failure is warned about
+    frame: pd.DataFrame
+    (frame,) = _iter_many(api, ids, _table_reader, key="table_id", desc="read_tables",
+                          chunksize=None, max_workers=max_workers, progress=progress,
+                          errors=errors)  # fmt: skip
     return to_backend(frame, dtype_backend, consume=True)
 
 
@@ -159,18 +161,217 @@ def read_mappings(
         One row per column mapping, with ``mapping_id``; each read records its
         write-back context as a single read would.
     """
+    check_dtype_backend(dtype_backend)
+    frame: pd.DataFrame
+    (frame,) = _iter_many(api, ids, _mapping_reader, key="mapping_id", desc="read_mappings",
+                          chunksize=None, max_workers=max_workers, progress=progress,
+                          errors=errors)  # fmt: skip
+    return to_backend(frame, dtype_backend, consume=True)
+
+
+def iter_tables(
+    api: Api,
+    ids: Iterable[str],
+    *,
+    chunksize: int = 100,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+    dtype_backend: DtypeBackend = "numpy_nullable",
+) -> Iterator[pd.DataFrame]:
+    """Read many tables as a sequence of long frames of at most ``chunksize`` tables each.
+
+    :func:`read_tables` in bounded memory: the same columns, dtypes, ``errors=`` policy,
+    progress bar and concurrency, but only the chunk being filled (and a few tables
+    read ahead by the workers, at most ``max_workers``) is held, so the peak
+    follows ``chunksize``, not the number of ids. The chunks stacked equal
+    ``read_tables(api, ids)``, index included (each chunk's ``RangeIndex`` continues
+    the previous one): ``pd.concat`` when the chunks have the same columns, and
+    :func:`~mddframes.frames.stacking.concat_union` always (``pd.concat`` turns a
+    column that one chunk lacks to ``object``). Stopping the iteration early stops
+    the reads. Write a chunk back (``write_tables(chunk)``) before taking the next:
+    the write-back contexts of a chunk's reads are let go when the next chunk is
+    asked for, or the client would keep every table read.
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    ids : iterable of str
+        Table ids; repeats are read once.
+    chunksize : int, default 100
+        Tables per chunk (``1``: one frame per table). A table is never split.
+    max_workers : int, optional
+        Concurrent requests; default ``api.max_workers``.
+    progress : bool, default True
+        Show one ``tqdm.auto`` progress bar over all ids.
+    errors : {"raise", "skip"}, default "raise"
+        As in :func:`read_tables`; with ``"skip"`` each chunk's ``attrs["failures"]``
+        lists the failures among its own ids (a chunk whose ids all failed is an
+        empty frame with those failures), and the warning comes after the last chunk.
+    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+        Each chunk's dtypes, as in :func:`read_tables`.
+
+    Yields
+    ------
+    pandas.DataFrame
+        The long frame of :func:`read_tables` for the next ``chunksize`` ids, in the
+        order of ``ids``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``chunksize`` is not a positive integer.
+
+    Examples
+    --------
+    >>> ids = client.read_tree("DWH")["table_id"].dropna()
+    >>> chunks = iter_tables(client.api, ids, chunksize=50, progress=False)
+    >>> [len(chunk.attrs["columns"]) for chunk in chunks]  # tables per chunk
+    [50, 50, 12]
+    """
+    check_dtype_backend(dtype_backend)
+    chunks = _iter_many(api, ids, _table_reader, key="table_id", desc="iter_tables",
+                        chunksize=chunksize, max_workers=max_workers, progress=progress,
+                        errors=errors)  # fmt: skip
+    return _in_backend(chunks, dtype_backend)
+
+
+def iter_mappings(
+    api: Api,
+    ids: Iterable[str],
+    *,
+    chunksize: int = 100,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+    dtype_backend: DtypeBackend = "numpy_nullable",
+) -> Iterator[pd.DataFrame]:
+    """Read many mappings as a sequence of long frames of at most ``chunksize`` each.
+
+    :func:`read_mappings` in bounded memory, as :func:`iter_tables` is to
+    :func:`read_tables`: ``pd.concat(iter_mappings(api, ids))`` equals
+    ``read_mappings(api, ids)``.
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    ids : iterable of str
+        Mapping ids; repeats are read once.
+    chunksize : int, default 100
+        Mappings per chunk (``1``: one frame per mapping).
+    max_workers : int, optional
+        Concurrent requests; default ``api.max_workers``.
+    progress : bool, default True
+        Show one ``tqdm.auto`` progress bar over all ids.
+    errors : {"raise", "skip"}, default "raise"
+        As in :func:`iter_tables`.
+    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+        Each chunk's dtypes, as in :func:`read_mappings`.
+
+    Yields
+    ------
+    pandas.DataFrame
+        The long frame of :func:`read_mappings` for the next ``chunksize`` ids.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``chunksize`` is not a positive integer.
+
+    Examples
+    --------
+    >>> ids = client.read_tree("DWH")["mapping_id"].dropna()
+    >>> rows = sum(len(chunk) for chunk in iter_mappings(client.api, ids, progress=False))
+    """
+    check_dtype_backend(dtype_backend)
+    chunks = _iter_many(api, ids, _mapping_reader, key="mapping_id", desc="iter_mappings",
+                        chunksize=chunksize, max_workers=max_workers, progress=progress,
+                        errors=errors)  # fmt: skip
+    return _in_backend(chunks, dtype_backend)
+
+
+def iter_parts(
+    api: Api,
+    ids: Iterable[str],
+    kind: Kind,
+    *,
+    chunksize: int = 100,
+    max_workers: int | None = None,
+    progress: bool = True,
+    errors: ErrorPolicy = "raise",
+) -> Iterator[PartChunk]:
+    """:func:`iter_tables` / :func:`iter_mappings` before the long frames are stacked.
+
+    For writers that take each object apart anyway (snapshots): the same reads, order,
+    concurrency, bounded read-ahead and ``errors=`` policy, without stacking a chunk's
+    objects into one frame (a column whose dtype two tables disagree on would become
+    ``object`` there).
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    ids : iterable of str
+        Table or mapping ids; repeats are read once.
+    kind : {"table", "mapping"}
+        What the ids are.
+    chunksize : int, default 100
+        Objects per chunk.
+    max_workers : int, optional
+        Concurrent requests; default ``api.max_workers``.
+    progress : bool, default True
+        Show a progress bar.
+    errors : {"raise", "skip"}, default "raise"
+        As in :func:`iter_tables`.
+
+    Yields
+    ------
+    (list, list)
+        The chunk's objects as ``(id, (arrays by column name, row index))`` (each
+        object's column arrays exactly as :func:`~mddframes.frames.table.read_table`'s
+        frame holds them, dates parsed), and the failure records of its ids.
+
+    Examples
+    --------
+    >>> ids = ["tbl-0001", "tbl-0109"]
+    >>> for parts, failures in iter_parts(client.api, ids, "table", progress=False):
+    ...     names = [table_id for table_id, (arrays, index) in parts]
+    >>> names
+    ['tbl-0001', 'tbl-0109']
+    """
+    reader, key = (
+        (_table_reader, "table_id") if kind == "table" else (_mapping_reader, "mapping_id")
+    )
+    desc = f"iter_{kind}s"
+    chunks: Iterator[PartChunk] = _iter_many(api, ids, reader, key=key, desc=desc,
+                                             chunksize=chunksize, max_workers=max_workers,
+                                             progress=progress, errors=errors, parts=True)  # fmt: skip
+    return chunks
+
+
+def _in_backend(
+    chunks: Iterator[pd.DataFrame], dtype_backend: DtypeBackend
+) -> Iterator[pd.DataFrame]:
+    if dtype_backend == "numpy_nullable":
+        return chunks  # as read: nothing to convert
+    return (to_backend(chunk, dtype_backend, consume=True) for chunk in chunks)
+
+
+def _table_reader(api: Api, table_id: str) -> Callable[[], Part]:
+    from mddframes.frames.table import fetch_table_arrays
+
+    # date columns parsed once per column for all tables of a chunk (codec/date_batch.py)
+    return fetch_table_arrays(api, table_id, defer_dates=True)
+
+
+def _mapping_reader(api: Api, mapping_id: str) -> Callable[[], Part]:
     from mddframes.frames.table import read_mapping
 
-    check_dtype_backend(dtype_backend)
-
-    def read_mapping_arrays(api: Api, mapping_id: str) -> Callable[[], Part]:
-        part = read_mapping(api, mapping_id)
-        built = column_arrays(part), part.index
-        return lambda: built
-
-    frame = _read_many(api, ids, read_mapping_arrays, key="mapping_id", desc="read_mappings",
-                       max_workers=max_workers, progress=progress, errors=errors)  # fmt: skip
-    return to_backend(frame, dtype_backend, consume=True)
+    part = read_mapping(api, mapping_id)
+    built = column_arrays(part), part.index
+    return lambda: built
 
 
 def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[str, pd.DataFrame]]:
@@ -304,25 +505,35 @@ def failure_records(failures: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def _read_many(
+def _iter_many(
     api: Api,
     ids: Iterable[str],
     reader: Callable[[Api, str], Callable[[], Part]],
     *,
     key: str,
     desc: str,
+    chunksize: int | None,
     max_workers: int | None,
     progress: bool,
     errors: ErrorPolicy,
-) -> pd.DataFrame:
-    """Fetch with ``reader`` in the workers, build each part in the calling thread.
+    parts: bool = False,
+) -> Iterator[Any]:
+    """Long frames of ``chunksize`` objects each (None: one frame of all, even of none);
+    with ``parts``, each chunk as its parts and failures instead (see :func:`iter_parts`).
 
-    ``reader(api, id)`` does the request and returns a function that builds the part
-    (its column arrays and index). The calling thread only waits while the workers
-    wait for answers, so the building costs a worker no time before its next request
-    (built in the worker, under the GIL, it delayed the next request by as much).
+    ``reader(api, id)`` does the request in a worker and returns a function that builds
+    the part (its column arrays and index); the calling thread builds it, so it only
+    waits while the workers wait for answers and the building costs a worker no time
+    before its next request (built in the worker, under the GIL, it delayed the next
+    request by as much). With a chunk size, at most ``workers`` objects are read past
+    the chunk being filled: memory follows the chunk, not the number of ids.
     """
+    # the arguments are checked now, not at the first next()
     wanted = id_list(ids, what=f"{desc} ids", id_columns=(key,))
+    size = len(wanted) if chunksize is None else _check_chunksize(chunksize)
+    workers = resolve_workers(max_workers, api.max_workers)
+    if errors not in ("raise", "skip"):
+        raise InvalidArgumentError(f"errors must be 'raise' or 'skip', got {errors!r}")
 
     def read_one(object_id: str) -> tuple[str, Callable[[], Part]]:
         return object_id, reader(api, object_id)
@@ -337,20 +548,108 @@ def _read_many(
             )
         return arrays, index
 
-    outcome = run_bulk(
-        read_one,
-        wanted,
-        max_workers=resolve_workers(max_workers, api.max_workers),
-        progress=progress,
-        errors=errors,
-        desc=desc,
-        then=build,
+    chunks = _part_chunks(
+        iter_bulk(
+            read_one,
+            wanted,
+            ahead=None if chunksize is None else workers,
+            max_workers=workers,
+            progress=progress,
+            errors=errors,
+            desc=desc,
+            then=build,
+        ),
+        key=key,
+        size=size,
+        total=len(wanted),
+        whole=chunksize is None,
+        registry=registry_for(api),
     )
-    parts = list(outcome.succeeded())
-    resolve_dates([arrays for _, (arrays, _) in parts])
-    frame = long_frame(key, parts)
-    frame.attrs["failures"] = failure_records(outcome.failures)
-    return frame
+    return chunks if parts else _frames(chunks, key)
+
+
+def _part_chunks(
+    outcomes: Iterator[tuple[int, str, Any, Exception | None]],
+    *,
+    key: str,
+    size: int,
+    total: int,
+    whole: bool,
+    registry: ContextRegistry,
+) -> Iterator[PartChunk]:
+    """The outcomes, in input order, gathered into chunks of ``size`` ids each.
+
+    Each chunk's date columns are parsed once per column for all its objects
+    (codec/date_batch.py). In chunks (not ``whole``), the write-back contexts of a
+    chunk's reads are dropped from the client's registry when the next chunk is asked
+    for (unless read again since): kept, they would hold every payload read and memory
+    would grow with the number of ids. A chunk is written back before the next is taken.
+    """
+    kind: Kind = "table" if key == "table_id" else "mapping"
+    parts: list[tuple[str, Part]] = []
+    failures: list[dict[str, Any]] = []
+    for position, object_id, part, error in outcomes:
+        if error is None:
+            parts.append((object_id, part))
+        else:
+            failures.append(failure_record(object_id, error))
+        if (position + 1) % size == 0 or position + 1 == total:
+            resolve_dates([arrays for _, (arrays, _) in parts])
+            contexts = [registry.get(kind, object_id) for object_id, _ in parts]
+            chunk = (parts, failures)
+            parts, failures = [], []
+            yield chunk
+            if not whole:
+                for context in contexts:
+                    if context is not None:
+                        registry.forget_context(context)
+                del chunk, contexts
+    if total == 0 and whole:
+        yield [], []
+
+
+def _frames(chunks: Iterator[PartChunk], key: str) -> Iterator[pd.DataFrame]:
+    """Each chunk as its long frame, the index continuing the chunks before it."""
+    offset = 0
+    for parts, failures in chunks:
+        frame = long_frame(key, parts)
+        frame.index = pd.RangeIndex(offset, offset + len(frame))
+        frame.attrs["failures"] = failures
+        offset += len(frame)
+        del parts
+        yield frame
+        # not held while the next chunk is read: the caller's reference is the only one
+        del frame
+
+
+def _check_chunksize(chunksize: Any) -> int:
+    if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
+        raise InvalidArgumentError(f"chunksize must be a positive integer, got {chunksize!r}")
+    return chunksize
+
+
+def failure_record(object_id: str, error: Exception) -> dict[str, Any]:
+    """One failed id as the plain record of ``frame.attrs["failures"]``.
+
+    Parameters
+    ----------
+    object_id : str
+        The id that failed.
+    error : Exception
+        Its failure.
+
+    Returns
+    -------
+    dict
+        ``{"id", "error_type", "status", "message"}``, as :func:`failure_records` gives.
+    """
+    status = getattr(error, "status", None)
+    return {
+        "id": object_id,
+        "error_type": type(error).__name__,
+        "status": None if status is None else int(status),
+        "message": str(error),
+    }
 
 
 def long_frame(key: str, parts: list[tuple[str, Part]]) -> pd.DataFrame:

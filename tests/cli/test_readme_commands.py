@@ -46,6 +46,8 @@ PIPELINE = {
     "mddframes doctor DWH": 0,
     "mddframes lineage DWH dwh-0005.customer_no --impact --format mermaid > impact.mmd": 0,
     "mddframes search DWH customer_no": 0,
+    "mddframes snapshot DWH snapshots/2024-07-15": 0,
+    "mddframes snapshot DWH snapshots/2026-11-25": 0,  # docs/guide/snapshots.md
 }
 TABLES_AS_CODE = {
     # the one-line tour: nothing edited, so plan and apply find nothing to do

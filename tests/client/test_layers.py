@@ -22,9 +22,9 @@ FACADE_METHODS = sorted(
 
 
 def test_the_facade_delegates_most_public_methods():
-    # read_* (11), write_*/restore/restore_backups (6), exports (4), elements (6), journal (3),
-    # doctor (1), lineage (read_lineage, search: 2)
-    assert len(FACADE_METHODS) == 33
+    # read_* (11), iter_* (2), write_*/restore/restore_backups (6), exports (4), elements (6),
+    # journal (3), doctor (1), lineage (read_lineage, search: 2), snapshot (1)
+    assert len(FACADE_METHODS) == 36
 
 
 @pytest.mark.parametrize("name", FACADE_METHODS)

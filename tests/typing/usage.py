@@ -35,6 +35,7 @@ def explore(client: Client) -> None:
     assert_type(client.read_tables(["tbl-0001", "tbl-0109"]), pd.DataFrame)
     assert_type(client.read_mapping("map-0001"), pd.DataFrame)
     assert_type(client.read_mappings(["map-0001"]), pd.DataFrame)
+    assert_type(client.iter_tables(["tbl-0001"], chunksize=1), Iterator[pd.DataFrame])
     assert_type(client.read_object_types(), pd.DataFrame)
     assert_type(client.read_packages("DWH"), pd.DataFrame)
     assert_type(client.tenant, str | None)

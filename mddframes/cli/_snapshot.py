@@ -1,0 +1,58 @@
+"""`mddframes snapshot SYSTEM DIR`: a whole system to a folder of Parquet files."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mddframes.cli._output import progress_wanted
+
+if TYPE_CHECKING:
+    from mddframes.client import Client
+
+#: The exit code when some objects could not be read (the CLI's EXIT_PARTIAL_FAILURE).
+_PARTIAL_FAILURE = 3  # cli.EXIT_PARTIAL_FAILURE (importing cli from here would be a cycle)
+
+
+def add_commands(commands: Any, service_command: Any) -> None:
+    """Add ``snapshot``; ``service_command(commands, name, help, handler, frame)``."""
+    command = service_command(
+        commands,
+        "snapshot",
+        "write a whole system (tree, elements, tables, mappings, object types, open "
+        "packages) to a folder of Parquet files with a manifest (exit 3 if some objects "
+        "could not be read; they are listed in the manifest)",
+        _snapshot,
+        frame=False,
+    )
+    command.add_argument("system")
+    command.add_argument("dir", type=Path, help="the snapshot folder (must not exist yet)")
+    command.add_argument(
+        "--no-structures",
+        dest="structures",
+        action="store_false",
+        help="leave out structures.parquet (one request per element)",
+    )
+    command.add_argument("--max-workers", type=int, default=None, help="concurrent requests")
+
+
+def _snapshot(client: Client, args: argparse.Namespace) -> int:
+    snap = client.snapshot(
+        args.system, args.dir, max_workers=args.max_workers,
+        progress=progress_wanted(args), structures=args.structures,
+    )  # fmt: skip
+    kinds = snap.objects["kind"].value_counts()
+    args.messages.note(
+        f"wrote {args.dir}: {kinds.get('table', 0)} table(s), {kinds.get('mapping', 0)} "
+        f"mapping(s) of system {args.system!r}"
+    )
+    failures = snap.failures
+    for failure in failures.itertuples(index=False):
+        args.messages.say("error", f"{failure.kind} {failure.id!r}: {failure.message}")
+    if len(failures):
+        args.messages.say(
+            "error", f"{len(failures)} object(s) failed; see {args.dir}/manifest.json"
+        )
+        return _PARTIAL_FAILURE
+    return 0

@@ -1,0 +1,180 @@
+"""Snapshots: a whole system as a folder of Parquet files, read back as frames, compared.
+
+:func:`snapshot` writes one (bounded memory, crash safe); :func:`read_snapshot` opens
+one as a :class:`~mddframes.snapshot.reader.Snapshot`; :func:`diff_snapshots` says what
+changed between two snapshots or between a snapshot and the service. The layout is in
+:mod:`mddframes.snapshot.layout` and docs/guide/snapshots.md.
+
+pyarrow is the optional extra ``mddframes[arrow]``: these functions import it when
+called, so ``import mddframes`` works without it, and calling one without it raises an
+:class:`~mddframes.errors.InvalidArgumentError` naming the extra.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+    from mddframes.snapshot.diff import SnapshotDiff
+    from mddframes.snapshot.reader import Snapshot
+
+__all__ = ["Snapshot", "SnapshotDiff", "diff_snapshots", "read_snapshot", "snapshot"]
+
+
+def snapshot(
+    api: Api,
+    system: str,
+    path: str | os.PathLike[str],
+    *,
+    max_workers: int | None = None,
+    progress: bool = True,
+    structures: bool = True,
+) -> Snapshot:
+    """Write a whole system to a folder of Parquet files that DuckDB, polars and Spark read.
+
+    The tree (``tree.parquet``), every element's record (``structures.parquet``), every
+    table and mapping (one file each under ``tables/`` and ``mappings/``), the object
+    types and the open packages, and ``manifest.json`` (service, system, time, each
+    object's digest, row count and file, the objects that failed), written last.
+    Each object is written as soon as it is read, at most ``max_workers`` read
+    ahead, so memory follows the largest objects, not the system. Everything goes
+    into a hidden ``.DIR.partial`` folder renamed to ``DIR`` at the end: an
+    interrupted snapshot leaves no ``DIR``, and the next run starts it over.
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    system : str
+        The system to snapshot.
+    path : str or os.PathLike
+        The snapshot folder; it must not exist yet (or be empty).
+    max_workers : int, optional
+        Concurrent requests; default ``api.max_workers``.
+    progress : bool, default True
+        Show progress bars.
+    structures : bool, default True
+        Read every element's record (one request per element); ``False`` leaves
+        ``structures.parquet`` out (the tree keeps each element's main fields).
+
+    Returns
+    -------
+    Snapshot
+        The snapshot written (``.failures`` lists the objects that could not be read).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``path`` exists and is not an empty folder, or pyarrow is not installed.
+    MddError
+        The tree, object types or packages could not be read (nothing is left at ``path``).
+
+    Examples
+    --------
+    >>> snap = snapshot(client.api, "DWH", "snapshots/2026-11-25", progress=False)
+    >>> snap.failures.empty
+    True
+    """
+    from mddframes.snapshot import arrow_columns  # noqa: F401 - the clear error without pyarrow
+    from mddframes.snapshot.reader import Snapshot
+    from mddframes.snapshot.writer import write_snapshot
+
+    write_snapshot(api, system, path, max_workers=max_workers, progress=progress,
+                   structures=structures)  # fmt: skip
+    return Snapshot(path)
+
+
+def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
+    """Open a snapshot folder: its frames back, as the readers returned them then.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The folder :func:`snapshot` wrote.
+
+    Returns
+    -------
+    Snapshot
+        ``read_tree()``, ``read_table(id)``, ``read_mapping(id)``, ``read_structures()``,
+        ``read_object_types()``, ``read_packages()``, ``objects``, ``failures``: each
+        frame equal (``assert_frame_equal``) to what the reader returned at snapshot time.
+
+    Raises
+    ------
+    InvalidArgumentError
+        No complete snapshot there (no manifest), or pyarrow is not installed.
+
+    Examples
+    --------
+    >>> _ = snapshot(client.api, "LAB", "snapshots/lab", progress=False)
+    >>> snap = read_snapshot("snapshots/lab")
+    >>> tree = snap.read_tree()  # the frame read_tree returned then
+    """
+    from mddframes.snapshot import arrow_columns  # noqa: F401 - the clear error without pyarrow
+    from mddframes.snapshot.reader import Snapshot
+
+    return Snapshot(path)
+
+
+def diff_snapshots(
+    old: Snapshot | str | os.PathLike[str],
+    new: Snapshot | str | os.PathLike[str] | Api,
+    *,
+    cells: bool = True,
+    max_workers: int | None = None,
+    progress: bool = True,
+) -> SnapshotDiff:
+    """What changed since a snapshot: in a newer snapshot, or in the service now.
+
+    Tables and mappings are compared by digest (equal digests, equal content),
+    elements by their row of the tree; for each changed table and mapping the changed
+    cells, added and deleted rows come from the codec's ``diff_payloads``.
+
+    Parameters
+    ----------
+    old : Snapshot or path
+        The earlier snapshot.
+    new : Snapshot, path or Api
+        A later snapshot of the same system, or the raw layer (``client.api``) to
+        compare with what the service holds now (each table and mapping is fetched
+        once for its digest).
+    cells : bool, default True
+        List the changed cells of changed tables and mappings too.
+    max_workers : int, optional
+        Concurrent requests against the service; default ``api.max_workers``.
+    progress : bool, default True
+        Show a progress bar while the service is read.
+
+    Returns
+    -------
+    SnapshotDiff
+        ``objects``: kind, id, change (added/removed/changed), old/new digest and rows;
+        ``cells``: kind, id, change (cell, row added, row deleted, envelope), row,
+        column, old, new.
+
+    Examples
+    --------
+    >>> _ = snapshot(client.api, "LAB", "snapshots/lab", progress=False, structures=False)
+    >>> changes = diff_snapshots("snapshots/lab", client.api, progress=False)
+    >>> changes.empty  # nothing changed since
+    True
+    """
+    from mddframes.snapshot import arrow_columns  # noqa: F401 - the clear error without pyarrow
+    from mddframes.snapshot.diff import compare_snapshots as compare
+
+    return compare(old, new, cells=cells, max_workers=max_workers, progress=progress)
+
+
+def __getattr__(name: str) -> Any:
+    # the classes, imported (with pyarrow) only when asked for
+    if name == "Snapshot":
+        from mddframes.snapshot.reader import Snapshot
+
+        return Snapshot
+    if name == "SnapshotDiff":
+        from mddframes.snapshot.diff import SnapshotDiff
+
+        return SnapshotDiff
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

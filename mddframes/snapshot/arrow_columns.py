@@ -1,0 +1,216 @@
+"""A frame as an Arrow table and back, exactly: the one frame <-> Arrow conversion of snapshots.
+
+Every column keeps its pandas dtype, recorded in the Arrow field's metadata
+(``b"mddframes.dtype"``), so :func:`arrow_to_frame` gives back a frame
+``assert_frame_equal`` to the one written (``string`` storage and NA flavour, masked
+``Int64``/``Float64``/``boolean``, ``datetime64`` unit and zone). Columns whose values
+have no exact Arrow type, the ``object`` columns (JSON objects and lists, integers beyond
+64 bits, mixed types), are stored as text, one canonical JSON document per cell
+(:func:`~mddframes.codec.values.canonical_json`: keys sorted, no spaces, ``1`` and ``1.0``
+kept apart), a missing cell as a Parquet null; the field's metadata says
+``b"mddframes.encoding": b"json"``, so an engine reading the file knows to parse it
+(DuckDB: ``col::JSON``; polars: ``pl.col(c).str.json_decode()``).
+
+pyarrow is the optional extra ``mddframes[arrow]``; importing this module without it
+raises an :class:`~mddframes.errors.InvalidArgumentError` naming the extra.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mddframes.codec.values import canonical_json
+from mddframes.errors import DataShapeError, InvalidArgumentError
+
+try:
+    import pyarrow as pa
+except ImportError as exc:  # pragma: no cover - the extra is installed in CI
+    raise InvalidArgumentError(
+        "snapshots are written with pyarrow: pip install 'mddframes[arrow]'"
+    ) from exc
+
+#: The field metadata keys of a column's pandas dtype and of its cells' encoding.
+DTYPE_KEY = b"mddframes.dtype"
+ENCODING_KEY = b"mddframes.encoding"
+#: The schema metadata key of the index (a ``RangeIndex``: its name).
+INDEX_KEY = b"mddframes.index"
+#: The encoding of an ``object`` column: one canonical JSON text per cell.
+JSON_ENCODING = "json"
+
+
+def frame_to_arrow(frame: pd.DataFrame) -> pa.Table:
+    """A frame as an Arrow table, each column's dtype and encoding in its field metadata.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        String-named columns (unique), a ``RangeIndex`` from 0 (its name is kept).
+
+    Returns
+    -------
+    pyarrow.Table
+        One field per column; ``object`` columns as canonical JSON text.
+
+    Raises
+    ------
+    DataShapeError
+        Columns not unique strings, or another index than ``RangeIndex(n)``.
+
+    Examples
+    --------
+    >>> table = frame_to_arrow(pd.DataFrame({"a": pd.array([1, None], dtype="Int64")}))
+    >>> arrow_to_frame(table)["a"].dtype
+    Int64Dtype()
+    """
+    names = list(frame.columns)
+    if not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        raise DataShapeError(f"a snapshot frame needs unique string column names, got {names[:10]}")
+    index = frame.index
+    if not (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1):
+        raise DataShapeError(
+            f"a snapshot frame needs a RangeIndex from 0, got {type(index).__name__}"
+        )
+    columns = {str(name): column.array for name, column in frame.items()}
+    return arrays_to_arrow(columns, index.name, rows=len(frame))
+
+
+def arrays_to_arrow(
+    columns: Mapping[str, Any],
+    index_name: Any = None,
+    *,
+    leading: Mapping[str, Any] | None = None,
+    rows: int | None = None,
+) -> pa.Table:
+    """:func:`frame_to_arrow` of the frame these column arrays make, without the frame.
+
+    Parameters
+    ----------
+    columns : mapping of str to array
+        The column arrays (as ``Series.array`` gives them), of equal length.
+    index_name : hashable, optional
+        The name of the frame's ``RangeIndex``.
+    leading : mapping of str to pyarrow.Array, optional
+        Columns put first as they are (Arrow strings read back as ``string``, Arrow
+        integers as ``Int64``): the id and position columns of a snapshot's files.
+    rows : int, optional
+        The number of rows, kept in the metadata for a frame without columns (an Arrow
+        table without columns has none).
+
+    Returns
+    -------
+    pyarrow.Table
+        As :func:`frame_to_arrow` returns it.
+
+    Examples
+    --------
+    >>> arrays_to_arrow({"a": pd.array(["x", None], dtype="string")}).column("a").to_pylist()
+    ['x', None]
+    """
+    fields, arrays = [], []
+    for name, array in (leading or {}).items():
+        spec = _dtype_spec(pd.StringDtype() if pa.types.is_string(array.type) else pd.Int64Dtype())
+        fields.append(pa.field(name, array.type, metadata={DTYPE_KEY: json.dumps(spec).encode()}))
+        arrays.append(array)
+    for name, values in columns.items():
+        array, encoding = _column_to_arrow(values)
+        metadata = {DTYPE_KEY: json.dumps(_dtype_spec(values.dtype)).encode()}
+        if encoding is not None:
+            metadata[ENCODING_KEY] = encoding.encode()
+        fields.append(pa.field(name, array.type, nullable=True, metadata=metadata))
+        arrays.append(array)
+    index = {"name": index_name, "rows": rows}
+    schema = pa.schema(fields, metadata={INDEX_KEY: json.dumps(index).encode()})
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def arrow_to_frame(table: pa.Table) -> pd.DataFrame:
+    """The frame :func:`frame_to_arrow` was given, from its Arrow table.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        As :func:`frame_to_arrow` wrote it (read back with ``pyarrow.parquet``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns with their recorded dtypes, JSON cells parsed, the ``RangeIndex``
+        with its name.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"v": pd.array([{"a": 1}, None], dtype=object)})
+    >>> arrow_to_frame(frame_to_arrow(frame)).equals(frame)
+    True
+    """
+    data: dict[str, Any] = {}
+    for field, column in zip(table.schema, table.columns, strict=True):
+        metadata = field.metadata or {}
+        spec = json.loads(metadata[DTYPE_KEY]) if DTYPE_KEY in metadata else None
+        encoding = metadata.get(ENCODING_KEY, b"").decode() or None
+        data[field.name] = _column_from_arrow(column, spec, encoding)
+    index_info = json.loads((table.schema.metadata or {}).get(INDEX_KEY, b"{}"))
+    rows = table.num_rows if table.num_columns else index_info.get("rows") or 0
+    index = pd.RangeIndex(rows, name=index_info.get("name"))
+    if not data:  # no columns: pandas' own empty columns (a RangeIndex), as a read gives
+        return pd.DataFrame(index=index)
+    return pd.DataFrame(data, index=index, columns=list(data), copy=False)
+
+
+def _column_to_arrow(values: Any) -> tuple[pa.Array, str | None]:
+    dtype = _numpy_or_own(values.dtype)
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
+        cells = [None if _is_missing(v) else canonical_json(v) for v in values]
+        return pa.array(cells, type=pa.string()), JSON_ENCODING
+    if isinstance(dtype, np.dtype):
+        return pa.array(np.asarray(values)), None
+    # pandas' extension arrays (string, Int64, boolean, datetimes) convert themselves
+    return pa.array(values, from_pandas=True), None
+
+
+def _is_missing(value: Any) -> bool:
+    # a missing cell of an object column: None, pd.NA, or the NaN a long frame fills in
+    return value is None or value is pd.NA or (type(value) is float and value != value)
+
+
+def _numpy_or_own(dtype: Any) -> Any:
+    """The numpy dtype a ``NumpyExtensionArray`` wraps, else the dtype itself."""
+    if type(dtype).__name__ == "NumpyEADtype":  # not public API to isinstance against
+        return getattr(dtype, "numpy_dtype", dtype)
+    return dtype
+
+
+def _dtype_spec(dtype: Any) -> dict[str, Any]:
+    dtype = _numpy_or_own(dtype)
+    if isinstance(dtype, pd.StringDtype):
+        na = "nan" if dtype.na_value is not pd.NA else "NA"
+        return {"kind": "string", "storage": dtype.storage, "na": na}
+    return {"kind": "other", "name": str(dtype)}
+
+
+def _dtype_of(spec: dict[str, Any]) -> Any:
+    if spec["kind"] == "string":
+        na_value = np.nan if spec["na"] == "nan" else pd.NA
+        return pd.StringDtype(storage=spec["storage"], na_value=na_value)
+    return pd.api.types.pandas_dtype(spec["name"])
+
+
+def _column_from_arrow(
+    column: pa.ChunkedArray, spec: dict[str, Any] | None, encoding: str | None
+) -> Any:
+    if encoding == JSON_ENCODING:
+        cells = column.to_pylist()
+        out = np.empty(len(cells), dtype=object)
+        out[:] = [None if c is None else json.loads(c) for c in cells]
+        return out
+    if spec is None:  # a file not written by mddframes: Arrow's own conversion
+        return column.to_pandas()
+    dtype = _dtype_of(spec)
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype) and hasattr(dtype, "__from_arrow__"):
+        return dtype.__from_arrow__(column)
+    return column.to_pandas().astype(dtype).array

@@ -1,0 +1,339 @@
+"""snapshot(): a whole system written to a folder of Parquet files, in bounded memory.
+
+The objects are read with the bulk machinery of :mod:`mddframes.frames.bulk_tables`
+(one table or mapping per chunk, at most ``max_workers`` read ahead) and each is
+written to its file as soon as it is read, so memory follows the largest objects in
+flight, not the size of the system. Everything goes into a hidden sibling folder
+(``.DIR.partial``) that is renamed to ``DIR`` once ``manifest.json``, written last, is on
+disk: a snapshot killed at any moment leaves no ``DIR`` that looks complete, and the next
+run starts the interrupted one over and completes it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+import os
+import shutil
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from mddframes.bulk import iter_bulk, resolve_workers
+from mddframes.codec.fastjson import gc_paused
+from mddframes.codec.kinds import Kind
+from mddframes.codec.values import digest
+from mddframes.context import registry_for
+from mddframes.errors import InvalidArgumentError
+from mddframes.frames.bulk_tables import ROW_COLUMN, failure_record, iter_parts
+from mddframes.frames.listing import read_object_types, read_packages
+from mddframes.frames.tree import tree_frame
+from mddframes.snapshot.arrow_columns import arrays_to_arrow, frame_to_arrow
+from mddframes.snapshot.layout import (
+    ENVELOPE_KEY,
+    FORMAT,
+    FORMAT_VERSION,
+    FRAME_FILES,
+    ID_COLUMNS,
+    MANIFEST,
+    OBJECT_FOLDERS,
+    envelope_of,
+    object_file,
+    partial_folder,
+    sync_folder,
+    write_json_atomically,
+)
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+
+logger = logging.getLogger(__name__)
+
+#: Tables or mappings per chunk read (their date columns are parsed together).
+OBJECTS_PER_CHUNK = 32
+#: Threads writing files, and the chunks of files built but not yet written they may hold.
+WRITERS = 2
+WRITES_IN_FLIGHT = 4
+#: Rows per row group of the whole-frame files (tree, object types, packages).
+ROWS_PER_GROUP = 20_000
+#: Elements per row group of structures.parquet (the records held at once while writing).
+STRUCTURES_PER_GROUP = 5000
+#: The schema of structures.parquet: the record is the element's JSON text as received.
+STRUCTURES_SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("digest", pa.string(), nullable=False),
+        pa.field("record", pa.string(), nullable=False, metadata={b"mddframes.encoding": b"json"}),
+    ]
+)
+
+
+def write_snapshot(
+    api: Api,
+    system: str,
+    path: str | os.PathLike[str],
+    *,
+    max_workers: int | None = None,
+    progress: bool = True,
+    structures: bool = True,
+) -> dict[str, Any]:
+    """Write a whole system to a folder of Parquet files that DuckDB, polars and Spark read.
+
+    The tree, every element's record, every table and mapping, the object types and
+    the open packages, plus ``manifest.json`` (see :mod:`mddframes.snapshot.layout` and
+    docs/guide/snapshots.md). An object that cannot be read is listed under
+    ``"failures"`` in the manifest, never silently missing.
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    system : str
+        The system to snapshot.
+    path : str or os.PathLike
+        The snapshot folder; it must not exist yet (or be empty). An interrupted
+        snapshot into the same path is started over.
+    max_workers : int, optional
+        Concurrent requests; default ``api.max_workers``.
+    progress : bool, default True
+        Show progress bars.
+    structures : bool, default True
+        Read every element's record (one request per element) into structures.parquet;
+        ``False`` leaves the file out (the tree still has each element's main fields).
+
+    Returns
+    -------
+    dict
+        The manifest, as written to ``manifest.json``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``path`` exists and is not an empty folder, or ``system`` is not a string.
+    MddError
+        The tree, the object types or the packages could not be read (then nothing is
+        left at ``path``).
+
+    Examples
+    --------
+    >>> manifest = write_snapshot(client.api, "LAB", "snapshots/lab", progress=False)
+    >>> len(manifest["failures"])
+    0
+    """
+    if not isinstance(system, str) or not system:
+        raise InvalidArgumentError(f"system must be a non-empty string, got {system!r}")
+    final = Path(path)
+    if final.exists():
+        if not final.is_dir() or any(final.iterdir()):
+            raise InvalidArgumentError(
+                f"snapshot: {str(final)!r} exists already; a snapshot goes to a new folder"
+            )
+        final.rmdir()
+    workers = resolve_workers(max_workers, api.max_workers)
+    partial = partial_folder(final)
+    if partial.exists():
+        logger.info("snapshot: starting over the interrupted snapshot in %s", partial)
+        shutil.rmtree(partial)
+    for folder in (partial, *(partial / name for name in OBJECT_FOLDERS.values())):
+        folder.mkdir(parents=True)
+
+    started = _now()
+    files: dict[str, Any] = {}
+    with gc_paused():  # as read_tree does: no cyclic GC passes over the parsed elements
+        tree_payload = api.get_tree(system)
+        tree = tree_frame(tree_payload, what=f"tree of system {system!r}")
+        tree_digest = digest(tree_payload)
+    del tree_payload  # before the tree's Arrow copy is made: not both at once
+    files["tree"] = _write_frame(partial, "tree", tree, tree_digest)
+    pa.default_memory_pool().release_unused()
+    kinds: tuple[Kind, ...] = ("table", "mapping")
+    element_ids = tree["id"].tolist()
+    object_ids = {
+        kind: tree[ID_COLUMNS[kind]].dropna().drop_duplicates().tolist() for kind in kinds
+    }
+    del tree  # only the ids are needed from here on: the frame is not held while reading
+    objects: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    if structures:
+        files["structures"], failed = _write_structures(
+            api, partial, element_ids, workers, progress
+        )
+        failures += failed
+    del element_ids
+    for kind in kinds:
+        written, failed = _write_objects(api, partial, kind, object_ids[kind], workers, progress)
+        objects += written
+        failures += failed
+    files["object_types"] = _write_frame(partial, "object_types", read_object_types(api), None)
+    files["packages"] = _write_frame(partial, "packages", read_packages(api, system), None)
+
+    manifest = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "service": api.settings.base_url,
+        "tenant": api.tenant,
+        "system": system,
+        "started_at": started,
+        "finished_at": _now(),
+        "files": files,
+        "objects": objects,
+        "failures": failures,
+        "encodings": {
+            "json": "object columns: one canonical JSON text per cell (keys sorted, no "
+            "spaces, 1 and 1.0 apart), a missing cell null; the field's metadata has "
+            "mddframes.encoding=json and mddframes.dtype (the pandas dtype)",
+        },
+    }
+    write_json_atomically(partial / MANIFEST, manifest)
+    sync_folder(partial)
+    os.replace(partial, final)
+    sync_folder(final.parent)
+    return manifest
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _write_frame(
+    folder: Path, what: str, frame: pd.DataFrame, content_digest: str | None
+) -> dict[str, Any]:
+    """One whole-frame file, and its entry of the manifest's ``files``.
+
+    Converted and written :data:`ROWS_PER_GROUP` rows at a time, so a tree of a million
+    elements never has a whole Arrow copy beside its frame (a column's Arrow type follows
+    its dtype, so every slice has the same schema).
+    """
+    name = FRAME_FILES[what]
+    frame = frame.reset_index(drop=True)
+    writer = None
+    try:
+        for start in range(0, max(len(frame), 1), ROWS_PER_GROUP):
+            piece = frame.iloc[start : start + ROWS_PER_GROUP].reset_index(drop=True)
+            table = frame_to_arrow(piece)
+            if writer is None:
+                writer = pq.ParquetWriter(folder / name, table.schema)
+            writer.write_table(table)
+            del piece, table
+    finally:
+        if writer is not None:
+            writer.close()
+    return {"file": name, "rows": len(frame), "digest": content_digest}
+
+
+def _write_structures(
+    api: Api, folder: Path, ids: list[str], workers: int, progress: bool
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """structures.parquet, one row group per :data:`STRUCTURES_PER_GROUP` elements."""
+    failures: list[dict[str, Any]] = []
+    rows = 0
+    with pq.ParquetWriter(folder / FRAME_FILES["structures"], STRUCTURES_SCHEMA) as writer:
+        batch: list[tuple[str, str, str]] = []
+        outcomes = iter_bulk(api.get_structure, ids, ahead=workers, max_workers=workers,
+                             progress=progress, errors="skip", desc="snapshot structures")  # fmt: skip
+        for _position, element_id, payload, error in outcomes:
+            if error is not None:
+                failures.append({"kind": "structure", **failure_record(element_id, error)})
+                continue
+            # the text as received (key order kept: it orders read_structures' columns)
+            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+            batch.append((element_id, digest(payload), text))
+            if len(batch) >= STRUCTURES_PER_GROUP:
+                rows += _write_structure_group(writer, batch)
+        rows += _write_structure_group(writer, batch)
+    return {"file": FRAME_FILES["structures"], "rows": rows, "digest": None}, failures
+
+
+def _write_structure_group(writer: pq.ParquetWriter, batch: list[tuple[str, str, str]]) -> int:
+    count = len(batch)
+    if count:
+        columns = [pa.array(list(values), pa.string()) for values in zip(*batch, strict=True)]
+        writer.write_table(pa.Table.from_arrays(columns, schema=STRUCTURES_SCHEMA))
+        batch.clear()
+    return count
+
+
+def _write_objects(
+    api: Api, folder: Path, kind: Kind, ids: list[str], workers: int, progress: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One file per table or mapping, each written as its chunk comes in.
+
+    The Arrow tables are built here, and written a chunk at a time by :data:`WRITERS`
+    background threads (pyarrow lets go of the GIL while it encodes and writes), at
+    most :data:`WRITES_IN_FLIGHT` chunks behind.
+    """
+    registry = registry_for(api)
+    key = ID_COLUMNS[kind]
+    written, failures = [], []
+    chunks = iter_parts(api, ids, kind, chunksize=OBJECTS_PER_CHUNK, max_workers=workers,
+                        progress=progress, errors="skip")  # fmt: skip
+    with _BackgroundWrites() as files:
+        for parts, failed in chunks:
+            failures += [{"kind": kind, **failure} for failure in failed]
+            batch: list[tuple[pa.Table, Path]] = []
+            for object_id, (arrays, index) in parts:
+                context = registry.get(kind, object_id)
+                if context is None:  # pragma: no cover - every read records its context
+                    raise RuntimeError(
+                        f"snapshot: the read of {kind} {object_id!r} left no context"
+                    )
+                position = ROW_COLUMN
+                while position in arrays:  # the long frames' rule (frames/bulk_tables.py)
+                    position = "_" + position
+                n = len(index)
+                leading = {
+                    key: pa.array([object_id] * n, pa.string()),
+                    position: pa.array(np.asarray(index, dtype=np.int64)),
+                }
+                table = arrays_to_arrow(arrays, leading=leading)
+                payload = context.payload
+                table = table.replace_schema_metadata({
+                    **(table.schema.metadata or {}),
+                    ENVELOPE_KEY: json.dumps(envelope_of(payload, kind), ensure_ascii=False).encode(),
+                })  # fmt: skip
+                relative = object_file(kind, object_id)
+                batch.append((table, folder / relative))
+                written.append({
+                    "kind": kind, "id": object_id, "digest": context.digest, "rows": n,
+                    "file": relative, "row_column": position, "columns": list(arrays),
+                })  # fmt: skip
+                del payload, table
+            files.write(batch)
+    return written, failures
+
+
+def _write_files(files: list[tuple[pa.Table, Path]]) -> None:
+    for table, path in files:
+        pq.write_table(table, path)
+
+
+class _BackgroundWrites:
+    """Parquet files written by background threads, the caller at most a few chunks ahead."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(
+            max_workers=WRITERS, thread_name_prefix="mddframes-snapshot"
+        )
+        self._pending: deque[Future[None]] = deque()
+
+    def write(self, files: list[tuple[pa.Table, Path]]) -> None:
+        self._pending.append(self._pool.submit(_write_files, files))
+        while len(self._pending) > WRITES_IN_FLIGHT:
+            self._pending.popleft().result()
+
+    def __enter__(self) -> _BackgroundWrites:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            while self._pending:
+                self._pending.popleft().result()
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)
