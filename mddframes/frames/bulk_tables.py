@@ -212,11 +212,12 @@ def iter_tables(
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
         Each chunk's dtypes, as in :func:`read_tables`.
 
-    Yields
-    ------
-    pandas.DataFrame
-        The long frame of :func:`read_tables` for the next ``chunksize`` ids, in the
-        order of ``ids``.
+    Returns
+    -------
+    Iterator of pandas.DataFrame
+        The long frame of :func:`read_tables` for each next ``chunksize`` ids, in the
+        order of ``ids`` (an iterator: the arguments are checked at the call, the reads
+        run as it is consumed).
 
     Raises
     ------
@@ -226,7 +227,7 @@ def iter_tables(
     Examples
     --------
     >>> ids = client.read_tree("DWH")["table_id"].dropna()
-    >>> chunks = iter_tables(client.api, ids, chunksize=50, progress=False)
+    >>> chunks = client.iter_tables(ids, chunksize=50, progress=False)
     >>> [len(chunk.attrs["columns"]) for chunk in chunks]  # tables per chunk
     [50, 50, 12]
     """
@@ -270,10 +271,10 @@ def iter_mappings(
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
         Each chunk's dtypes, as in :func:`read_mappings`.
 
-    Yields
-    ------
-    pandas.DataFrame
-        The long frame of :func:`read_mappings` for the next ``chunksize`` ids.
+    Returns
+    -------
+    Iterator of pandas.DataFrame
+        The long frame of :func:`read_mappings` for each next ``chunksize`` ids.
 
     Raises
     ------
@@ -283,7 +284,7 @@ def iter_mappings(
     Examples
     --------
     >>> ids = client.read_tree("DWH")["mapping_id"].dropna()
-    >>> rows = sum(len(chunk) for chunk in iter_mappings(client.api, ids, progress=False))
+    >>> rows = sum(len(chunk) for chunk in client.iter_mappings(ids, progress=False))
     """
     check_dtype_backend(dtype_backend)
     chunks = _iter_many(api, ids, _mapping_reader, key="mapping_id", desc="iter_mappings",

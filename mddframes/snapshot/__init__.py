@@ -73,7 +73,7 @@ def snapshot(
 
     Examples
     --------
-    >>> snap = snapshot(client.api, "DWH", "snapshots/2026-11-25", progress=False)
+    >>> snap = client.snapshot("DWH", "snapshots/2026-11-25", progress=False)
     >>> snap.failures.empty
     True
     """
