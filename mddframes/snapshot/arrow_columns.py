@@ -12,7 +12,7 @@ kept apart), a missing cell as a Parquet null; the field's metadata says
 (DuckDB: ``col::JSON``; polars: ``pl.col(c).str.json_decode()``).
 
 pyarrow is the optional extra ``mddframes[arrow]``; importing this module without it
-raises an :class:`~mddframes.errors.InvalidArgumentError` naming the extra.
+raises a :class:`~mddframes.errors.MissingDependencyError` naming the extra.
 """
 
 from __future__ import annotations
@@ -25,14 +25,12 @@ import numpy as np
 import pandas as pd
 
 from mddframes.codec.values import canonical_json
-from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.errors import DataShapeError
+from mddframes.frames.backends import require_module
 
-try:
-    import pyarrow as pa
-except ImportError as exc:  # pragma: no cover - the extra is installed in CI
-    raise InvalidArgumentError(
-        "snapshots are written with pyarrow: pip install 'mddframes[arrow]'"
-    ) from exc
+# without pyarrow: the MissingDependencyError naming the extra, as dtype_backend="pyarrow"
+require_module("pyarrow", extra="arrow")
+import pyarrow as pa  # noqa: E402
 
 #: The field metadata keys of a column's pandas dtype and of its cells' encoding.
 DTYPE_KEY = b"mddframes.dtype"
