@@ -2,9 +2,10 @@
 
 The streamed reads (:mod:`mddframes.codec.stream`) turn rows into columns a batch at a
 time, so that the row dicts never exist all at once; :func:`pack_batch` keeps each batch of a
-column as numpy data where that gives the values back exactly (Python objects cost 24
-to 60 bytes each, packed values 1 to ~10), which is what keeps a read's peak memory
-near three times the document.
+column as numpy data (numbers, booleans) or as one joined string (text) where that gives
+the values back exactly (Python objects cost 24 to 60 bytes each plus their text, packed
+values 1 to 8, or their text), which is what keeps a read's peak memory near three
+times the document.
 """
 
 from __future__ import annotations
@@ -27,10 +28,28 @@ class _Packed:
         self.missing = missing
 
     def values(self) -> list[Any]:
-        data = self.data
-        values: list[Any] = (
-            data.astype(f"U{data.itemsize}").tolist() if data.dtype.kind == "S" else data.tolist()
-        )
+        values: list[Any] = self.data.tolist()
+        if self.missing is None:
+            return values
+        return [
+            None if gap else value for value, gap in zip(values, self.missing.tolist(), strict=True)
+        ]
+
+
+class _Joined:
+    """One batch of a text column held as one string: the values joined by NUL (and a
+    mask of the Nones). One ``str`` object of the batch's characters costs a fraction of
+    its values' objects (about 50 bytes each, plus their text); ``split`` gives them
+    back exactly."""
+
+    __slots__ = ("text", "missing")
+
+    def __init__(self, text: str, missing: np.ndarray | None) -> None:
+        self.text = text
+        self.missing = missing
+
+    def values(self) -> list[Any]:
+        values: list[Any] = self.text.split(_SEPARATOR)
         if self.missing is None:
             return values
         return [
@@ -39,14 +58,15 @@ class _Packed:
 
 
 _NONE = type(None)
+_SEPARATOR = "\x00"
 
 
-def pack_batch(values: list[Any]) -> list[Any] | _Packed | int:
+def pack_batch(values: list[Any]) -> list[Any] | _Packed | _Joined | int:
     """A batch of a column's values in the most compact form that gives them back exactly.
 
-    An int (that many Nones), numpy data for ints within int64, floats, booleans and
-    short ASCII strings (Python objects cost 24 to 60 bytes each, these 1 to ~10), or
-    the list itself for anything else.
+    An int (that many Nones), numpy data for ints within int64, floats and booleans
+    (Python objects cost 24 to 60 bytes each, these 1 to 8), strings joined into one
+    (:class:`_Joined`), or the list itself for anything else.
     """
     types = set(map(type, values))
     has_none = _NONE in types
@@ -56,7 +76,16 @@ def pack_batch(values: list[Any]) -> list[Any] | _Packed | int:
     if len(types) > 1:
         return values
     kind = types.pop()
-    present = [v for v in values if v is not None] if has_none else values
+    missing = (
+        np.fromiter((v is None for v in values), dtype=bool, count=len(values))
+        if has_none
+        else None
+    )
+    if kind is str:
+        text = _SEPARATOR.join(["" if v is None else v for v in values] if has_none else values)
+        if text.count(_SEPARATOR) != len(values) - 1:
+            return values  # a value holds a NUL itself: the split would cut it
+        return _Joined(text, missing)
     data: np.ndarray
     try:
         if kind is int:
@@ -65,22 +94,10 @@ def pack_batch(values: list[Any]) -> list[Any] | _Packed | int:
             data = np.array([0.0 if v is None else v for v in values], dtype=np.float64)
         elif kind is bool:
             data = np.array([v is True for v in values], dtype=bool)
-        elif kind is str:
-            total = sum(map(len, present))
-            if max(map(len, present)) * len(values) > total + 48 * len(present):
-                return values  # a few long strings would pad every short one
-            data = np.array(["" if v is None else v for v in values], dtype="S")
-            if int(np.char.str_len(data).sum()) != total:
-                return values  # numpy drops trailing NULs
         else:
             return values
-    except (OverflowError, UnicodeEncodeError):  # beyond int64; not ASCII
+    except OverflowError:  # beyond int64
         return values
-    missing = (
-        np.fromiter((v is None for v in values), dtype=bool, count=len(values))
-        if has_none
-        else None
-    )
     return _Packed(data, missing)
 
 

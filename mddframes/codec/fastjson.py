@@ -45,6 +45,8 @@ import orjson
 _BIG_RUN = 19
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
 _ZEROS = b"0" * _BIG_RUN
+_ZERO_RUN = re.compile(rb"0*")
+_DOT = 0x2E
 #: Documents larger than this go to ``json.loads``: orjson first builds a tree of its
 #: own, so its peak memory is several times ``json.loads``'s (docs/internals.md).
 LEAN_ABOVE = 24 << 20
@@ -116,16 +118,36 @@ def nested_deeper(chunks: Iterable[bytes | bytearray | memoryview], limit: int =
 
 
 def may_hold_big_int(data: bytes | bytearray | memoryview) -> bool:
-    """Whether ``data`` has a run of 19 or more ASCII digits (an int orjson may not hold)."""
+    """Whether ``data`` has a run of 19 or more ASCII digits (an int orjson may not hold).
+
+    Runs right after a ``.`` (the fraction of a number, or text in a string) do not count:
+    orjson parses fractions exactly as ``json.loads`` does.
+    """
     view = memoryview(data).cast("B")
     size = len(view)
     start = 0
     while start < size:
         # overlap by one run less one byte, so a run across two slices is still seen
-        piece = bytes(view[max(0, start - _BIG_RUN + 1) : start + _SCAN_STEP])
-        if piece.translate(_DIGITS_TO_ZERO).find(_ZEROS) >= 0:
+        # overlap by one run, so a run across two slices is still seen with the byte before it
+        piece = bytes(view[max(0, start - _BIG_RUN) : start + _SCAN_STEP])
+        if _suspect_run(piece.translate(_DIGITS_TO_ZERO)):
             return True
         start += _SCAN_STEP
+    return False
+
+
+def _suspect_run(zeros: bytes) -> bool:
+    """Whether ``zeros`` (digits translated to ``0``) has a run of :data:`_BIG_RUN` that
+    does not follow a ``.``: a run right after a ``.`` is a fraction, which orjson parses
+    to the same correctly rounded float as ``json.loads`` (halfway cases too); a run
+    anywhere else may be an integer (or an exponent). A run at the first byte counts."""
+    at = zeros.find(_ZEROS)
+    while at >= 0:
+        # the leftmost match is where its run starts: the byte before it is no digit
+        if at == 0 or zeros[at - 1] != _DOT:
+            return True
+        run = _ZERO_RUN.match(zeros, at)
+        at = zeros.find(_ZEROS, run.end() if run is not None else at + _BIG_RUN)
     return False
 
 

@@ -108,15 +108,78 @@ def fingerprint(frame: pd.DataFrame) -> FrameFingerprint | None:
     -------
     FrameFingerprint or None
     """
-    columns = tuple(frame.columns)
+    columns = list(frame.columns)
     if not _plain_index(frame.index) or len(set(columns)) != len(columns):
         return None
     if not all(isinstance(name, str) for name in columns):
         return None
-    sums = {name: _block_sums(frame[name]) for name in columns}
-    first_value = {name: _first_value(frame[name]) for name in columns}
-    dtypes = tuple(str(frame[name].dtype) for name in columns)
-    return FrameFingerprint(columns, dtypes, len(frame), sums, first_value)
+    builder = FingerprintBuilder()
+    for name, column in frame.items():
+        builder.add_series(name, column)
+    return builder.finish(len(frame))
+
+
+class FingerprintBuilder:
+    """A read's fingerprint taken column by column, as the read builds its columns.
+
+    :func:`fingerprint` of the finished frame and this builder fed the same columns
+    in the same order give equal fingerprints; a reader that turns each column into
+    another backend's array right after building it fingerprints the column first.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> builder = FingerprintBuilder()
+    >>> builder.add("n", pd.array([1, None], dtype="Int64"))
+    >>> builder.finish(2)
+    <FrameFingerprint of 2 rows x 1 columns>
+    """
+
+    def __init__(self) -> None:
+        self._names: list[Any] = []
+        self._dtypes: list[str] = []
+        self._sums: dict[str, np.ndarray | None] = {}
+        self._first: dict[str, int] = {}
+
+    def add(self, name: Any, array: Any) -> None:
+        """Fingerprint one column's array (as a frame of it would hold it).
+
+        Parameters
+        ----------
+        name : str
+            The column's name.
+        array : numpy.ndarray or pandas.api.extensions.ExtensionArray
+            Its values, one per row (an ``object`` ndarray stays ``object``).
+        """
+        is_object = isinstance(array, np.ndarray) and array.dtype == object
+        column = pd.Series(array, dtype=object if is_object else None, copy=False)
+        self.add_series(name, column)
+
+    def add_series(self, name: Any, column: pd.Series) -> None:
+        """Fingerprint one column of a frame (``frame[name]``)."""
+        self._names.append(name)
+        self._dtypes.append(str(column.dtype))
+        if isinstance(name, str):
+            self._sums[name] = _block_sums(column)
+            self._first[name] = _first_value(column)
+
+    def finish(self, n_rows: int) -> FrameFingerprint | None:
+        """The fingerprint of the columns added, or None for columns it cannot describe
+        (a name that is not a string, a name twice).
+
+        Parameters
+        ----------
+        n_rows : int
+            The number of rows (the frame's index is ``RangeIndex(n_rows)``).
+
+        Returns
+        -------
+        FrameFingerprint or None
+        """
+        names = self._names
+        if len(set(names)) != len(names) or not all(isinstance(n, str) for n in names):
+            return None
+        return FrameFingerprint(tuple(names), tuple(self._dtypes), n_rows, self._sums, self._first)
 
 
 def _plain_index(index: pd.Index) -> bool:
@@ -169,7 +232,8 @@ def _rows_of_blocks(blocks: np.ndarray, n_rows: int) -> np.ndarray:
 
 
 def _first_value(column: pd.Series) -> int:
-    present = column.notna().to_numpy(dtype=bool, na_value=False)
+    # the array's own isna (a mask it holds already), not Series.notna's extra frames
+    present = ~np.asarray(column.array.isna(), dtype=bool)
     position = int(present.argmax()) if len(present) else 0
     return position if len(present) and present[position] else -1
 

@@ -14,7 +14,7 @@ absent, nulls null, ints ints, nested values the very same objects.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Any
@@ -44,6 +44,10 @@ ROWS_KEYS: dict[str, tuple[str, ...]] = {
 
 #: The name of the frame index: each row's position in the payload it was read from.
 INDEX_NAME = "row"
+
+#: What :func:`frame_of_columns` calls with each built column (name, array) and keeps
+#: the result of.
+ColumnFinish = Callable[[str, Any], Any]
 
 _FAST_DTYPES = ("Int64", "Float64", "boolean")
 
@@ -155,7 +159,11 @@ def from_payload(payload: JsonObject, kind: Kind = "table") -> pd.DataFrame:
 
 
 def frame_of_columns(
-    columns: dict[str, list[Any]], n_rows: int, declared: list[dict[str, Any]]
+    columns: dict[str, list[Any]],
+    n_rows: int,
+    declared: list[dict[str, Any]],
+    *,
+    finish: ColumnFinish | None = None,
 ) -> pd.DataFrame:
     """The frame of a payload's rows given as per-column value lists.
 
@@ -172,8 +180,12 @@ def frame_of_columns(
         The number of rows.
     declared : list of dict
         The declared column metadata (:func:`declared_columns`).
+    finish : callable, optional
+        Called with each column's name and array as soon as it is built; the frame
+        holds what it returns (a reader turns each column into its backend's array
+        there, so that one column's Python objects are freed before the next is built).
     """
-    arrays = arrays_of_columns(columns, n_rows, declared)
+    arrays = arrays_of_columns(columns, n_rows, declared, finish=finish)
     return frame_of_arrays(arrays, pd.RangeIndex(n_rows, name=INDEX_NAME))
 
 
@@ -183,6 +195,7 @@ def arrays_of_columns(
     declared: list[dict[str, Any]],
     *,
     defer_dates: bool = False,
+    finish: ColumnFinish | None = None,
 ) -> dict[str, Any]:
     """The column arrays :func:`frame_of_columns` makes its frame of, in frame order.
 
@@ -190,6 +203,7 @@ def arrays_of_columns(
     columns of many tables): the frame of each table would be built only to be
     taken apart again. With ``defer_dates``, declared date columns may come back as
     :class:`~mddframes.codec.dtypes.PendingDates` (see :mod:`mddframes.codec.date_batch`).
+    ``finish``: as :func:`frame_of_columns`.
     """
     data_types = {c["name"]: declared_type(c) for c in declared}
     order = dict.fromkeys(chain((c["name"] for c in declared), columns))
@@ -198,9 +212,10 @@ def arrays_of_columns(
         values = columns.pop(name, None)
         if values is None:
             values = [None] * n_rows
-        arrays[name] = column_array(values, data_types.get(name), name=name,
-                                    defer_dates=defer_dates)  # fmt: skip
+        array = column_array(values, data_types.get(name), name=name, defer_dates=defer_dates)
         del values
+        arrays[name] = array if finish is None else finish(name, array)
+        del array
     return arrays
 
 

@@ -33,7 +33,9 @@ supported by the stream: ``json.loads`` keeps the last, the stream sees each.
 from __future__ import annotations
 
 import hashlib
+import queue
 import re
+import threading
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -44,7 +46,7 @@ import pandas as pd
 
 from mddframes.codec.column_batches import ColumnBatches
 from mddframes.codec.fastjson import json_loads, nested_deeper
-from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_columns
+from mddframes.codec.frame import ROWS_KEYS, ColumnFinish, declared_columns, frame_of_columns
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import Parsed, choose_route
 from mddframes.codec.splitter import RowSplitter
@@ -59,6 +61,8 @@ CHUNK_SIZE = 256 * 1024
 #: zlib level of the kept document: level 1 is the fast one, and higher levels gain
 #: little on JSON (the figures: docs/internals.md, Performance).
 COMPRESS_LEVEL = 1
+#: Chunks waiting for the background compressor at most (see ``_Keeper``).
+_QUEUED_CHUNKS = 64
 
 # An escaped UTF-16 surrogate, high (D800-DBFF) or low (DC00-DFFF). A literal first
 # byte lets the regex engine skip to each backslash; most documents have none.
@@ -117,22 +121,61 @@ class KeptJson:
 
 
 class _Keeper:
-    """Compresses and hashes the chunks of a document as they pass."""
+    """Compresses and hashes the chunks of a document as they pass.
 
-    def __init__(self) -> None:
+    With ``background``, a thread of its own does it: zlib and SHA-256 release the GIL
+    on large pieces, so they run beside the parse instead of before it. The chunks
+    wait in a short queue (:data:`_QUEUED_CHUNKS` of them at most, so memory stays
+    bounded); :meth:`finish` (or :meth:`close`, on an error) waits for the thread.
+    """
+
+    def __init__(self, *, background: bool = False) -> None:
         self._compressor = zlib.compressobj(COMPRESS_LEVEL)
         self._hash = hashlib.sha256()
         self._parts: list[bytes] = []
         self.size = 0
+        self._queue: queue.Queue[bytes | None] | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        if background:
+            self._queue = queue.Queue(maxsize=_QUEUED_CHUNKS)
+            self._thread = threading.Thread(target=self._work, name="mddframes-keeper", daemon=True)
+            self._thread.start()
 
     def add(self, chunk: bytes | memoryview) -> None:
-        self._hash.update(chunk)
         self.size += len(chunk)
+        if self._queue is None:
+            self._take(chunk)
+        else:
+            # a copy of anything but bytes: a view's buffer may change once handed over
+            self._queue.put(chunk if type(chunk) is bytes else bytes(chunk))
+
+    def _take(self, chunk: bytes | memoryview) -> None:
+        self._hash.update(chunk)
         part = self._compressor.compress(chunk)
         if part:
             self._parts.append(part)
 
+    def _work(self) -> None:
+        assert self._queue is not None
+        while (chunk := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._take(chunk)
+                except BaseException as error:  # handed to the caller by finish()
+                    self._error = error
+
+    def close(self) -> None:
+        """Stop the background thread (if any) and wait for it."""
+        if self._queue is not None and self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._queue = self._thread = None
+
     def finish(self) -> KeptJson:
+        self.close()
+        if self._error is not None:
+            raise self._error
         self._parts.append(self._compressor.flush())
         compressed = b"".join(self._parts)
         self._parts = []
@@ -244,7 +287,7 @@ def _parse(chunks: Iterable[bytes], kind: Kind, *, exact: bool, on_chunk: Any = 
 
 
 def frame_from_chunks(
-    chunks: Iterable[bytes], kind: Kind = "table"
+    chunks: Iterable[bytes], kind: Kind = "table", *, finish: ColumnFinish | None = None
 ) -> tuple[pd.DataFrame | None, KeptJson]:
     """Parse a table or mapping document streamed as byte chunks into its frame.
 
@@ -254,6 +297,10 @@ def frame_from_chunks(
         The document (UTF-8 JSON), in pieces of any size; read to the end.
     kind : {"table", "mapping"}
         Which kind of payload it is.
+    finish : callable, optional
+        Called with each column's name and array as it is built; the frame holds what
+        it returns (see :func:`~mddframes.codec.frame.frame_of_columns`). Not called
+        when no frame is returned.
 
     Returns
     -------
@@ -270,7 +317,17 @@ def frame_from_chunks(
     the incremental parser). A document the splitter cannot vouch for is parsed again
     from the kept bytes by the incremental parser (ijson), as described above.
     """
-    keeper = _Keeper()
+    keeper = _Keeper(background=True)
+    try:
+        return _split_frame(chunks, kind, finish, keeper)
+    finally:
+        keeper.close()  # after an error too: never leave the thread waiting
+
+
+def _split_frame(
+    chunks: Iterable[bytes], kind: Kind, finish: ColumnFinish | None, keeper: _Keeper
+) -> tuple[pd.DataFrame | None, KeptJson]:
+    """:func:`frame_from_chunks` with its keeper."""
     fast = ColumnBatches(exact=False, pack=PACK_FAST)
 
     def take(rows: list[dict[str, Any]]) -> None:
@@ -295,14 +352,16 @@ def frame_from_chunks(
     route = choose_route(splitter=split)
     if route == "splitter" and envelope is not None:
         declared = declared_columns(envelope, kind)
-        return frame_of_columns(fast.columns, fast.count, declared), kept
+        return frame_of_columns(fast.columns, fast.count, declared, finish=finish), kept
     if route == "kept":
         return None, kept
     fast.columns.clear()  # what the splitter handed over before it gave up
-    return _frame_from_kept(kept, kind, split), kept
+    return _frame_from_kept(kept, kind, split, finish), kept
 
 
-def _frame_from_kept(kept: KeptJson, kind: Kind, split: Parsed) -> pd.DataFrame | None:
+def _frame_from_kept(
+    kept: KeptJson, kind: Kind, split: Parsed, finish: ColumnFinish | None
+) -> pd.DataFrame | None:
     """The frame of a kept document by the incremental parser (ijson), or None."""
     parsed = _ijson_parse(kept, kind)
     found = Parsed(vouched=False, rows=0) if parsed is None else Parsed(True, parsed[0].count)
@@ -310,7 +369,7 @@ def _frame_from_kept(kept: KeptJson, kind: Kind, split: Parsed) -> pd.DataFrame 
         return None
     columns, metadata = parsed
     declared = declared_columns({"metadata": metadata[-1]}, kind) if metadata else []
-    return frame_of_columns(columns.columns, columns.count, declared)
+    return frame_of_columns(columns.columns, columns.count, declared, finish=finish)
 
 
 def _ijson_parse(kept: KeptJson, kind: Kind) -> tuple[ColumnBatches, list[Any]] | None:

@@ -19,13 +19,13 @@ from mddframes.api_bodies import json_object
 from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
 from mddframes.codec.fastjson import gc_paused
-from mddframes.codec.fingerprint import fingerprint
+from mddframes.codec.fingerprint import FingerprintBuilder, fingerprint
 from mddframes.codec.frame import INDEX_NAME, declared_columns, frame_of_arrays, payload_arrays
 from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
 from mddframes.codec.read_route import choose_route
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import ReadContext, record_read, registry_for
-from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
+from mddframes.frames.backends import DtypeBackend, arrow_array, check_dtype_backend, to_backend
 from mddframes.frames.shaping import snake_case
 from mddframes.http.session import decode_json_content
 from mddframes.ids import require_id
@@ -110,15 +110,35 @@ def read_table(
             frame = from_payload(payload, "table")
             context = ReadContext("table", table_id, payload)
         else:
-            frame, context = _streamed_frame(body, table_id)
+            frame, context = _streamed_frame(body, table_id, dtype_backend)
     frame = to_backend(frame, dtype_backend, consume=True)
     record_read(api, frame, context)
     return frame
 
 
-def _streamed_frame(body: BodyStream, table_id: str) -> tuple[pd.DataFrame, ReadContext]:
-    """The frame and context of a large answer, parsed as it arrives (see read_table)."""
-    streamed, kept = frame_from_chunks(body.chunks(), "table")
+def _streamed_frame(
+    body: BodyStream, table_id: str, dtype_backend: DtypeBackend = "numpy_nullable"
+) -> tuple[pd.DataFrame, ReadContext]:
+    """The frame and context of a large answer, parsed as it arrives (see read_table).
+
+    Under ``"pyarrow"`` each column is fingerprinted as the default read builds it and
+    turned into its Arrow array at once (:func:`~mddframes.frames.backends.arrow_array`,
+    the conversion of ``to_backend``), so the Python objects of one column are freed
+    before the next is built: the same frame and fingerprint as ``to_backend`` of the
+    default frame, without both frames in memory.
+    """
+    prints = FingerprintBuilder()
+
+    def to_arrow(name: str, array: Any) -> Any:
+        prints.add(name, array)
+        return arrow_array(array)
+
+    finish = to_arrow if dtype_backend == "pyarrow" else None
+    streamed, kept = frame_from_chunks(body.chunks(), "table", finish=finish)
+    if streamed is not None and finish is not None:
+        return streamed, ReadContext(
+            "table", table_id, kept=kept, fingerprint=prints.finish(len(streamed))
+        )
     if streamed is None:  # the "kept" route: the stream could not vouch for it
         decoded = decode_json_content(
             body.entry, body.url, kept.content(), status=body.status,
@@ -126,7 +146,8 @@ def _streamed_frame(body: BodyStream, table_id: str) -> tuple[pd.DataFrame, Read
         payload = json_object(decoded, body.entry.operation, body.url)
         streamed = from_payload(payload, "table")
         del payload
-    return streamed, ReadContext("table", table_id, kept=kept, fingerprint=fingerprint(streamed))
+    taken = fingerprint(streamed)
+    return streamed, ReadContext("table", table_id, kept=kept, fingerprint=taken)
 
 
 def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index]:

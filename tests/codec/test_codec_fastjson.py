@@ -74,6 +74,43 @@ def test_a_run_of_digits_across_scan_pieces_is_seen():
     assert not fastjson.may_hold_big_int(b"1" * 18 + b" " + b"1" * 18)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [b"[0.0005995883885473452]", b'{"a": -12.00000000000000000000000000001}',
+     b'["v1.12345678901234567890"]'],
+)  # fmt: skip
+def test_a_long_fraction_is_not_suspect(text):
+    # a fraction's digits are no integer: orjson parses them as json.loads does
+    assert not fastjson.may_hold_big_int(text)
+    assert same(fastjson.loads(text), json.loads(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b"[1.5, 18446744073709551616]", b"[1.5e0000000000000000000000003]",
+     b"1234567890123456789012345"],
+)  # fmt: skip
+def test_a_long_run_elsewhere_is_suspect(text):
+    assert fastjson.may_hold_big_int(text)
+
+
+# decimal fractions of 19 to 40 digits, near-halfway cases between doubles included
+LONG_FRACTIONS = st.builds(
+    lambda whole, digits, exponent: f"{whole}.{digits}{exponent}",
+    st.integers(min_value=-(10**6), max_value=10**6),
+    st.from_regex(r"[0-9]{19,40}", fullmatch=True),
+    st.sampled_from(["", "e-5", "E+12", "e300", "e-320"]),
+)
+
+
+@given(st.lists(LONG_FRACTIONS, min_size=1, max_size=5))
+@settings(max_examples=300, deadline=None)
+def test_long_fractions_decode_as_json_loads_does(numbers):
+    text = ("[" + ", ".join(numbers) + "]").encode()
+    assert same(fastjson.loads(text), json.loads(text))
+    assert same(fastjson.loads_strict_or_none(text), json.loads(text))
+
+
 def test_gc_pause_nests_and_restores():
     import gc
 

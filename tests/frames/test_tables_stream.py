@@ -28,6 +28,7 @@ from scripted_service import API, make_client
 
 from mddframes import ReadContext
 from mddframes.codec import from_payload, stream
+from mddframes.codec.column_batches import pack_batch, unpack
 from mddframes.codec.dtypes import column_array
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.codec.values import digest
@@ -311,6 +312,8 @@ def test_packed_batches_give_back_every_value(monkeypatch):
         ["ab\x00", "x", None, "yy"],  # a trailing NUL numpy would drop
         ["\u00e9t\u00e9", "a", "b", None],  # not ASCII
         ["x" * 500, "a", "b", "c"],  # one long string among short ones
+        ["a\x00b", "c", None, ""],  # a NUL inside a value: the joined batch would cut it
+        ["", None, "\ud800", "\U0001f600 \u6771"],  # empty, a lone surrogate, wide text
         [1.5, -0.0, None, 1e308],
         [True, None, False, True],
         [None, None, None, None],
@@ -323,6 +326,17 @@ def test_packed_batches_give_back_every_value(monkeypatch):
     assert frame is not None
     assert repr(frame["v"].tolist()) == repr([v for batch in values for v in batch])
     assert_same_frame(frame, from_payload(json.loads(text)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.none() | st.text(alphabet=st.characters(codec=None, exclude_categories=())), max_size=12
+    )
+)
+def test_a_packed_text_batch_gives_back_every_value(values):
+    packed = pack_batch(list(values))
+    assert repr(unpack([packed])) == repr(values)
 
 
 def test_paired_surrogate_escapes_split_anywhere_still_stream():
