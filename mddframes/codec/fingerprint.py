@@ -30,6 +30,8 @@ import pandas as pd
 
 #: Rows per hashed block.
 BLOCK_ROWS = 1024
+#: Rows hashed at once (a whole number of blocks, so slices never split a block).
+HASH_SLICE_ROWS = 64 * BLOCK_ROWS
 
 
 @dataclass(frozen=True, eq=False)
@@ -189,20 +191,29 @@ def _plain_index(index: pd.Index) -> bool:
 def _block_sums(column: pd.Series) -> np.ndarray | None:
     if column.dtype == object:
         return None
-    try:
-        # categorize=False: the same hashes (categorizing only saves work on repeated values),
-        # about 7x faster on the mostly distinct strings of a text column
-        hashes = pd.util.hash_pandas_object(column, index=False, categorize=False).to_numpy(
-            dtype=np.uint64
-        )
-    except TypeError:  # a value pandas cannot hash: compared by content instead
-        return None
-    if not len(hashes):
+    n_rows = len(column)
+    if not n_rows:
         return np.zeros(0, dtype=np.uint64)
-    # each hash weighted by its row: a plain sum cannot see two values of one block
-    # trade places (True -> False in one row, False -> True in another)
-    weighted = hashes * _row_weights(len(hashes))
-    return np.add.reduceat(weighted, np.arange(0, len(hashes), BLOCK_ROWS))
+    weights = _row_weights(n_rows)
+    sums = []
+    # hashed a slice at a time: hash_pandas_object's temporaries (several arrays of the
+    # slice's length) stay small beside the column, and a value's hash does not depend
+    # on its neighbours, so the sums are the ones of the whole column at once
+    for start in range(0, n_rows, HASH_SLICE_ROWS):
+        part = column.iloc[start : start + HASH_SLICE_ROWS]
+        try:
+            # categorize=False: the same hashes (categorizing only saves work on repeated
+            # values), about 7x faster on the mostly distinct strings of a text column
+            hashes = pd.util.hash_pandas_object(part, index=False, categorize=False).to_numpy(
+                dtype=np.uint64
+            )
+        except TypeError:  # a value pandas cannot hash: compared by content instead
+            return None
+        # each hash weighted by its row: a plain sum cannot see two values of one block
+        # trade places (True -> False in one row, False -> True in another)
+        weighted = hashes * weights[start : start + len(hashes)]
+        sums.append(np.add.reduceat(weighted, np.arange(0, len(hashes), BLOCK_ROWS)))
+    return sums[0] if len(sums) == 1 else np.concatenate(sums)
 
 
 @functools.lru_cache(maxsize=4)
