@@ -193,8 +193,10 @@ def _dtype_spec(dtype: Any) -> dict[str, Any]:
 
 def _dtype_of(spec: dict[str, Any]) -> Any:
     if spec["kind"] == "string":
-        na_value = np.nan if spec["na"] == "nan" else pd.NA
-        return pd.StringDtype(storage=spec["storage"], na_value=na_value)
+        if spec["na"] == "NA" or spec["storage"] == "pyarrow_numpy":
+            # pandas 2.2 has no na_value argument: its NaN variant is a storage of its own
+            return pd.StringDtype(storage=spec["storage"])
+        return pd.StringDtype(storage=spec["storage"], na_value=np.nan)
     return pd.api.types.pandas_dtype(spec["name"])
 
 
