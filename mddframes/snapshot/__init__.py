@@ -6,8 +6,8 @@ changed between two snapshots or between a snapshot and the service. The layout 
 :mod:`mddframes.snapshot.layout` and docs/guide/snapshots.md.
 
 pyarrow is the optional extra ``mddframes[arrow]``: these functions import it when
-called, so ``import mddframes`` works without it, and calling one without it raises an
-:class:`~mddframes.errors.InvalidArgumentError` naming the extra.
+called, so ``import mddframes`` works without it, and calling one without it raises a
+:class:`~mddframes.errors.MissingDependencyError` naming the extra.
 """
 
 from __future__ import annotations
