@@ -5,7 +5,8 @@ time, so that the row dicts never exist all at once; :func:`pack_batch` keeps ea
 column as numpy data (numbers, booleans) or as one joined string (text) where that gives
 the values back exactly (Python objects cost 24 to 60 bytes each plus their text, packed
 values 1 to 8, or their text), which is what keeps a read's peak memory near three
-times the document.
+times the document. :func:`unpack` hands equal text values of a column back as one
+object (:class:`_SharedText`), which is what keeps the frame itself small.
 """
 
 from __future__ import annotations
@@ -106,15 +107,51 @@ def _keep(values: list[Any]) -> list[Any]:
 
 
 def unpack(parts: list[Any]) -> list[Any]:
+    """A column's batches as one list of its values; equal text values share one object."""
     values: list[Any] = []
+    shared = _SharedText()
     for part in parts:
         if type(part) is int:
             values.extend([None] * part)
         elif type(part) is list:
             values.extend(part)
+        elif type(part) is _Joined:
+            values.extend(shared.of(part.values()))
         else:
             values.extend(part.values())
     return values
+
+
+#: Distinct values per value above which a column's text stops being shared: a column
+#: of mostly distinct text would only fill the table.
+_SHARED_AT_MOST = 0.5
+
+
+class _SharedText:
+    """Equal strings of one column made one object, while that pays.
+
+    Metadata columns repeat a few values (types, codes, flags, names of a few owners);
+    a ``str`` costs 50 to 80 bytes before its text, so one object per distinct value
+    instead of one per cell takes a text column's objects from its row count down to
+    its distinct count. Values are immutable: sharing them is invisible. The table is
+    dropped for good once a column turns out mostly distinct.
+    """
+
+    __slots__ = ("_table", "_seen")
+
+    def __init__(self) -> None:
+        self._table: dict[str, str] | None = {}
+        self._seen = 0
+
+    def of(self, values: list[Any]) -> list[Any]:
+        table = self._table
+        if table is None:
+            return values
+        shared = list(map(table.setdefault, values, values))  # None gaps share None
+        self._seen += len(values)
+        if len(table) > _SHARED_AT_MOST * self._seen:
+            self._table = None
+        return shared
 
 
 class _PackedColumns(dict[str, list[Any]]):

@@ -339,6 +339,33 @@ def test_a_packed_text_batch_gives_back_every_value(values):
     assert repr(unpack([packed])) == repr(values)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.none() | st.sampled_from(["a", "b", "Zürich", "東京", ""]) | st.text(max_size=3),
+            max_size=12,
+        ),
+        max_size=6,
+    )
+)
+def test_text_batches_unpack_to_every_value_with_equal_values_shared(batches):
+    values = unpack([pack_batch(list(batch)) for batch in batches])
+    assert repr(values) == repr([v for batch in batches for v in batch])
+    assert all(type(v) is str for v in values if v is not None)
+
+
+def test_a_streamed_text_column_shares_repeated_values_and_keeps_distinct_ones():
+    words = ["Straße", "東京", "Łódź"]
+    rows = [{"kind": words[i % 3], "unique": f"row {i} ü"} for i in range(20_000)]
+    frame, _ = frame_from_chunks(split(json.dumps({"data": rows}).encode(), [65_536]))
+    assert frame is not None
+    kinds = frame["kind"].array.to_numpy()
+    assert len({id(v) for v in kinds}) == 3  # one object per distinct value
+    assert frame["unique"].tolist() == [row["unique"] for row in rows]
+    assert frame["kind"].tolist() == [row["kind"] for row in rows]
+
+
 def test_paired_surrogate_escapes_split_anywhere_still_stream():
     text = json.dumps({"data": [{"s": "\U0001f600" * 3}, {"s": "\U0010ffff"}]}).encode()
     assert rb"\ud83d\ude00" in text
