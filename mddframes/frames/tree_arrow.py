@@ -326,41 +326,30 @@ def _walk_arrow(columns: dict[str, Any], size: int, what: str) -> tuple[Any, Any
 
     Parent positions come from one hash lookup of the parent ids in the ids
     (``index_in`` finds a duplicated id's first occurrence, where the default route
-    attaches children too); the breadth-first walk is ``tree``'s, and each level's
-    paths are joined by Arrow (parent's path, ``/``, own name or id) in C.
+    attaches children too); depth from ``tree``'s breadth-first walk on numpy; the
+    paths from :func:`_paths`.
     """
     pa = require_module("pyarrow", extra="arrow")
     import pyarrow.compute as pc
 
-    ids = columns["id"].combine_chunks()
+    ids = columns["id"]
     parents = columns["parent_id"]
-    if pc.count_distinct(ids).as_py() != size:
-        warn_duplicates(ids.to_numpy(zero_copy_only=False), what, stacklevel=5)
-    found = pc.index_in(parents, value_set=ids)
+    value_set = ids.combine_chunks()
+    if pc.count_distinct(value_set).as_py() != size:
+        warn_duplicates(value_set.to_numpy(zero_copy_only=False), what, stacklevel=5)
+    found = pc.index_in(parents, value_set=value_set)
+    del value_set
     parent_pos = _numpy(pc.fill_null(found, -1)).astype(np.int64, copy=False)
     has_parent = _numpy(pc.is_valid(parents))
     del found
     counts, children_of = child_index(parent_pos)
-
-    label = pc.coalesce(columns["name"], ids)
-    if isinstance(label, pa.ChunkedArray):
-        label = label.combine_chunks()
     depth = np.full(size, -1, dtype=np.int64)
-    rank = np.zeros(size, dtype=np.int64)  # an element's place in its level's paths
-    levels: list[Any] = []
-    frontiers: list[np.ndarray] = []
     frontier = np.flatnonzero(~has_parent)
+    level = 0
     while frontier.size:
-        depth[frontier] = len(levels)
-        own = label.take(frontier)
-        if levels:
-            above = levels[-1].take(rank[parent_pos[frontier]])
-            own = pc.binary_join_element_wise(above, own, _PATH_SEP)
-        rank[frontier] = np.arange(frontier.size)
-        levels.append(own)
-        frontiers.append(frontier)
+        depth[frontier] = level
         frontier = children_of(frontier)
-    del rank, label
+        level += 1
     unreached = depth < 0
     if unreached.any():
         _warn_unreached(
@@ -373,7 +362,10 @@ def _walk_arrow(columns: dict[str, Any], size: int, what: str) -> tuple[Any, Any
             children_of,
             what,
         )
-    path = _paths_by_position(levels, frontiers, size, pa)
+    del children_of, has_parent  # (the child index: as large as the ids' positions)
+    names = columns["name"]
+    label = names if names.null_count == 0 else pc.coalesce(names, ids)
+    path = _paths(_combined(label), parent_pos, depth, pa, pc)
     return (
         pa.array(depth, mask=unreached),
         path,
@@ -381,16 +373,87 @@ def _walk_arrow(columns: dict[str, Any], size: int, what: str) -> tuple[Any, Any
     )
 
 
-def _paths_by_position(levels: list[Any], frontiers: list[np.ndarray], size: int, pa: Any) -> Any:
-    """The levels' paths put back in element order; unreached elements null."""
-    if not levels:
-        return pa.chunked_array([pa.nulls(size, pa.string())])
-    where = np.full(size, -1, dtype=np.int64)
-    start = 0
-    for frontier in frontiers:
-        where[frontier] = start + np.arange(frontier.size)
-        start += frontier.size
+#: Trees up to this deep get their paths block by block (:func:`_block_paths`).
+JOIN_DEPTH = 32
+#: Elements per block of :func:`_block_paths`.
+PATH_BLOCK = 1 << 16
+
+
+def _paths(label: Any, parent_pos: np.ndarray, depth: np.ndarray, pa: Any, pc: Any) -> Any:
+    """Every element's path (labels from the root joined by ``/``), null where unreached.
+
+    Built in element order a block at a time, so that no copy of the whole column is
+    ever needed beside it (the breadth-first order of ``tree._walk`` would have to be
+    put back in element order: a second copy of every path). A tree deeper than
+    :data:`JOIN_DEPTH` is done level by level instead (a join per ancestor would cost
+    depth x elements).
+    """
+    size = len(depth)
+    deepest = int(depth.max()) if size else -1
+    if deepest < 0:
+        return pa.chunked_array([pa.nulls(size, pa.string())], pa.string())
+    if deepest > JOIN_DEPTH:
+        return _level_paths(label, parent_pos, depth, pa, pc)
+    blocks = [
+        _block_paths(label, parent_pos, depth, start, min(start + PATH_BLOCK, size), pa, pc)
+        for start in range(0, size, PATH_BLOCK)
+    ]
+    return pa.chunked_array(blocks, pa.string())
+
+
+def _block_paths(
+    label: Any, parent_pos: np.ndarray, depth: np.ndarray, start: int, stop: int, pa: Any, pc: Any
+) -> Any:
+    """The paths of elements ``start:stop``, depth by depth: the labels of an element's
+    ancestors (one array per generation) joined root first, then put back in order."""
+    # (no null padding joined with null_handling="skip": pyarrow 26 drops a trailing
+    # all-null row from such a join's result)
+    order = np.argsort(depth[start:stop], kind="stable")  # unreached (-1) first
+    ordered_depth = depth[start:stop][order]
+    cuts = np.flatnonzero(np.diff(ordered_depth)) + 1
+    pieces = []
+    for group in np.split(order, cuts):
+        level = int(depth[start + group[0]])
+        if level < 0:
+            pieces.append(pa.nulls(group.size, pa.string()))
+            continue
+        ancestor = group + start
+        generations = []
+        for _ in range(level + 1):
+            generations.append(label.take(ancestor))
+            ancestor = parent_pos[ancestor]
+        if level == 0:
+            pieces.append(generations[0])
+        else:
+            pieces.append(pc.binary_join_element_wise(*reversed(generations), _PATH_SEP))
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    return pa.concat_arrays(pieces).take(inverse)
+
+
+def _level_paths(label: Any, parent_pos: np.ndarray, depth: np.ndarray, pa: Any, pc: Any) -> Any:
+    """:func:`_paths` of a deep tree: each level's paths from the level above, then put
+    back in element order."""
+    reached = np.flatnonzero(depth >= 0)
+    order = reached[np.argsort(depth[reached], kind="stable")]
+    bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
+    rank = np.zeros(len(depth), dtype=np.int64)  # an element's place in its level
+    levels: list[Any] = []
+    for level in range(len(bounds) - 1):
+        frontier = order[bounds[level] : bounds[level + 1]]
+        own = label.take(frontier)
+        if levels:
+            above = levels[-1].take(rank[parent_pos[frontier]])
+            own = pc.binary_join_element_wise(above, own, _PATH_SEP)
+        rank[frontier] = np.arange(frontier.size)
+        levels.append(own)
+    where = np.full(len(depth), -1, dtype=np.int64)
+    where[order] = np.arange(order.size)
     return pa.chunked_array(levels, pa.string()).take(pa.array(where, mask=where < 0))
+
+
+def _combined(array: Any) -> Any:
+    return array.combine_chunks() if hasattr(array, "combine_chunks") else array
 
 
 def _numpy(array: Any) -> np.ndarray:

@@ -152,14 +152,19 @@ def _serve(plan: Any, body: bytes) -> None:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(answer=_answers(), spaced=st.booleans())
-def test_the_arrow_route_equals_the_default_route_converted(served, answer, spaced):
+@given(answer=_answers(), spaced=st.booleans(), deep=st.booleans())
+def test_the_arrow_route_equals_the_default_route_converted(served, answer, spaced, deep):
     plan, client = served
     value, types = answer
     body = json.dumps(value, indent=1 if spaced else None).encode()
     _serve(plan, body)
     # batches of a few elements: every type change between batches is exercised
-    with mock.patch.object(splitter, "BATCH_BYTES", 40):
+    # and (deep) paths level by level, as for a tree deeper than JOIN_DEPTH
+    with (
+        mock.patch.object(splitter, "BATCH_BYTES", 40),
+        mock.patch.object(tree_arrow, "JOIN_DEPTH", 0 if deep else tree_arrow.JOIN_DEPTH),
+        mock.patch.object(tree_arrow, "PATH_BLOCK", 3),
+    ):
         _both_routes(client, "SYS", types)
 
 
