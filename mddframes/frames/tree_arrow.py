@@ -23,6 +23,7 @@ all integers within int64 or all booleans are typed by the default route's own r
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,10 @@ if TYPE_CHECKING:
 
 _OPERATION = "getTree"
 _ROWS_KEY = "data"  # the bare list is read as the rows of {"data": [...]}
+#: The raw layers whose service answers the tree in a shape this route does not take
+#: (a page, an envelope, nested, snake_case): their next reads go the default way at
+#: once, not after a request the stream gives up on.
+_OTHER_SHAPES: weakref.WeakSet[Any] = weakref.WeakSet()
 # the default route flattens a tree whose snake_case columns hold one of these
 _NESTED_COLUMNS = frozenset(map(snake_case, _CHILDREN_KEYS))
 
@@ -85,14 +90,20 @@ def stream_tree_columns(api: Api, system: str) -> tuple[dict[str, list[Any]], in
     MddError
         As any call: the request failed or the transfer was cut off.
     """
+    if api in _OTHER_SHAPES:
+        return None
     response = api.http.call(_OPERATION, {"name": system}, stream=True)
     with BodyStream(endpoint(_OPERATION), response.url, response) as body:
         builder = _ColumnBuilder(api)
         splitter = RowSplitter(_ROWS_KEY, builder.add)
         chunks = _as_rows_document(body.chunks())
-        if chunks is None or not splitter.split(chunks, stop=lambda: builder.gave_up):
+        if chunks is None or builder.other_shape:
+            _OTHER_SHAPES.add(api)
             return None
-        if builder.gave_up or builder.rows == 0:
+        done = splitter.split(chunks, stop=lambda: builder.gave_up)
+        if builder.other_shape:
+            _OTHER_SHAPES.add(api)
+        if not done or builder.gave_up or builder.rows == 0:
             return None
     builder.settle_key_style()
     return builder.columns, builder.rows
@@ -126,6 +137,7 @@ class _ColumnBuilder:
         self.columns: dict[str, list[Any]] = {}
         self.rows = 0
         self.gave_up = False
+        self.other_shape = False  # not a flat list in camelCase: this service's way
         self._spelling: str | None = None
 
     def add(self, batch: list[dict[str, Any]]) -> None:
@@ -135,12 +147,12 @@ class _ColumnBuilder:
             # what Api._json_answer looks at (the first entry's keys): a snake_case
             # answer is renamed there, and the default route does that
             if is_snake_case(batch):
-                self.gave_up = True
+                self.gave_up = self.other_shape = True
                 return
             self._spelling = spelling(batch)
         names = key_order(batch)
         if _NESTED_COLUMNS.intersection(map(snake_case, names)):
-            self.gave_up = True  # a nested tree: flattened by the default route
+            self.gave_up = self.other_shape = True  # nested: the default route flattens it
             return
         size = len(batch)
         for name in names:

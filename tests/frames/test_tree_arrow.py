@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from scripted_service import API, make_client
 
 import mddframes.codec.splitter as splitter
+from mddframes import Client
+from mddframes.emulator import serve
 from mddframes.frames import tree_arrow
 from mddframes.frames.backends import to_backend
 
@@ -100,7 +102,7 @@ def _elements(draw: Any) -> list[dict[str, Any]]:
     for element_id in ids:
         element: dict[str, Any] = {
             "id": draw(st.one_of(st.just(element_id), st.none()))
-            if draw(st.integers(0, 30)) == 0
+            if draw(st.integers(0, 99)) == 0
             else element_id,  # now and then an element without an id
             "name": draw(st.one_of(st.none(), st.text(max_size=5))),
             "type": draw(st.sampled_from(["TABLE", "SCHEMA", None])),
@@ -155,6 +157,7 @@ def _serve(plan: Any, body: bytes) -> None:
 @given(answer=_answers(), spaced=st.booleans(), deep=st.booleans())
 def test_the_arrow_route_equals_the_default_route_converted(served, answer, spaced, deep):
     plan, client = served
+    tree_arrow._OTHER_SHAPES.clear()  # one client for every example: each its own service
     value, types = answer
     body = json.dumps(value, indent=1 if spaced else None).encode()
     _serve(plan, body)
@@ -217,6 +220,15 @@ def test_an_answer_it_cannot_vouch_for_is_read_the_default_way(served):
     frame = client.read_tree("SYS", dtype_backend="pyarrow")
     assert frame["path"].tolist() == ["R", "R/C"]
     assert plan.hits[TREE_PATH] == 2  # the stream stepped aside, the default route read it
+    client.read_tree("SYS", dtype_backend="pyarrow")
+    assert plan.hits[TREE_PATH] == 3  # this service nests its trees: no stream tried again
+
+
+@pytest.mark.parametrize("dialect", ["nested-tree", "snake-case", "spring-page"])
+def test_the_service_dialects_read_alike_under_both_routes(dialect):
+    with serve(dialect=dialect) as emu, Client.from_emulator(emu) as client:
+        for system in ("DWH", "LAB"):
+            _both_routes(client, system)
 
 
 # --- the emulator's sample systems ---------------------------------------------------------
