@@ -28,23 +28,14 @@ from collections.abc import Iterator
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from mddframes.codec.splitter import RowSplitter
 from mddframes.frames.backends import arrow_array, require_module
 from mddframes.frames.record_frames import column_array, key_order
 from mddframes.frames.shaping import snake_case
-from mddframes.frames.tree import (
-    _CHILDREN_KEYS,
-    _PARENT_ALIASES,
-    _PATH_SEP,
-    LEADING_COLUMNS,
-    STRING_COLUMNS,
-    _warn_unreached,
-    child_index,
-    warn_duplicates,
-)
+from mddframes.frames.tree import _CHILDREN_KEYS, _PARENT_ALIASES, LEADING_COLUMNS, STRING_COLUMNS
+from mddframes.frames.tree_walk import numpy_of, walk_arrow
 from mddframes.http.decoding import BodyStream
 from mddframes.http.endpoints import endpoint
 from mddframes.http.keys import is_snake_case, spelling
@@ -173,7 +164,7 @@ class _ColumnBuilder:
         pa = self.pa
         try:
             array = pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
+        except (pa.ArrowException, OverflowError, TypeError, ValueError):
             return values  # mixed kinds, big ints, lone surrogates...
         if array.type in (pa.string(), pa.int64(), pa.bool_(), pa.null()):
             return array
@@ -262,11 +253,6 @@ def frame_of_columns(columns: dict[str, Any], size: int) -> pd.DataFrame:
     return frame
 
 
-def as_object_series(array: Any) -> pd.Series:
-    """An Arrow string column as ``object`` values (str, None for null): for messages."""
-    return pd.Series(np.asarray(array.to_pylist(), dtype=object), dtype=object)
-
-
 def read_tree_arrow(
     api: Api, system: str, *, types: list[str] | None, what: str
 ) -> pd.DataFrame | None:
@@ -303,7 +289,7 @@ def read_tree_arrow(
     except StepAside:
         return None
     del raw
-    walked = dict(zip(LEADING_COLUMNS[4:], _walk_arrow(columns, size, what), strict=True))
+    walked = dict(zip(LEADING_COLUMNS[4:], walk_arrow(columns, size, what), strict=True))
     ordered = {
         name: walked[name] if name in walked else columns.pop(name)
         for name in [*LEADING_COLUMNS, *(c for c in columns if c not in LEADING_COLUMNS)]
@@ -317,160 +303,10 @@ def _keep_types(columns: dict[str, Any], types: list[str]) -> tuple[dict[str, An
     pa = require_module("pyarrow", extra="arrow")
     import pyarrow.compute as pc
 
-    keep = pc.is_in(columns["type"], value_set=pa.array(types, pa.string()))
-    keep = pc.fill_null(keep, False)
-    mask = (
-        keep.to_numpy(zero_copy_only=False)
-        if isinstance(keep, pa.Array)
-        else np.concatenate(
-            [c.to_numpy(zero_copy_only=False) for c in keep.chunks] or [np.zeros(0, dtype=bool)]
-        )
-    )
+    keep = pc.fill_null(pc.is_in(columns["type"], value_set=pa.array(types, pa.string())), False)
+    mask = numpy_of(keep, bool)
     kept = {
         name: array.filter(keep) if isinstance(array, (pa.Array, pa.ChunkedArray)) else array[mask]
         for name, array in columns.items()
     }
     return kept, int(mask.sum())
-
-
-def _walk_arrow(columns: dict[str, Any], size: int, what: str) -> tuple[Any, Any, Any]:
-    """Depth, path and child count (Arrow arrays), as ``tree._walk`` computes them.
-
-    Parent positions come from one hash lookup of the parent ids in the ids
-    (``index_in`` finds a duplicated id's first occurrence, where the default route
-    attaches children too); depth from ``tree``'s breadth-first walk on numpy; the
-    paths from :func:`_paths`.
-    """
-    pa = require_module("pyarrow", extra="arrow")
-    import pyarrow.compute as pc
-
-    ids = columns["id"]
-    parents = columns["parent_id"]
-    value_set = ids.combine_chunks()
-    if pc.count_distinct(value_set).as_py() != size:
-        warn_duplicates(value_set.to_numpy(zero_copy_only=False), what, stacklevel=5)
-    found = pc.index_in(parents, value_set=value_set)
-    del value_set
-    parent_pos = _numpy(pc.fill_null(found, -1)).astype(np.int64, copy=False)
-    has_parent = _numpy(pc.is_valid(parents))
-    del found
-    counts, children_of = child_index(parent_pos)
-    depth = np.full(size, -1, dtype=np.int64)
-    frontier = np.flatnonzero(~has_parent)
-    level = 0
-    while frontier.size:
-        depth[frontier] = level
-        frontier = children_of(frontier)
-        level += 1
-    unreached = depth < 0
-    if unreached.any():
-        _warn_unreached(
-            as_object_series(ids),
-            as_object_series(parents),
-            has_parent & (parent_pos < 0),
-            unreached,
-            parent_pos,
-            counts,
-            children_of,
-            what,
-        )
-    del children_of, has_parent  # (the child index: as large as the ids' positions)
-    names = columns["name"]
-    label = names if names.null_count == 0 else pc.coalesce(names, ids)
-    path = _paths(_combined(label), parent_pos, depth, pa, pc)
-    return (
-        pa.array(depth, mask=unreached),
-        path,
-        pa.array(counts.astype(np.int64, copy=False)),
-    )
-
-
-#: Trees up to this deep get their paths block by block (:func:`_block_paths`).
-JOIN_DEPTH = 32
-#: Elements per block of :func:`_block_paths`.
-PATH_BLOCK = 1 << 16
-
-
-def _paths(label: Any, parent_pos: np.ndarray, depth: np.ndarray, pa: Any, pc: Any) -> Any:
-    """Every element's path (labels from the root joined by ``/``), null where unreached.
-
-    Built in element order a block at a time, so that no copy of the whole column is
-    ever needed beside it (the breadth-first order of ``tree._walk`` would have to be
-    put back in element order: a second copy of every path). A tree deeper than
-    :data:`JOIN_DEPTH` is done level by level instead (a join per ancestor would cost
-    depth x elements).
-    """
-    size = len(depth)
-    deepest = int(depth.max()) if size else -1
-    if deepest < 0:
-        return pa.chunked_array([pa.nulls(size, pa.string())], pa.string())
-    if deepest > JOIN_DEPTH:
-        return _level_paths(label, parent_pos, depth, pa, pc)
-    blocks = [
-        _block_paths(label, parent_pos, depth, start, min(start + PATH_BLOCK, size), pa, pc)
-        for start in range(0, size, PATH_BLOCK)
-    ]
-    return pa.chunked_array(blocks, pa.string())
-
-
-def _block_paths(
-    label: Any, parent_pos: np.ndarray, depth: np.ndarray, start: int, stop: int, pa: Any, pc: Any
-) -> Any:
-    """The paths of elements ``start:stop``, depth by depth: the labels of an element's
-    ancestors (one array per generation) joined root first, then put back in order."""
-    # (no null padding joined with null_handling="skip": pyarrow 26 drops a trailing
-    # all-null row from such a join's result)
-    order = np.argsort(depth[start:stop], kind="stable")  # unreached (-1) first
-    ordered_depth = depth[start:stop][order]
-    cuts = np.flatnonzero(np.diff(ordered_depth)) + 1
-    pieces = []
-    for group in np.split(order, cuts):
-        level = int(depth[start + group[0]])
-        if level < 0:
-            pieces.append(pa.nulls(group.size, pa.string()))
-            continue
-        ancestor = group + start
-        generations = []
-        for _ in range(level + 1):
-            generations.append(label.take(ancestor))
-            ancestor = parent_pos[ancestor]
-        if level == 0:
-            pieces.append(generations[0])
-        else:
-            pieces.append(pc.binary_join_element_wise(*reversed(generations), _PATH_SEP))
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(order.size)
-    return pa.concat_arrays(pieces).take(inverse)
-
-
-def _level_paths(label: Any, parent_pos: np.ndarray, depth: np.ndarray, pa: Any, pc: Any) -> Any:
-    """:func:`_paths` of a deep tree: each level's paths from the level above, then put
-    back in element order."""
-    reached = np.flatnonzero(depth >= 0)
-    order = reached[np.argsort(depth[reached], kind="stable")]
-    bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
-    rank = np.zeros(len(depth), dtype=np.int64)  # an element's place in its level
-    levels: list[Any] = []
-    for level in range(len(bounds) - 1):
-        frontier = order[bounds[level] : bounds[level + 1]]
-        own = label.take(frontier)
-        if levels:
-            above = levels[-1].take(rank[parent_pos[frontier]])
-            own = pc.binary_join_element_wise(above, own, _PATH_SEP)
-        rank[frontier] = np.arange(frontier.size)
-        levels.append(own)
-    where = np.full(len(depth), -1, dtype=np.int64)
-    where[order] = np.arange(order.size)
-    return pa.chunked_array(levels, pa.string()).take(pa.array(where, mask=where < 0))
-
-
-def _combined(array: Any) -> Any:
-    return array.combine_chunks() if hasattr(array, "combine_chunks") else array
-
-
-def _numpy(array: Any) -> np.ndarray:
-    """A (chunked) Arrow array without nulls as one numpy array."""
-    if hasattr(array, "chunks"):
-        parts = [chunk.to_numpy(zero_copy_only=False) for chunk in array.chunks]
-        return np.concatenate(parts) if parts else np.zeros(0)
-    return np.asarray(array.to_numpy(zero_copy_only=False))

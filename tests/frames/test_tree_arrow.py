@@ -19,7 +19,7 @@ from scripted_service import API, make_client
 import mddframes.codec.splitter as splitter
 from mddframes import Client
 from mddframes.emulator import serve
-from mddframes.frames import tree_arrow
+from mddframes.frames import tree_arrow, tree_walk
 from mddframes.frames.backends import to_backend
 
 pytest.importorskip("pyarrow")
@@ -165,8 +165,8 @@ def test_the_arrow_route_equals_the_default_route_converted(served, answer, spac
     # and (deep) paths level by level, as for a tree deeper than JOIN_DEPTH
     with (
         mock.patch.object(splitter, "BATCH_BYTES", 40),
-        mock.patch.object(tree_arrow, "JOIN_DEPTH", 0 if deep else tree_arrow.JOIN_DEPTH),
-        mock.patch.object(tree_arrow, "PATH_BLOCK", 3),
+        mock.patch.object(tree_walk, "JOIN_DEPTH", 0 if deep else tree_walk.JOIN_DEPTH),
+        mock.patch.object(tree_walk, "PATH_BLOCK", 3),
     ):
         _both_routes(client, "SYS", types)
 
