@@ -35,7 +35,7 @@ from mddframes.frames.backends import arrow_array, require_module
 from mddframes.frames.record_frames import column_array, key_order
 from mddframes.frames.shaping import snake_case
 from mddframes.frames.tree import _CHILDREN_KEYS, _PARENT_ALIASES, LEADING_COLUMNS, STRING_COLUMNS
-from mddframes.frames.tree_walk import numpy_of, walk_arrow
+from mddframes.frames.tree_walk import numpy_of, read_pool, walk_arrow
 from mddframes.http.decoding import BodyStream
 from mddframes.http.endpoints import endpoint
 from mddframes.http.keys import is_snake_case, spelling
@@ -125,6 +125,7 @@ class _ColumnBuilder:
     def __init__(self, api: Api) -> None:
         self.pa = require_module("pyarrow", extra="arrow")
         self._api = api
+        self._pool = read_pool()
         self.columns: dict[str, list[Any]] = {}
         self.rows = 0
         self.gave_up = False
@@ -149,13 +150,15 @@ class _ColumnBuilder:
         for name in names:
             chunks = self.columns.get(name)
             if chunks is None:
-                chunks = self.columns[name] = [self.pa.nulls(self.rows)] if self.rows else []
+                chunks = self.columns[name] = (
+                    [self.pa.nulls(self.rows, memory_pool=self._pool)] if self.rows else []
+                )
             chunks.append(self._typed(list(map(dict.get, batch, repeat(name, size)))))
         if len(self.columns) > len(names):
             present = set(names)
             for name, chunks in self.columns.items():
                 if name not in present:
-                    chunks.append(self.pa.nulls(size))
+                    chunks.append(self.pa.nulls(size, memory_pool=self._pool))
         self.rows += size
 
     def _typed(self, values: list[Any]) -> Any:
@@ -163,7 +166,7 @@ class _ColumnBuilder:
         every one a bool (gaps allowed); else the values as they are."""
         pa = self.pa
         try:
-            array = pa.array(values)
+            array = pa.array(values, memory_pool=self._pool)
         except (pa.ArrowException, OverflowError, TypeError, ValueError):
             return values  # mixed kinds, big ints, lone surrogates...
         if array.type in (pa.string(), pa.int64(), pa.bool_(), pa.null()):
@@ -209,6 +212,7 @@ def canonical_columns(
 
 
 def _column(name: str, chunks: list[Any], string_columns: tuple[str, ...], pa: Any) -> Any:
+    pool = read_pool()
     typed = [c for c in chunks if not isinstance(c, list)]
     kinds = {c.type for c in typed if c.type != pa.null()}
     if len(typed) == len(chunks) and len(kinds) <= 1:
@@ -216,10 +220,12 @@ def _column(name: str, chunks: list[Any], string_columns: tuple[str, ...], pa: A
         if name in string_columns:
             if kind in (pa.string(), pa.int64(), pa.null()):
                 # (an int id as text: the default route's Int64 -> string gives str(int))
-                return pa.chunked_array([c.cast(pa.string()) for c in chunks], pa.string())
+                return pa.chunked_array(
+                    [c.cast(pa.string(), memory_pool=pool) for c in chunks], pa.string()
+                )
             raise StepAside(f"{name}: booleans as text")
         if kind != pa.null():
-            return pa.chunked_array([c.cast(kind) for c in chunks], kind)
+            return pa.chunked_array([c.cast(kind, memory_pool=pool) for c in chunks], kind)
     elif name in string_columns:
         raise StepAside(f"{name}: mixed or nested values")
     values: list[Any] = []

@@ -57,10 +57,11 @@ def walk_arrow(columns: dict[str, Any], size: int, what: str) -> tuple[Any, Any,
 
     ids = columns["id"]
     parents = columns["parent_id"]
-    value_set = ids.combine_chunks()
-    if pc.count_distinct(value_set).as_py() != size:
+    pool = read_pool()
+    value_set = ids.combine_chunks(memory_pool=pool)
+    if pc.count_distinct(value_set, memory_pool=pool).as_py() != size:
         warn_duplicates(value_set.to_numpy(zero_copy_only=False), what, stacklevel=4)
-    found = pc.index_in(parents, value_set=value_set)
+    found = pc.index_in(parents, value_set=value_set, memory_pool=pool)
     del value_set
     parent_pos = numpy_of(pc.fill_null(found, -1), np.int64)
     has_parent = numpy_of(pc.is_valid(parents), bool)
@@ -87,8 +88,8 @@ def walk_arrow(columns: dict[str, Any], size: int, what: str) -> tuple[Any, Any,
         )
     del children_of, has_parent  # (the child index: as large as the ids' positions)
     names = columns["name"]
-    label = names if names.null_count == 0 else pc.coalesce(names, ids)
-    path = paths(_combined(label), parent_pos, depth, pa, pc)
+    label = names if names.null_count == 0 else pc.coalesce(names, ids, memory_pool=pool)
+    path = paths(_combined(label, pool), parent_pos, depth, pa, pc)
     return (
         pa.array(depth, mask=unreached),
         path,
@@ -147,6 +148,7 @@ def _block_paths(
     ancestors (one array per generation) joined root first, then put back in order."""
     # (no null padding joined with null_handling="skip": pyarrow 26 drops a trailing
     # all-null row from such a join's result)
+    pool = read_pool()
     order = np.argsort(depth[start:stop], kind="stable")  # unreached (-1) first
     ordered_depth = depth[start:stop][order]
     cuts = np.flatnonzero(np.diff(ordered_depth)) + 1
@@ -159,20 +161,23 @@ def _block_paths(
         ancestor = group + start
         generations = []
         for _ in range(level + 1):
-            generations.append(label.take(ancestor))
+            generations.append(pc.take(label, ancestor, memory_pool=pool))
             ancestor = parent_pos[ancestor]
         if level == 0:
             pieces.append(generations[0])
         else:
-            pieces.append(pc.binary_join_element_wise(*reversed(generations), _PATH_SEP))
+            pieces.append(
+                pc.binary_join_element_wise(*reversed(generations), _PATH_SEP, memory_pool=pool)
+            )
     inverse = np.empty_like(order)
     inverse[order] = np.arange(order.size)
-    return pa.concat_arrays(pieces).take(inverse)
+    return pc.take(pa.concat_arrays(pieces, memory_pool=pool), inverse, memory_pool=pool)
 
 
 def _level_paths(label: Any, parent_pos: np.ndarray, depth: np.ndarray, pa: Any, pc: Any) -> Any:
     """:func:`paths` of a deep tree: each level's paths from the level above, then put
     back in element order."""
+    pool = read_pool()
     reached = np.flatnonzero(depth >= 0)
     order = reached[np.argsort(depth[reached], kind="stable")]
     bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
@@ -180,19 +185,32 @@ def _level_paths(label: Any, parent_pos: np.ndarray, depth: np.ndarray, pa: Any,
     levels: list[Any] = []
     for level in range(len(bounds) - 1):
         frontier = order[bounds[level] : bounds[level + 1]]
-        own = label.take(frontier)
+        own = pc.take(label, frontier, memory_pool=pool)
         if levels:
-            above = levels[-1].take(rank[parent_pos[frontier]])
-            own = pc.binary_join_element_wise(above, own, _PATH_SEP)
+            above = pc.take(levels[-1], rank[parent_pos[frontier]], memory_pool=pool)
+            own = pc.binary_join_element_wise(above, own, _PATH_SEP, memory_pool=pool)
         rank[frontier] = np.arange(frontier.size)
         levels.append(own)
     where = np.full(len(depth), -1, dtype=np.int64)
     where[order] = np.arange(order.size)
-    return pa.chunked_array(levels, pa.string()).take(pa.array(where, mask=where < 0))
+    where_array = pa.array(where, mask=where < 0)
+    return pc.take(pa.chunked_array(levels, pa.string()), where_array, memory_pool=pool)
 
 
-def _combined(array: Any) -> Any:
-    return array.combine_chunks() if hasattr(array, "combine_chunks") else array
+def _combined(array: Any, pool: Any) -> Any:
+    return array.combine_chunks(memory_pool=pool) if hasattr(array, "combine_chunks") else array
+
+
+def read_pool() -> Any:
+    """The Arrow memory pool of the pyarrow tree read: the system allocator.
+
+    Arrow's default pool (mimalloc or jemalloc) keeps the pages of freed buffers for
+    reuse; the read makes many short-lived ones (a batch's arrays, the hash tables of
+    the parent lookup, each block's ancestor labels), so with it the resident peak is
+    what is live plus what was freed: 2.3x the answer at 1,000,000 elements against
+    1.5x with the system allocator, which hands large freed blocks back at once.
+    """
+    return require_module("pyarrow", extra="arrow").system_memory_pool()
 
 
 def numpy_of(array: Any, dtype: Any) -> np.ndarray:
