@@ -19,6 +19,7 @@ from scripted_service import API, make_client
 import mddframes.codec.splitter as splitter
 from mddframes import Client
 from mddframes.emulator import serve
+from mddframes.errors import NotFoundError
 from mddframes.frames import tree_arrow, tree_walk
 from mddframes.frames.backends import to_backend
 
@@ -240,3 +241,9 @@ def test_sample_systems_read_alike_under_both_routes(client, system):
     _both_routes(client, system, ["HUB", "SOURCE_TABLE"])
     frame = client.read_tree(system, dtype_backend="pyarrow")
     assert all(isinstance(dtype, pd.ArrowDtype) for dtype in frame.dtypes[:7])
+
+
+def test_an_unknown_system_is_named_under_both_routes(client):
+    _both_routes(client, "NO_SUCH_SYSTEM")
+    with pytest.raises(NotFoundError, match="NO_SUCH_SYSTEM"):
+        client.read_tree("NO_SUCH_SYSTEM", dtype_backend="pyarrow")
