@@ -115,6 +115,25 @@ def _dicts_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return frame_of_arrays(arrays, pd.RangeIndex(size))
 
 
+def column_array(values: list[Any]) -> Any:
+    """One field's values (None where absent) as the array :func:`records_frame` makes.
+
+    Parameters
+    ----------
+    values : list
+        The field's decoded JSON values, one per record.
+
+    Returns
+    -------
+    pandas.api.extensions.ExtensionArray or numpy.ndarray
+        ``string``, ``boolean``, ``Int64``, ``Float64`` or ``object``, by the rules of
+        :func:`records_frame`.
+    """
+    # fromiter: a list value stays one cell (np.array would make a 2-D array of it)
+    array = _simple_array(np.fromiter(values, dtype=object, count=len(values)))
+    return infer_array(values) if array is None else array
+
+
 def key_order(records: Sequence[dict[Any, Any]]) -> list[Any]:
     """Every key of the dicts, in order of first appearance.
 
