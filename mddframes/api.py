@@ -198,6 +198,28 @@ class Api:
         """
         return self._list("getTree", {"name": system}, f"tree of system {system!r}", 11)
 
+    def get_tree_stream(self, system: str) -> BodyStream:
+        """The answer of ``getTree`` with its body still unread, for large trees.
+
+        One request, no paging: a service that answers in pages gives the first page
+        here (:meth:`get_tree` follows every page). Use it as a context manager and
+        read the body in chunks (``.chunks()``), as ``read_tree(...,
+        dtype_backend="pyarrow")`` does.
+
+        Parameters
+        ----------
+        system : str
+            The system name.
+
+        Returns
+        -------
+        BodyStream
+            The unread answer (a context manager).
+        """
+        operation = "getTree"
+        response = self.http.call(operation, {"name": system}, stream=True)
+        return BodyStream(endpoint(operation), response.url, response)
+
     def get_structure(self, structure_id: str) -> JsonObject:
         """The latest version of one element (``getStructure``).
 

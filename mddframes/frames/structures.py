@@ -13,7 +13,7 @@ from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_back
 from mddframes.frames.bulk_tables import failure_records
 from mddframes.frames.record_frames import records_frame
 from mddframes.frames.shaping import snake_case
-from mddframes.frames.tree import STRING_COLUMNS
+from mddframes.frames.tree_shape import STRING_COLUMNS
 from mddframes.ids import id_list
 
 if TYPE_CHECKING:

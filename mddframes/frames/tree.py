@@ -9,9 +9,7 @@ with pandas in it.
 
 from __future__ import annotations
 
-import logging
-import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,44 +19,26 @@ from pandas.api.types import infer_dtype
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.frame import frame_of_arrays
 from mddframes.codec.values import JsonValue
-from mddframes.errors import DataShapeError, InvalidArgumentError, TreeIntegrityWarning
+from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.errors import TreeIntegrityWarning as TreeIntegrityWarning  # its old import path
 from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
 from mddframes.frames.record_frames import frame_from_objects, string_array
 from mddframes.frames.shaping import snake_case, unwrap_list
+from mddframes.frames.tree_shape import (
+    CHILDREN_KEYS,
+    ID_ALIASES,
+    LEADING_COLUMNS,
+    NAMED_LIMIT,
+    PARENT_ALIASES,
+    PATH_SEP,
+    STRING_COLUMNS,
+    child_index,
+    warn_duplicates,
+    warn_unreached,
+)
 
 if TYPE_CHECKING:
     from mddframes.api import Api
-
-logger = logging.getLogger(__name__)
-
-#: The columns every tree frame starts with, in this order.
-LEADING_COLUMNS: tuple[str, ...] = (
-    "id",
-    "name",
-    "type",
-    "parent_id",
-    "depth",
-    "path",
-    "n_children",
-)
-
-#: Fields that hold identifiers or names: always ``string`` (an id never turns number).
-STRING_COLUMNS: tuple[str, ...] = (
-    "id",
-    "name",
-    "type",
-    "parent_id",
-    "system_name",
-    "table_id",
-    "mapping_id",
-    "deployment_id",
-)
-
-_CHILDREN_KEYS = ("children", "childs", "child_structures", "childStructures")
-_ID_ALIASES = ("id", "structure_id", "element_id")
-_PARENT_ALIASES = ("parent_id", "parent_structure_id", "parent")
-_PATH_SEP = "/"
-_NAMED_LIMIT = 20  # how many ids a warning lists before it just counts
 
 
 def read_tree(
@@ -190,7 +170,7 @@ def tree_frame(
     wanted = _normalise_types(types)
     entries = _entries(payload, what)
     frame = frame_from_objects(entries, what=what)
-    if any(k in frame.columns for k in map(snake_case, _CHILDREN_KEYS)):
+    if any(k in frame.columns for k in map(snake_case, CHILDREN_KEYS)):
         # Nested shape: detected from the columns, so a flat tree pays nothing for it.
         frame = frame_from_objects(_flatten_nested(entries, what), what=what)
     frame = _canonical_columns(frame, what)
@@ -235,14 +215,14 @@ def _normalise_types(types: str | Iterable[str] | None) -> list[str] | None:
 
 def _entries(payload: Any, what: str) -> list[Any]:
     """The flat list of element objects, whatever the shape of the payload."""
-    if isinstance(payload, Mapping) and any(k in payload for k in _CHILDREN_KEYS):
+    if isinstance(payload, Mapping) and any(k in payload for k in CHILDREN_KEYS):
         if any(k in payload for k in ("id", "structureId", "structure_id")):
             payload = [payload]  # a single root object with its children
     return unwrap_list(payload, what=what)
 
 
 def _children_key(entry: Mapping[str, Any]) -> str | None:
-    for key in _CHILDREN_KEYS:
+    for key in CHILDREN_KEYS:
         if isinstance(entry.get(key), list):
             return key
     return None
@@ -269,7 +249,7 @@ def _flatten_nested(entries: list[Any], what: str) -> list[Any]:
             flat.append(entry)  # frame_from_objects reports it with its position
             continue
         key = _children_key(entry)
-        record = {k: v for k, v in entry.items() if k not in _CHILDREN_KEYS or k != key}
+        record = {k: v for k, v in entry.items() if k not in CHILDREN_KEYS or k != key}
         if parent_id is not None and not any(
             record.get(k) is not None for k in ("parentId", "parent_id")
         ):
@@ -287,15 +267,15 @@ def _canonical_columns(frame: pd.DataFrame, what: str) -> pd.DataFrame:
     if frame.empty and "id" not in frame.columns:
         frame = frame.assign(id=pd.Series(dtype="string"))  # an empty tree is still a tree
     if "id" not in frame.columns:
-        alias = next((a for a in _ID_ALIASES if a in frame.columns), None)
+        alias = next((a for a in ID_ALIASES if a in frame.columns), None)
         if alias is None:
             raise DataShapeError(
-                f"the {what} has no element id field (looked for {', '.join(_ID_ALIASES)}); "
+                f"the {what} has no element id field (looked for {', '.join(ID_ALIASES)}); "
                 f"fields: {', '.join(map(str, frame.columns[:15])) or 'none'}"
             )
         renames[alias] = "id"
     if "parent_id" not in frame.columns:
-        alias = next((a for a in _PARENT_ALIASES if a in frame.columns), None)
+        alias = next((a for a in PARENT_ALIASES if a in frame.columns), None)
         if alias is not None:
             renames[alias] = "parent_id"
     if renames:
@@ -308,7 +288,7 @@ def _canonical_columns(frame: pd.DataFrame, what: str) -> pd.DataFrame:
             frame[name] = _as_string(frame[name])
     missing = _missing(frame["id"])
     if missing.any():
-        where = np.flatnonzero(missing)[:_NAMED_LIMIT].tolist()
+        where = np.flatnonzero(missing)[:NAMED_LIMIT].tolist()
         raise DataShapeError(
             f"{int(missing.sum())} element(s) of the {what} have no id (entries {where})"
         )
@@ -370,7 +350,7 @@ def _walk(ids: pd.Series, parents: pd.Series, names: pd.Series, what: str) -> tu
     path = np.full(n, None, dtype=object)
     frontier = np.flatnonzero(~has_parent)
     path[frontier] = label[frontier]
-    suffix = _PATH_SEP + label  # one concatenation per element per level instead of two
+    suffix = PATH_SEP + label  # one concatenation per element per level instead of two
     level = 0
     while frontier.size:
         depth[frontier] = level
@@ -382,7 +362,7 @@ def _walk(ids: pd.Series, parents: pd.Series, names: pd.Series, what: str) -> tu
     unreached = depth < 0
     reached_all = not unreached.any()
     if not reached_all:
-        _warn_unreached(
+        warn_unreached(
             ids, parents, has_parent & ~linked, unreached, parent_pos, counts, children_of, what
         )
     return (
@@ -393,109 +373,5 @@ def _walk(ids: pd.Series, parents: pd.Series, names: pd.Series, what: str) -> tu
     )
 
 
-def warn_duplicates(id_values: np.ndarray, what: str, *, stacklevel: int) -> None:
-    """Warn that ids appear more than once (``stacklevel`` counted from the caller)."""
-    dupes = pd.Index(id_values)[pd.Index(id_values).duplicated()].unique().tolist()
-    warnings.warn(
-        f"{what}: {len(dupes)} id(s) appear more than once; children attach to the "
-        f"first occurrence: {_name_list(dupes)}",
-        TreeIntegrityWarning,
-        stacklevel=stacklevel,
-    )
-
-
-def child_index(parent_pos: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
-    """Child counts and a ``children_of(frontier)`` over a CSR index of the children.
-
-    ``parent_pos`` holds each element's parent position (-1: none in the tree).
-    ``children_of`` gives the positions of every child of the frontier's elements,
-    in a few vectorised passes.
-    """
-    n = len(parent_pos)
-    linked = parent_pos >= 0
-    counts = np.bincount(parent_pos[linked], minlength=n)
-    children = np.flatnonzero(linked)
-    # (the order of siblings does not matter: every result is stored by position)
-    children = children[np.argsort(parent_pos[children])]
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-
-    def children_of(frontier: np.ndarray) -> np.ndarray:
-        per_node = counts[frontier]
-        total = int(per_node.sum())
-        if total == 0:
-            return frontier[:0]
-        before = np.cumsum(per_node) - per_node
-        return children[np.repeat(offsets[frontier] - before, per_node) + np.arange(total)]
-
-    return counts, children_of
-
-
 def _all_str(values: np.ndarray) -> bool:
     return infer_dtype(values, skipna=False) == "string"
-
-
-def _warn_unreached(
-    ids: pd.Series,
-    parents: pd.Series,
-    orphan: np.ndarray,
-    unreached: np.ndarray,
-    parent_pos: np.ndarray,
-    counts: np.ndarray,
-    children_of: Any,
-    what: str,
-) -> None:
-    """Warn about orphans, the elements under them, and parent cycles, by id."""
-    id_values = ids.to_numpy(dtype=object)
-    parent_values = parents.to_numpy(dtype=object)
-    under_orphan = np.zeros(len(ids), dtype=bool)
-    frontier = np.flatnonzero(orphan)
-    while frontier.size:
-        under_orphan[frontier] = True
-        frontier = children_of(frontier)
-        frontier = frontier[~under_orphan[frontier]]
-    in_cycle_area = unreached & ~under_orphan
-    # Peel away elements that have no children left in the area: what remains
-    # after no more can be peeled is exactly the set of cycle members.
-    alive = in_cycle_area.copy()
-    while True:
-        live_children = np.bincount(parent_pos[alive & (parent_pos >= 0)], minlength=len(ids))
-        leaves = alive & (live_children == 0)
-        if not leaves.any():
-            break
-        alive &= ~leaves
-    messages = []
-    orphan_pos = np.flatnonzero(orphan)
-    if orphan_pos.size:
-        pairs = [
-            f"{id_values[p]!r} (parent {parent_values[p]!r})" for p in orphan_pos[:_NAMED_LIMIT]
-        ]
-        more = (
-            f" and {orphan_pos.size - _NAMED_LIMIT} more" if orphan_pos.size > _NAMED_LIMIT else ""
-        )
-        below = int(under_orphan.sum()) - orphan_pos.size
-        messages.append(
-            f"{orphan_pos.size} orphan(s) whose parent is not in the tree: {', '.join(pairs)}{more}"
-            + (f"; {below} element(s) below them" if below else "")
-        )
-    cycle_pos = np.flatnonzero(alive)
-    if cycle_pos.size:
-        below = int(in_cycle_area.sum()) - cycle_pos.size
-        messages.append(
-            f"{cycle_pos.size} element(s) in parent cycles: "
-            f"{_name_list(id_values[cycle_pos].tolist())}"
-            + (f"; {below} element(s) below them" if below else "")
-        )
-    message = (
-        f"{what}: {int(unreached.sum())} element(s) are not reachable from a root and are "
-        f"kept with a missing depth and path. " + "; ".join(messages)
-    )
-    logger.debug(message)
-    warnings.warn(message, TreeIntegrityWarning, stacklevel=4)
-
-
-def _name_list(values: list[Any]) -> str:
-    shown = ", ".join(repr(v) for v in values[:_NAMED_LIMIT])
-    if len(values) > _NAMED_LIMIT:
-        shown += f" and {len(values) - _NAMED_LIMIT} more"
-    return shown

@@ -34,23 +34,25 @@ from mddframes.codec.splitter import RowSplitter
 from mddframes.frames.backends import arrow_array, require_module
 from mddframes.frames.record_frames import column_array, key_order
 from mddframes.frames.shaping import snake_case
-from mddframes.frames.tree import _CHILDREN_KEYS, _PARENT_ALIASES, LEADING_COLUMNS, STRING_COLUMNS
+from mddframes.frames.tree_shape import (
+    CHILDREN_KEYS,
+    LEADING_COLUMNS,
+    PARENT_ALIASES,
+    STRING_COLUMNS,
+)
 from mddframes.frames.tree_walk import numpy_of, read_pool, walk_arrow
-from mddframes.http.decoding import BodyStream
-from mddframes.http.endpoints import endpoint
 from mddframes.http.keys import is_snake_case, spelling
 
 if TYPE_CHECKING:
     from mddframes.api import Api
 
-_OPERATION = "getTree"
 _ROWS_KEY = "data"  # the bare list is read as the rows of {"data": [...]}
 #: The raw layers whose service answers the tree in a shape this route does not take
 #: (a page, an envelope, nested, snake_case): their next reads go the default way at
 #: once, not after a request the stream gives up on.
 _OTHER_SHAPES: weakref.WeakSet[Any] = weakref.WeakSet()
 # the default route flattens a tree whose snake_case columns hold one of these
-_NESTED_COLUMNS = frozenset(map(snake_case, _CHILDREN_KEYS))
+_NESTED_COLUMNS = frozenset(map(snake_case, CHILDREN_KEYS))
 
 
 class StepAside(Exception):
@@ -83,8 +85,7 @@ def stream_tree_columns(api: Api, system: str) -> tuple[dict[str, list[Any]], in
     """
     if api in _OTHER_SHAPES:
         return None
-    response = api.http.call(_OPERATION, {"name": system}, stream=True)
-    with BodyStream(endpoint(_OPERATION), response.url, response) as body:
+    with api.get_tree_stream(system) as body:
         builder = _ColumnBuilder(api)
         splitter = RowSplitter(_ROWS_KEY, builder.add)
         chunks = _as_rows_document(body.chunks())
@@ -198,7 +199,7 @@ def canonical_columns(
     names = {snake_case(name): name for name in raw}
     if len(names) != len(raw) or "id" not in names:
         raise StepAside("merged or aliased columns")
-    if "parent_id" not in names and any(a in names for a in _PARENT_ALIASES):
+    if "parent_id" not in names and any(a in names for a in PARENT_ALIASES):
         raise StepAside("a parent id alias")
     columns: dict[str, Any] = {}
     for name, source in names.items():

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from mddframes.frames.backends import require_module
-from mddframes.frames.tree import _PATH_SEP, _warn_unreached, child_index, warn_duplicates
+from mddframes.frames.tree_shape import PATH_SEP, child_index, warn_duplicates, warn_unreached
 
 
 def as_object_series(array: Any) -> pd.Series:
@@ -76,7 +76,7 @@ def walk_arrow(columns: dict[str, Any], size: int, what: str) -> tuple[Any, Any,
         level += 1
     unreached = depth < 0
     if unreached.any():
-        _warn_unreached(
+        warn_unreached(
             as_object_series(ids),
             as_object_series(parents),
             has_parent & (parent_pos < 0),
@@ -167,7 +167,7 @@ def _block_paths(
             pieces.append(generations[0])
         else:
             pieces.append(
-                pc.binary_join_element_wise(*reversed(generations), _PATH_SEP, memory_pool=pool)
+                pc.binary_join_element_wise(*reversed(generations), PATH_SEP, memory_pool=pool)
             )
     inverse = np.empty_like(order)
     inverse[order] = np.arange(order.size)
@@ -188,7 +188,7 @@ def _level_paths(label: Any, parent_pos: np.ndarray, depth: np.ndarray, pa: Any,
         own = pc.take(label, frontier, memory_pool=pool)
         if levels:
             above = pc.take(levels[-1], rank[parent_pos[frontier]], memory_pool=pool)
-            own = pc.binary_join_element_wise(above, own, _PATH_SEP, memory_pool=pool)
+            own = pc.binary_join_element_wise(above, own, PATH_SEP, memory_pool=pool)
         rank[frontier] = np.arange(frontier.size)
         levels.append(own)
     where = np.full(len(depth), -1, dtype=np.int64)
