@@ -288,6 +288,7 @@ def iter_parts(
     max_workers: int | None = None,
     progress: bool = True,
     errors: ErrorPolicy = "raise",
+    ahead: int | None = None,
 ) -> Iterator[PartChunk]:
     """:func:`iter_tables` / :func:`iter_mappings` before the long frames are stacked.
 
@@ -312,6 +313,8 @@ def iter_parts(
         Show a progress bar.
     errors : {"raise", "skip"}, default "raise"
         As in :func:`iter_tables`.
+    ahead : int, optional
+        Objects read past the chunk being filled; default the number of workers.
 
     Yields
     ------
@@ -334,7 +337,8 @@ def iter_parts(
     desc = f"iter_{kind}s"
     chunks: Iterator[PartChunk] = iter_many(api, ids, reader, key=key, desc=desc,
                                              chunksize=chunksize, max_workers=max_workers,
-                                             progress=progress, errors=errors, parts=True)  # fmt: skip
+                                             progress=progress, errors=errors, parts=True,
+                                            ahead=ahead)  # fmt: skip
     return chunks
 
 

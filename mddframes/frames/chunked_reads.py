@@ -40,9 +40,11 @@ def iter_many(
     progress: bool,
     errors: ErrorPolicy,
     parts: bool = False,
+    ahead: int | None = None,
 ) -> Iterator[Any]:
     """Long frames of ``chunksize`` objects each (None: one frame of all, even of none);
-    with ``parts``, each chunk as its parts and failures instead (see :func:`iter_parts`).
+    with ``parts``, each chunk as its parts and failures instead (see :func:`iter_parts`);
+    ``ahead``: objects read past the chunk being filled (default the workers).
 
     ``reader(api, id)`` does the request in a worker and returns a function that builds
     the part (its column arrays and index); the calling thread builds it, so it only
@@ -75,7 +77,7 @@ def iter_many(
         iter_bulk(
             read_one,
             wanted,
-            ahead=None if chunksize is None else workers,
+            ahead=None if chunksize is None else ahead or workers,
             max_workers=workers,
             progress=progress,
             errors=errors,

@@ -16,10 +16,11 @@ from mddframes.codec.kinds import Kind
 from mddframes.errors import DataShapeError, InvalidArgumentError, NotFoundError
 from mddframes.frames.structures import structure_record, structures_frame
 from mddframes.snapshot.arrow_columns import arrow_to_frame
-from mddframes.snapshot.layout import ENVELOPE_KEY, FORMAT, FRAME_FILES, MANIFEST
+from mddframes.snapshot.bundles import ENVELOPES_KEY
+from mddframes.snapshot.layout import FORMAT, FRAME_FILES, MANIFEST
 
 #: The columns of :attr:`Snapshot.objects`.
-OBJECT_COLUMNS = ("kind", "id", "digest", "rows", "file")
+OBJECT_COLUMNS = ("kind", "id", "digest", "rows", "file", "row_group")
 
 
 class Snapshot:
@@ -64,6 +65,10 @@ class Snapshot:
         self._objects: dict[tuple[str, str], dict[str, Any]] = {
             (o["kind"], o["id"]): o for o in self.manifest["objects"]
         }
+        # the last object file opened, and its envelopes: objects are mostly read in
+        # manifest order, file after file (a diff), and a footer is read once per file
+        self._open: tuple[str, pq.ParquetFile] | None = None
+        self._envelopes: tuple[str, dict[str, Any]] | None = None
 
     def __repr__(self) -> str:
         m = self.manifest
@@ -79,11 +84,12 @@ class Snapshot:
 
     @property
     def objects(self) -> pd.DataFrame:
-        """One row per table and mapping: kind, id, digest, rows, file."""
+        """One row per table and mapping: kind, id, digest, rows, file, row_group."""
         rows = [{c: o[c] for c in OBJECT_COLUMNS} for o in self.manifest["objects"]]
         frame = pd.DataFrame(rows, columns=list(OBJECT_COLUMNS))
         return frame.astype({"kind": "string", "id": "string", "digest": "string",
-                             "rows": "Int64", "file": "string"})  # fmt: skip
+                             "rows": "Int64", "file": "string",
+                             "row_group": "Int64"})  # fmt: skip
 
     @property
     def failures(self) -> pd.DataFrame:
@@ -242,9 +248,16 @@ class Snapshot:
             Everything of the payload but the rows (metadata, column declarations...).
         """
         entry = self.object_entry(kind, object_id)
-        metadata = pq.read_schema(self.path / entry["file"]).metadata or {}
-        envelope: dict[str, Any] = json.loads(metadata[ENVELOPE_KEY])
+        if self._envelopes is None or self._envelopes[0] != entry["file"]:
+            metadata = self._parquet(entry["file"]).metadata.metadata or {}
+            self._envelopes = entry["file"], json.loads(metadata[ENVELOPES_KEY])
+        envelope: dict[str, Any] = self._envelopes[1][entry["id"]]
         return envelope
+
+    def _parquet(self, relative: str) -> pq.ParquetFile:
+        if self._open is None or self._open[0] != relative:
+            self._open = relative, pq.ParquetFile(self.path / relative)
+        return self._open[1]
 
     def _frame(self, what: str) -> pd.DataFrame:
         entry = self.manifest["files"].get(what)
@@ -254,7 +267,7 @@ class Snapshot:
 
     def _object_frame(self, kind: Kind, object_id: str) -> pd.DataFrame:
         entry = self.object_entry(kind, object_id)
-        long = arrow_to_frame(pq.read_table(self.path / entry["file"]))
+        long = arrow_to_frame(self._parquet(entry["file"]).read_row_group(entry["row_group"]))
         position = entry["row_column"]
         positions = long[position].to_numpy(dtype="int64")
         # no columns: pandas' own empty columns (a RangeIndex), as the read gave

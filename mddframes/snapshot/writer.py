@@ -1,12 +1,15 @@
 """snapshot(): a whole system written to a folder of Parquet files, in bounded memory.
 
 The objects are read with the bulk machinery of :mod:`mddframes.frames.bulk_tables`
-(one table or mapping per chunk, at most ``max_workers`` read ahead) and each is
-written to its file as soon as it is read, so memory follows the largest objects in
-flight, not the size of the system. Everything goes into a hidden sibling folder
-(``.DIR.partial``) that is renamed to ``DIR`` once ``manifest.json``, written last, is on
-disk: a snapshot killed at any moment leaves no ``DIR`` that looks complete, and the next
-run starts the interrupted one over and completes it.
+(chunks of :data:`OBJECTS_PER_CHUNK`, at most ``READ_AHEAD x max_workers`` read ahead)
+and each is written as soon as its chunk is read, as a row group of a file it shares
+with the objects of the same columns (:mod:`mddframes.snapshot.bundles`), so memory
+follows the largest objects in flight, not the size of the system. Everything goes into
+a hidden sibling folder (``.DIR.partial``) that is renamed to ``DIR`` once
+``manifest.json``, written last, is on disk: a snapshot killed at any moment leaves no
+``DIR`` that looks complete. The next run into the same ``DIR`` keeps the files the
+interrupted one closed and journaled (their SHA-256 verified), reads only the objects
+not in them, and completes it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import datetime as _dt
 import json
 import logging
 import os
-import shutil
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -36,8 +38,8 @@ from mddframes.frames.bulk_tables import ROW_COLUMN, failure_record, iter_parts
 from mddframes.frames.listing import read_object_types, read_packages
 from mddframes.frames.tree import tree_frame
 from mddframes.snapshot.arrow_columns import arrays_to_arrow, frame_to_arrow
+from mddframes.snapshot.bundles import BundleWriter, Journal, next_part_number
 from mddframes.snapshot.layout import (
-    ENVELOPE_KEY,
     FORMAT,
     FORMAT_VERSION,
     FRAME_FILES,
@@ -45,7 +47,6 @@ from mddframes.snapshot.layout import (
     MANIFEST,
     OBJECT_FOLDERS,
     envelope_of,
-    object_file,
     partial_folder,
     sync_folder,
     write_json_atomically,
@@ -58,9 +59,10 @@ logger = logging.getLogger(__name__)
 
 #: Tables or mappings per chunk read (their date columns are parsed together).
 OBJECTS_PER_CHUNK = 32
-#: Threads writing files, and the chunks of files built but not yet written they may hold.
-WRITERS = 2
+#: Chunks built but not yet written that the writing thread may hold.
 WRITES_IN_FLIGHT = 4
+#: Objects read past the chunk being filled, per worker (the memory budget counts 3).
+READ_AHEAD = 2
 #: Rows per row group of the whole-frame files (tree, object types, packages).
 ROWS_PER_GROUP = 20_000
 #: Elements per row group of structures.parquet (the records held at once while writing).
@@ -99,7 +101,7 @@ def write_snapshot(
         The system to snapshot.
     path : str or os.PathLike
         The snapshot folder; it must not exist yet (or be empty). An interrupted
-        snapshot into the same path is started over.
+        snapshot into the same path is resumed: the objects it wrote are not read again.
     max_workers : int, optional
         Concurrent requests; default ``api.max_workers``.
     progress : bool, default True
@@ -138,11 +140,12 @@ def write_snapshot(
         final.rmdir()
     workers = resolve_workers(max_workers, api.max_workers)
     partial = partial_folder(final)
-    if partial.exists():
-        logger.info("snapshot: starting over the interrupted snapshot in %s", partial)
-        shutil.rmtree(partial)
+    journal = Journal(partial, {"format": FORMAT, "version": FORMAT_VERSION,
+                                "service": api.settings.base_url, "tenant": api.tenant,
+                                "system": system})  # fmt: skip
+    kept = _resume(partial, journal)
     for folder in (partial, *(partial / name for name in OBJECT_FOLDERS.values())):
-        folder.mkdir(parents=True)
+        folder.mkdir(parents=True, exist_ok=True)
 
     started = _now()
     files: dict[str, Any] = {}
@@ -159,7 +162,14 @@ def write_snapshot(
         kind: tree[ID_COLUMNS[kind]].dropna().drop_duplicates().tolist() for kind in kinds
     }
     del tree  # only the ids are needed from here on: the frame is not held while reading
-    objects: list[dict[str, Any]] = []
+    # the objects an interrupted run wrote (journaled, verified) are not read again; an
+    # id gone from the tree since is left out of the manifest (its rows stay in the file)
+    done = {(o["kind"], o["id"]): o for line in kept for o in line["objects"]}
+    objects: list[dict[str, Any]] = [
+        done[kind, i] for kind in kinds for i in object_ids[kind] if (kind, i) in done
+    ]
+    journal.start(kept)
+    number = next_part_number([line["file"] for line in kept])
     failures: list[dict[str, Any]] = []
     if structures:
         files["structures"], failed = _write_structures(
@@ -168,7 +178,13 @@ def write_snapshot(
         failures += failed
     del element_ids
     for kind in kinds:
-        written, failed = _write_objects(api, partial, kind, object_ids[kind], workers, progress)
+        writer = BundleWriter(partial, kind, journal, number)
+        try:
+            wanted = [i for i in object_ids[kind] if (kind, i) not in done]
+            written, failed = _write_objects(api, writer, kind, wanted, workers, progress)
+        finally:
+            writer.close()
+        number = writer.next_number
         objects += written
         failures += failed
     files["object_types"] = _write_frame(partial, "object_types", read_object_types(api), None)
@@ -192,10 +208,30 @@ def write_snapshot(
         },
     }
     write_json_atomically(partial / MANIFEST, manifest)
+    journal.path.unlink()  # the manifest says it all now
     sync_folder(partial)
     os.replace(partial, final)
     sync_folder(final.parent)
     return manifest
+
+
+def _resume(partial: Path, journal: Journal) -> list[dict[str, Any]]:
+    """The journal lines of an interrupted run's files that a rerun keeps; the rest removed.
+
+    Everything in the partial folder but the verified files of :class:`Journal` (and the
+    journal itself, rewritten by the caller) is deleted: a file not journaled may be torn.
+    """
+    if not partial.exists():
+        return []
+    kept = journal.reusable()
+    keep = {partial / line["file"] for line in kept} | {journal.path}
+    for path in sorted(partial.rglob("*"), reverse=True):  # files before their folders
+        if path.is_file() and path not in keep:
+            path.unlink()
+    objects = sum(len(line["objects"]) for line in kept)
+    logger.info("snapshot: resuming the interrupted snapshot in %s (%d objects kept)",
+                partial, objects)  # fmt: skip
+    return kept
 
 
 def _now() -> str:
@@ -261,23 +297,23 @@ def _write_structure_group(writer: pq.ParquetWriter, batch: list[tuple[str, str,
 
 
 def _write_objects(
-    api: Api, folder: Path, kind: Kind, ids: list[str], workers: int, progress: bool
+    api: Api, writer: BundleWriter, kind: Kind, ids: list[str], workers: int, progress: bool
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """One file per table or mapping, each written as its chunk comes in.
+    """Every table or mapping of ``ids``, each written as its chunk comes in.
 
-    The Arrow tables are built here, and written a chunk at a time by :data:`WRITERS`
-    background threads (pyarrow lets go of the GIL while it encodes and writes), at
-    most :data:`WRITES_IN_FLIGHT` chunks behind.
+    The Arrow tables are built here and written by one background thread (pyarrow lets
+    go of the GIL while it encodes and writes; one thread keeps each file's row groups
+    in order), at most :data:`WRITES_IN_FLIGHT` chunks behind.
     """
     registry = registry_for(api)
     key = ID_COLUMNS[kind]
     written, failures = [], []
     chunks = iter_parts(api, ids, kind, chunksize=OBJECTS_PER_CHUNK, max_workers=workers,
-                        progress=progress, errors="skip")  # fmt: skip
-    with _BackgroundWrites() as files:
+                        progress=progress, errors="skip", ahead=READ_AHEAD * workers)  # fmt: skip
+    with _BackgroundWrites(writer) as files:
         for parts, failed in chunks:
             failures += [{"kind": kind, **failure} for failure in failed]
-            batch: list[tuple[pa.Table, Path]] = []
+            batch: list[tuple[pa.Table, dict[str, Any], dict[str, Any]]] = []
             for object_id, (arrays, index) in parts:
                 context = registry.get(kind, object_id)
                 if context is None:  # pragma: no cover - every read records its context
@@ -285,7 +321,7 @@ def _write_objects(
                         f"snapshot: the read of {kind} {object_id!r} left no context"
                     )
                 position = ROW_COLUMN
-                while position in arrays:  # the long frames' rule (frames/bulk_tables.py)
+                while position in arrays:  # the long frames' rule (frames/long_frames.py)
                     position = "_" + position
                 n = len(index)
                 leading = {
@@ -293,38 +329,33 @@ def _write_objects(
                     position: pa.array(np.asarray(index, dtype=np.int64)),
                 }
                 table = arrays_to_arrow(arrays, leading=leading)
-                payload = context.payload
-                table = table.replace_schema_metadata({
-                    **(table.schema.metadata or {}),
-                    ENVELOPE_KEY: json.dumps(envelope_of(payload, kind), ensure_ascii=False).encode(),
-                })  # fmt: skip
-                relative = object_file(kind, object_id)
-                batch.append((table, folder / relative))
-                written.append({
-                    "kind": kind, "id": object_id, "digest": context.digest, "rows": n,
-                    "file": relative, "row_column": position, "columns": list(arrays),
-                })  # fmt: skip
-                del payload, table
+                entry = {"kind": kind, "id": object_id, "digest": context.digest, "rows": n,
+                         "row_column": position, "columns": list(arrays)}  # fmt: skip
+                batch.append((table, envelope_of(context.payload, kind), entry))
+                written.append(entry)  # its file and row group filled in by the writer
+                del table
             files.write(batch)
+            del batch
     return written, failures
 
 
-def _write_files(files: list[tuple[pa.Table, Path]]) -> None:
-    for table, path in files:
-        pq.write_table(table, path)
+def _write_batch(
+    writer: BundleWriter, batch: list[tuple[pa.Table, dict[str, Any], dict[str, Any]]]
+) -> None:
+    for table, envelope, entry in batch:
+        writer.add(table, envelope, entry)
 
 
 class _BackgroundWrites:
-    """Parquet files written by background threads, the caller at most a few chunks ahead."""
+    """Batches of objects written by one background thread, the caller a few batches ahead."""
 
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(
-            max_workers=WRITERS, thread_name_prefix="mddframes-snapshot"
-        )
+    def __init__(self, writer: BundleWriter) -> None:
+        self._writer = writer
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mddframes-snapshot")
         self._pending: deque[Future[None]] = deque()
 
-    def write(self, files: list[tuple[pa.Table, Path]]) -> None:
-        self._pending.append(self._pool.submit(_write_files, files))
+    def write(self, batch: list[tuple[pa.Table, dict[str, Any], dict[str, Any]]]) -> None:
+        self._pending.append(self._pool.submit(_write_batch, self._writer, batch))
         while len(self._pending) > WRITES_IN_FLIGHT:
             self._pending.popleft().result()
 

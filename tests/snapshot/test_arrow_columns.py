@@ -15,7 +15,8 @@ from mddframes.codec.frame import from_payload, to_payload
 from mddframes.codec.values import digest
 from mddframes.errors import DataShapeError
 from mddframes.snapshot.arrow_columns import arrow_to_frame, frame_to_arrow
-from mddframes.snapshot.layout import envelope_of, object_file
+from mddframes.snapshot.bundles import part_file
+from mddframes.snapshot.layout import envelope_of
 
 
 def _through_parquet(frame: pd.DataFrame) -> pd.DataFrame:
@@ -57,12 +58,6 @@ def test_a_frame_without_a_plain_range_index_is_refused():
         frame_to_arrow(pd.DataFrame({"a": [1]}, index=[5]))
 
 
-@pytest.mark.parametrize(
-    ("object_id", "name"),
-    [("tbl-0001", "tables/tbl-0001.parquet"), ("tbl/with/slash", "tables/tbl%2Fwith%2Fslash.parquet"),
-     ("..", "tables/%2E%2E.parquet"), ("Zürich", "tables/Z%C3%BCrich.parquet")],
-)  # fmt: skip
-def test_file_names_escape_what_could_leave_the_folder(object_id, name):
-    assert object_file("table", object_id) == name
-    long = object_file("table", "x" * 400)
-    assert len(long) < 200 and long != object_file("table", "x" * 401)
+def test_object_files_are_numbered_parts_of_their_kinds_folder():
+    assert part_file("table", 0) == "tables/part-00000.parquet"
+    assert part_file("mapping", 12) == "mappings/part-00012.parquet"
