@@ -29,7 +29,7 @@ from mddframes.codec.kinds import Kind
 #: The manifest's name, and what its "format" field says.
 MANIFEST = "manifest.json"
 FORMAT = "mddframes-snapshot"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 #: The single-frame files: what they hold -> file name.
 FRAME_FILES = {
