@@ -277,32 +277,3 @@ class Snapshot:
         else:  # pragma: no cover - a read's positions are always 0..n-1
             frame.index = pd.Index(positions, name=INDEX_NAME)
         return frame
-
-
-def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
-    """Open a snapshot folder: its frames back, as the readers returned them then.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The folder :func:`~mddframes.snapshot.snapshot` wrote.
-
-    Returns
-    -------
-    Snapshot
-        ``read_tree()``, ``read_table(id)``, ``read_mapping(id)``, ``read_structures()``,
-        ``read_object_types()``, ``read_packages()``, ``objects``, ``failures``.
-
-    Raises
-    ------
-    InvalidArgumentError
-        No complete snapshot there.
-
-    Examples
-    --------
-    >>> from mddframes.snapshot import snapshot
-    >>> _ = snapshot(client.api, "LAB", "snapshots/lab", progress=False, structures=False)
-    >>> snap = read_snapshot("snapshots/lab")
-    >>> objects = snap.objects  # kind, id, digest, rows, file
-    """
-    return Snapshot(path)

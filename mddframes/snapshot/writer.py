@@ -86,48 +86,14 @@ def write_snapshot(
     progress: bool = True,
     structures: bool = True,
 ) -> dict[str, Any]:
-    """Write a whole system to a folder of Parquet files that DuckDB, polars and Spark read.
+    """The work of :func:`mddframes.snapshot.snapshot`, documented there (same arguments).
 
-    The tree, every element's record, every table and mapping, the object types and
-    the open packages, plus ``manifest.json`` (see :mod:`mddframes.snapshot.layout` and
-    docs/guide/snapshots.md). An object that cannot be read is listed under
-    ``"failures"`` in the manifest, never silently missing.
-
-    Parameters
-    ----------
-    api : Api
-        The raw layer (``client.api``).
-    system : str
-        The system to snapshot.
-    path : str or os.PathLike
-        The snapshot folder; it must not exist yet (or be empty). An interrupted
-        snapshot into the same path is resumed: the objects it wrote are not read again.
-    max_workers : int, optional
-        Concurrent requests; default ``api.max_workers``.
-    progress : bool, default True
-        Show progress bars.
-    structures : bool, default True
-        Read every element's record (one request per element) into structures.parquet;
-        ``False`` leaves the file out (the tree still has each element's main fields).
+    That public function imports this module, and with it pyarrow, only when called.
 
     Returns
     -------
     dict
         The manifest, as written to ``manifest.json``.
-
-    Raises
-    ------
-    InvalidArgumentError
-        ``path`` exists and is not an empty folder, or ``system`` is not a string.
-    MddError
-        The tree, the object types or the packages could not be read (then nothing is
-        left at ``path``).
-
-    Examples
-    --------
-    >>> manifest = write_snapshot(client.api, "LAB", "snapshots/lab", progress=False)
-    >>> len(manifest["failures"])
-    0
     """
     if not isinstance(system, str) or not system:
         raise InvalidArgumentError(f"system must be a non-empty string, got {system!r}")

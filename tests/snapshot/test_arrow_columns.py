@@ -10,11 +10,12 @@ import pyarrow.parquet as pq
 import pytest
 from codec_strategies import payloads
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mddframes.codec.frame import from_payload, to_payload
-from mddframes.codec.values import digest
+from mddframes.codec.values import canonical_json, digest
 from mddframes.errors import DataShapeError
-from mddframes.snapshot.arrow_columns import arrow_to_frame, frame_to_arrow
+from mddframes.snapshot.arrow_columns import arrow_to_frame, canonical_cells, frame_to_arrow
 from mddframes.snapshot.bundles import part_file
 from mddframes.snapshot.layout import envelope_of
 
@@ -61,3 +62,21 @@ def test_a_frame_without_a_plain_range_index_is_refused():
 def test_object_files_are_numbered_parts_of_their_kinds_folder():
     assert part_file("table", 0) == "tables/part-00000.parquet"
     assert part_file("mapping", 12) == "mappings/part-00012.parquet"
+
+
+#: JSON cells of any shape: big integers, floats of every size (exponents), any text
+#: (control characters, non-ASCII, lone surrogates), NaN and infinities, nested
+CELLS = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats() | st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(CELLS, max_size=6))
+def test_a_columns_cells_are_each_cells_canonical_json(cells):
+    missing = [c is None or (type(c) is float and c != c) for c in cells]
+    expected = [None if gone else canonical_json(c) for c, gone in zip(cells, missing, strict=True)]
+    assert canonical_cells(cells) == expected

@@ -188,7 +188,8 @@ def test_a_partial_folder_of_another_system_is_started_over(client, tmp_path):
     snap = read_snapshot(folder)
     tree = snap.read_tree()
     assert {o["id"] for o in snap.manifest["objects"]} == {
-        *tree["table_id"].dropna(), *tree["mapping_id"].dropna()
+        *tree["table_id"].dropna(),
+        *tree["mapping_id"].dropna(),
     }
     assert len(list((folder / "tables").glob("*.parquet"))) == len(
         {o["file"] for o in snap.manifest["objects"] if o["kind"] == "table"}
