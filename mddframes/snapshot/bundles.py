@@ -32,10 +32,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mddframes.snapshot.layout import OBJECT_FOLDERS
+from mddframes.snapshot.layout import ID_COLUMNS, OBJECT_FOLDERS
 
 #: Objects per file, and the Arrow bytes of their row groups, before the next file.
-OBJECTS_PER_FILE = 500
+OBJECTS_PER_FILE = 100
 BYTES_PER_FILE = 64 * 1024 * 1024
 #: Files being filled at once (one per distinct schema); more closes the oldest used.
 OPEN_FILES = 32
@@ -71,12 +71,9 @@ def part_file(kind: str, number: int) -> str:
 
 
 def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file's bytes, hex (read in 1 MiB blocks)."""
-    hasher = hashlib.sha256()
+    """The SHA-256 of a file's bytes, hex (read into one reused buffer)."""
     with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            hasher.update(block)
-    return hasher.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 class Journal:
@@ -161,7 +158,9 @@ class _OpenFile:
     relative: str
     writer: pq.ParquetWriter
     entries: list[dict[str, Any]] = field(default_factory=list)
-    envelopes: dict[str, Any] = field(default_factory=dict)
+    # each envelope as its JSON text: parsed, hundreds of them held per open file
+    # weighed several times their text
+    envelopes: list[str] = field(default_factory=list)
     size: int = 0
 
 
@@ -207,13 +206,19 @@ class BundleWriter:
         if target is None:
             relative = part_file(self.kind, self.next_number)
             self.next_number += 1
-            target = _OpenFile(relative, pq.ParquetWriter(self.folder / relative, table.schema))
+            # statistics for the id column only (an engine skips row groups by id): each
+            # column's would be kept for every row group in the footer, held in memory
+            # until the file is closed, and most are of no use in a file of many objects
+            parquet = pq.ParquetWriter(self.folder / relative, table.schema,
+                                       write_statistics=[ID_COLUMNS[self.kind]])  # fmt: skip
+            target = _OpenFile(relative, parquet)
             self._open[key] = target
         self._open.move_to_end(key)
         entry["file"], entry["row_group"] = target.relative, len(target.entries)
         target.writer.write_table(table, row_group_size=max(table.num_rows, 1))
         target.entries.append(entry)
-        target.envelopes[entry["id"]] = envelope
+        object_id = json.dumps(entry["id"], ensure_ascii=False)
+        target.envelopes.append(f"{object_id}:{json.dumps(envelope, ensure_ascii=False)}")
         target.size += table.nbytes
         if len(target.entries) >= OBJECTS_PER_FILE or target.size >= BYTES_PER_FILE:
             self._close(key)
@@ -227,7 +232,7 @@ class BundleWriter:
 
     def _close(self, key: bytes) -> None:
         target = self._open.pop(key)
-        envelopes = json.dumps(target.envelopes, ensure_ascii=False).encode()
+        envelopes = ("{" + ",".join(target.envelopes) + "}").encode()
         target.writer.add_key_value_metadata({ENVELOPES_KEY: envelopes})
         target.writer.close()
         self.journal.record(target.relative, target.entries)

@@ -14,7 +14,10 @@ not in them, and completes it.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import datetime as _dt
+import itertools
 import json
 import logging
 import os
@@ -63,8 +66,10 @@ OBJECTS_PER_CHUNK = 32
 WRITES_IN_FLIGHT = 4
 #: Objects read past the chunk being filled, per worker (the memory budget counts 3).
 READ_AHEAD = 2
+#: Chunks between two returns of freed memory to the system (see :func:`release_memory`).
+TRIM_EVERY = 1
 #: Rows per row group of the whole-frame files (tree, object types, packages).
-ROWS_PER_GROUP = 20_000
+ROWS_PER_GROUP = 5000
 #: Elements per row group of structures.parquet (the records held at once while writing).
 STRUCTURES_PER_GROUP = 5000
 #: The schema of structures.parquet: the record is the element's JSON text as received.
@@ -120,14 +125,15 @@ def write_snapshot(
         tree = tree_frame(tree_payload, what=f"tree of system {system!r}")
         tree_digest = digest(tree_payload)
     del tree_payload  # before the tree's Arrow copy is made: not both at once
+    release_memory()  # the payload's pages back, before Arrow's pool takes its own
     files["tree"] = _write_frame(partial, "tree", tree, tree_digest)
-    pa.default_memory_pool().release_unused()
     kinds: tuple[Kind, ...] = ("table", "mapping")
     element_ids = tree["id"].tolist()
     object_ids = {
         kind: tree[ID_COLUMNS[kind]].dropna().drop_duplicates().tolist() for kind in kinds
     }
     del tree  # only the ids are needed from here on: the frame is not held while reading
+    release_memory()
     # the objects an interrupted run wrote (journaled, verified) are not read again; an
     # id gone from the tree since is left out of the manifest (its rows stay in the file)
     done = {(o["kind"], o["id"]): o for line in kept for o in line["objects"]}
@@ -150,6 +156,7 @@ def write_snapshot(
             written, failed = _write_objects(api, writer, kind, wanted, workers, progress)
         finally:
             writer.close()
+            release_memory()
         number = writer.next_number
         objects += written
         failures += failed
@@ -198,6 +205,31 @@ def _resume(partial: Path, journal: Journal) -> list[dict[str, Any]]:
     logger.info("snapshot: resuming the interrupted snapshot in %s (%d objects kept)",
                 partial, objects)  # fmt: skip
     return kept
+
+
+def release_memory() -> None:
+    """Give freed memory back to the system: Arrow's pool, and glibc's malloc arenas.
+
+    The workers' answers are allocated by several threads, so glibc keeps one arena per
+    thread, each holding on to what was freed in it: the process's RSS then grew with
+    the objects read (about 50 MB over the 7,500 objects of the scale system) although
+    what it held did not. ``malloc_trim`` returns those pages (it takes milliseconds;
+    called every :data:`TRIM_EVERY` chunks). Elsewhere than glibc, only Arrow's pool.
+    """
+    pa.default_memory_pool().release_unused()
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
+def _glibc_malloc_trim() -> Any:
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):  # not glibc (musl, macOS, Windows)
+        return None
+
+
+_MALLOC_TRIM = _glibc_malloc_trim()
 
 
 def _now() -> str:
@@ -274,6 +306,7 @@ def _write_objects(
     registry = registry_for(api)
     key = ID_COLUMNS[kind]
     written, failures = [], []
+    chunk_count = itertools.count(1)
     chunks = iter_parts(api, ids, kind, chunksize=OBJECTS_PER_CHUNK, max_workers=workers,
                         progress=progress, errors="skip", ahead=READ_AHEAD * workers)  # fmt: skip
     with _BackgroundWrites(writer) as files:
@@ -302,6 +335,8 @@ def _write_objects(
                 del table
             files.write(batch)
             del batch
+            if next(chunk_count) % TRIM_EVERY == 0:
+                release_memory()
     return written, failures
 
 
