@@ -67,7 +67,7 @@ WRITES_IN_FLIGHT = 4
 #: Objects read past the chunk being filled, per worker (the memory budget counts 3).
 READ_AHEAD = 2
 #: Chunks between two returns of freed memory to the system (see :func:`release_memory`).
-TRIM_EVERY = 1
+TRIM_EVERY = 4
 #: Rows per row group of the whole-frame files (tree, object types, packages).
 ROWS_PER_GROUP = 5000
 #: Elements per row group of structures.parquet (the records held at once while writing).
@@ -140,6 +140,7 @@ def write_snapshot(
     objects: list[dict[str, Any]] = [
         done[kind, i] for kind in kinds for i in object_ids[kind] if (kind, i) in done
     ]
+    resumed = len(objects)
     journal.start(kept)
     number = next_part_number([line["file"] for line in kept])
     failures: list[dict[str, Any]] = []
@@ -174,6 +175,8 @@ def write_snapshot(
         "files": files,
         "objects": objects,
         "failures": failures,
+        # objects kept from an interrupted run (read before started_at): see _resume
+        "resumed": resumed,
         "encodings": {
             "json": "object columns: one canonical JSON text per cell (keys sorted, no "
             "spaces, 1 and 1.0 apart), a missing cell null; the field's metadata has "

@@ -157,6 +157,7 @@ def test_a_rerun_keeps_the_files_the_killed_run_journaled_and_reads_only_the_res
     assert not (folder / "tables" / "part-99999.parquet").exists()
     assert not (folder / JOURNAL).exists()
     reused = {o["id"] for line in lines[1:] for o in line["objects"]}
+    assert snap.manifest["resumed"] == len(reused)
     rewritten = {o["id"] for o in lines[0]["objects"]}
     for entry in snap.manifest["objects"]:
         if entry["id"] in reused:
