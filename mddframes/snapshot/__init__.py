@@ -36,7 +36,7 @@ def snapshot(
 
     The tree (``tree.parquet``), every element's record (``structures.parquet``), every
     table and mapping (under ``tables/`` and ``mappings/``: the objects of the same
-    columns share a file, one row group each), the object types and the open packages,
+    columns share a file, a row group per chunk read), the object types and the open packages,
     and ``manifest.json`` (service, system, time, each object's digest, row count, file
     and row group, the objects that failed), written last. Each object is written as
     soon as its chunk is read, a few chunks read ahead, so memory follows the largest

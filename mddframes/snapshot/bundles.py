@@ -4,10 +4,10 @@ A system holds thousands of small tables; one Parquet file each made the snapsho
 more time opening, encoding and closing files than reading (7,500 files for the
 100,000-element scale system: about a third of its time). Here the objects whose Arrow
 schemas are equal (same column names, types and recorded pandas dtypes, in the same
-order) go into one file, ``tables/part-00000.parquet``..., **one row group per object**,
-so a file stays a valid Parquet file of one schema that DuckDB, polars and Spark read
+order) go into one file, ``tables/part-00000.parquet``..., the objects of one chunk
+read together in one row group, so a file stays a valid Parquet file of one schema that DuckDB, polars and Spark read
 (alone or as a dataset, ``union_by_name`` across files), and the manifest maps each id
-to its file and row group. A file is closed after :data:`OBJECTS_PER_FILE` objects or
+to its file, row group and first row in it (``offset``). A file is closed after :data:`OBJECTS_PER_FILE` objects or
 :data:`BYTES_PER_FILE` bytes, and at most :data:`OPEN_FILES` files are open at once (one
 per schema being filled: the least recently used is closed first). Each object's
 payload without its rows (its envelope) goes into its file's key-value metadata
@@ -161,11 +161,12 @@ class _OpenFile:
     # each envelope as its JSON text: parsed, hundreds of them held per open file
     # weighed several times their text
     envelopes: list[str] = field(default_factory=list)
+    groups: int = 0
     size: int = 0
 
 
 class BundleWriter:
-    """Objects' Arrow tables into shared files, one row group each (see the module docstring).
+    """Objects' Arrow tables into shared files, a row group per chunk and schema.
 
     Not thread safe: one thread calls :meth:`add` and :meth:`close`.
 
@@ -188,20 +189,31 @@ class BundleWriter:
         self.next_number = first_number
         self._open: OrderedDict[bytes, _OpenFile] = OrderedDict()
 
-    def add(self, table: pa.Table, envelope: dict[str, Any], entry: dict[str, Any]) -> None:
-        """Write one object's table as a row group; fills ``entry["file"]`` and ``["row_group"]``.
+    def add(self, batch: list[tuple[pa.Table, dict[str, Any], dict[str, Any]]]) -> None:
+        """Write a chunk's objects: those of one schema together, as one row group.
+
+        Fills each entry's ``"file"``, ``"row_group"`` and ``"offset"`` (its first row
+        in the row group). One row group per object cost more than the rows of a small
+        table (pyarrow's per-call work and each row group's footer entry): a row group
+        per chunk and schema keeps the files few and their footers small.
 
         Parameters
         ----------
-        table : pyarrow.Table
-            The object's rows (id and position columns first).
-        envelope : dict
-            Its payload without the rows.
-        entry : dict
-            Its manifest entry (``"id"`` set); completed here.
+        batch : list of (pyarrow.Table, dict, dict)
+            Each object's rows (id and position columns first), its payload without
+            the rows, and its manifest entry (``"id"`` and ``"rows"`` set).
         """
-        # the schema's own metadata (the index) differs between objects: not part of the key
-        key = table.schema.remove_metadata().serialize().to_pybytes()
+        groups: dict[bytes, list[tuple[pa.Table, dict[str, Any], dict[str, Any]]]] = {}
+        for item in batch:
+            # the schema's own metadata (the index) differs between objects: not in the key
+            key = item[0].schema.remove_metadata().serialize().to_pybytes()
+            groups.setdefault(key, []).append(item)
+        for key, items in groups.items():
+            self._add_group(key, items)
+
+    def _add_group(
+        self, key: bytes, items: list[tuple[pa.Table, dict[str, Any], dict[str, Any]]]
+    ) -> None:
         target = self._open.get(key)
         if target is None:
             relative = part_file(self.kind, self.next_number)
@@ -209,16 +221,26 @@ class BundleWriter:
             # statistics for the id column only (an engine skips row groups by id): each
             # column's would be kept for every row group in the footer, held in memory
             # until the file is closed, and most are of no use in a file of many objects
-            parquet = pq.ParquetWriter(self.folder / relative, table.schema,
+            parquet = pq.ParquetWriter(self.folder / relative, items[0][0].schema,
                                        write_statistics=[ID_COLUMNS[self.kind]])  # fmt: skip
             target = _OpenFile(relative, parquet)
             self._open[key] = target
         self._open.move_to_end(key)
-        entry["file"], entry["row_group"] = target.relative, len(target.entries)
+        tables = [table for table, _, _ in items]
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+        offset = 0
+        for _table, envelope, entry in items:
+            entry["file"], entry["row_group"], entry["offset"] = (
+                target.relative,
+                target.groups,
+                offset,
+            )
+            offset += entry["rows"]
+            target.entries.append(entry)
+            object_id = json.dumps(entry["id"], ensure_ascii=False)
+            target.envelopes.append(f"{object_id}:{json.dumps(envelope, ensure_ascii=False)}")
         target.writer.write_table(table, row_group_size=max(table.num_rows, 1))
-        target.entries.append(entry)
-        object_id = json.dumps(entry["id"], ensure_ascii=False)
-        target.envelopes.append(f"{object_id}:{json.dumps(envelope, ensure_ascii=False)}")
+        target.groups += 1
         target.size += table.nbytes
         if len(target.entries) >= OBJECTS_PER_FILE or target.size >= BYTES_PER_FILE:
             self._close(key)

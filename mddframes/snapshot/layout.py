@@ -8,10 +8,10 @@ A snapshot of system ``S`` in ``DIR``::
     DIR/object_types.parquet     read_object_types()
     DIR/packages.parquet         read_packages(S) (the open packages)
     DIR/tables/part-NNNNN.parquet    tables of the same columns: table_id, row, their
-                                     columns; one row group per table
+                                     columns; a row group per chunk read
     DIR/mappings/part-NNNNN.parquet  mappings likewise (mapping_id, row, ...)
 
-The manifest maps each id to its file and row group (see :mod:`mddframes.snapshot.bundles`
+The manifest maps each id to its file, row group and offset (see :mod:`mddframes.snapshot.bundles`
 for why objects share files, and docs/guide/snapshots.md). While a snapshot is written,
 ``journal.jsonl`` in the partial folder lists the object files closed so far.
 """

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mddframes.codec.frame import INDEX_NAME
@@ -20,7 +21,7 @@ from mddframes.snapshot.bundles import ENVELOPES_KEY
 from mddframes.snapshot.layout import FORMAT, FRAME_FILES, MANIFEST
 
 #: The columns of :attr:`Snapshot.objects`.
-OBJECT_COLUMNS = ("kind", "id", "digest", "rows", "file", "row_group")
+OBJECT_COLUMNS = ("kind", "id", "digest", "rows", "file", "row_group", "offset")
 
 
 class Snapshot:
@@ -69,6 +70,7 @@ class Snapshot:
         # manifest order, file after file (a diff), and a footer is read once per file
         self._open: tuple[str, pq.ParquetFile] | None = None
         self._envelopes: tuple[str, dict[str, Any]] | None = None
+        self._group: tuple[tuple[str, int], pa.Table] | None = None
 
     def __repr__(self) -> str:
         m = self.manifest
@@ -84,12 +86,12 @@ class Snapshot:
 
     @property
     def objects(self) -> pd.DataFrame:
-        """One row per table and mapping: kind, id, digest, rows, file, row_group."""
+        """One row per table and mapping: kind, id, digest, rows, file, row_group, offset."""
         rows = [{c: o[c] for c in OBJECT_COLUMNS} for o in self.manifest["objects"]]
         frame = pd.DataFrame(rows, columns=list(OBJECT_COLUMNS))
         return frame.astype({"kind": "string", "id": "string", "digest": "string",
                              "rows": "Int64", "file": "string",
-                             "row_group": "Int64"})  # fmt: skip
+                             "row_group": "Int64", "offset": "Int64"})  # fmt: skip
 
     @property
     def failures(self) -> pd.DataFrame:
@@ -267,7 +269,11 @@ class Snapshot:
 
     def _object_frame(self, kind: Kind, object_id: str) -> pd.DataFrame:
         entry = self.object_entry(kind, object_id)
-        long = arrow_to_frame(self._parquet(entry["file"]).read_row_group(entry["row_group"]))
+        where = (entry["file"], entry["row_group"])
+        if self._group is None or self._group[0] != where:
+            # a row group holds the objects of a chunk: read once for all of them
+            self._group = where, self._parquet(entry["file"]).read_row_group(entry["row_group"])
+        long = arrow_to_frame(self._group[1].slice(entry["offset"], entry["rows"]))
         position = entry["row_column"]
         positions = long[position].to_numpy(dtype="int64")
         # no columns: pandas' own empty columns (a RangeIndex), as the read gave

@@ -343,13 +343,6 @@ def _write_objects(
     return written, failures
 
 
-def _write_batch(
-    writer: BundleWriter, batch: list[tuple[pa.Table, dict[str, Any], dict[str, Any]]]
-) -> None:
-    for table, envelope, entry in batch:
-        writer.add(table, envelope, entry)
-
-
 class _BackgroundWrites:
     """Batches of objects written by one background thread, the caller a few batches ahead."""
 
@@ -359,7 +352,7 @@ class _BackgroundWrites:
         self._pending: deque[Future[None]] = deque()
 
     def write(self, batch: list[tuple[pa.Table, dict[str, Any], dict[str, Any]]]) -> None:
-        self._pending.append(self._pool.submit(_write_batch, self._writer, batch))
+        self._pending.append(self._pool.submit(self._writer.add, batch))
         while len(self._pending) > WRITES_IN_FLIGHT:
             self._pending.popleft().result()
 
