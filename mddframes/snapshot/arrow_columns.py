@@ -129,7 +129,7 @@ def arrays_to_arrow(
         arrays.append(array)
     for name, values in columns.items():
         array, encoding = _column_to_arrow(values)
-        metadata = {DTYPE_KEY: _dtype_metadata(values.dtype)}
+        metadata = {DTYPE_KEY: dtype_metadata(values.dtype)}
         if encoding is not None:
             metadata[ENCODING_KEY] = encoding.encode()
         fields.append(pa.field(name, array.type, nullable=True, metadata=metadata))
@@ -226,8 +226,20 @@ def _numpy_or_own(dtype: Any) -> Any:
     return dtype
 
 
-def _dtype_metadata(dtype: Any) -> bytes:
-    """:func:`_dtype_spec` as the field metadata value, kept per dtype (columns repeat them)."""
+def dtype_metadata(dtype: Any) -> bytes:
+    """A column dtype's field metadata value (``mddframes.dtype``), kept per dtype.
+
+    Parameters
+    ----------
+    dtype : numpy or pandas dtype
+        A column's dtype.
+
+    Returns
+    -------
+    bytes
+        The JSON that :func:`arrow_to_frame` turns back into the dtype; equal bytes,
+        equal Arrow column type.
+    """
     try:
         return _DTYPE_METADATA[dtype]
     except KeyError:

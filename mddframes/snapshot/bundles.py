@@ -189,7 +189,9 @@ class BundleWriter:
         self.next_number = first_number
         self._open: OrderedDict[bytes, _OpenFile] = OrderedDict()
 
-    def add(self, batch: list[tuple[pa.Table, dict[str, Any], dict[str, Any]]]) -> None:
+    def add(
+        self, batch: list[tuple[pa.Table, list[tuple[dict[str, Any], dict[str, Any]]]]]
+    ) -> None:
         """Write a chunk's objects: those of one schema together, as one row group.
 
         Fills each entry's ``"file"``, ``"row_group"`` and ``"offset"`` (its first row
@@ -199,20 +201,21 @@ class BundleWriter:
 
         Parameters
         ----------
-        batch : list of (pyarrow.Table, dict, dict)
-            Each object's rows (id and position columns first), its payload without
-            the rows, and its manifest entry (``"id"`` and ``"rows"`` set).
+        batch : list of (pyarrow.Table, list of (dict, dict))
+            Tables of objects' rows one after the other (id and position columns
+            first), each with its objects' payloads without the rows and manifest
+            entries (``"id"`` and ``"rows"`` set), in the order of their rows.
         """
-        groups: dict[bytes, list[tuple[pa.Table, dict[str, Any], dict[str, Any]]]] = {}
+        groups: dict[bytes, list[tuple[pa.Table, list[tuple[dict[str, Any], dict[str, Any]]]]]] = {}
         for item in batch:
-            # the schema's own metadata (the index) differs between objects: not in the key
+            # the schema's own metadata (the index) differs between tables: not in the key
             key = item[0].schema.remove_metadata().serialize().to_pybytes()
             groups.setdefault(key, []).append(item)
         for key, items in groups.items():
             self._add_group(key, items)
 
     def _add_group(
-        self, key: bytes, items: list[tuple[pa.Table, dict[str, Any], dict[str, Any]]]
+        self, key: bytes, items: list[tuple[pa.Table, list[tuple[dict[str, Any], dict[str, Any]]]]]
     ) -> None:
         target = self._open.get(key)
         if target is None:
@@ -226,10 +229,10 @@ class BundleWriter:
             target = _OpenFile(relative, parquet)
             self._open[key] = target
         self._open.move_to_end(key)
-        tables = [table for table, _, _ in items]
+        tables = [table for table, _ in items]
         table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
         offset = 0
-        for _table, envelope, entry in items:
+        for envelope, entry in (o for _, objects in items for o in objects):
             entry["file"], entry["row_group"], entry["offset"] = (
                 target.relative,
                 target.groups,

@@ -37,10 +37,10 @@ from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
 from mddframes.context import registry_for
 from mddframes.errors import InvalidArgumentError
-from mddframes.frames.bulk_tables import ROW_COLUMN, failure_record, iter_parts
+from mddframes.frames.bulk_tables import ROW_COLUMN, Part, failure_record, iter_parts
 from mddframes.frames.listing import read_object_types, read_packages
 from mddframes.frames.tree import tree_frame
-from mddframes.snapshot.arrow_columns import arrays_to_arrow, frame_to_arrow
+from mddframes.snapshot.arrow_columns import arrays_to_arrow, dtype_metadata, frame_to_arrow
 from mddframes.snapshot.bundles import BundleWriter, Journal, next_part_number
 from mddframes.snapshot.layout import (
     FORMAT,
@@ -307,40 +307,64 @@ def _write_objects(
     in order), at most :data:`WRITES_IN_FLIGHT` chunks behind.
     """
     registry = registry_for(api)
-    key = ID_COLUMNS[kind]
-    written, failures = [], []
+    written: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
     chunk_count = itertools.count(1)
     chunks = iter_parts(api, ids, kind, chunksize=OBJECTS_PER_CHUNK, max_workers=workers,
                         progress=progress, errors="skip", ahead=READ_AHEAD * workers)  # fmt: skip
     with _BackgroundWrites(writer) as files:
         for parts, failed in chunks:
             failures += [{"kind": kind, **failure} for failure in failed]
-            batch: list[tuple[pa.Table, dict[str, Any], dict[str, Any]]] = []
-            for object_id, (arrays, index) in parts:
-                context = registry.get(kind, object_id)
-                if context is None:  # pragma: no cover - every read records its context
-                    raise RuntimeError(
-                        f"snapshot: the read of {kind} {object_id!r} left no context"
-                    )
-                position = ROW_COLUMN
-                while position in arrays:  # the long frames' rule (frames/long_frames.py)
-                    position = "_" + position
-                n = len(index)
-                leading = {
-                    key: pa.array([object_id] * n, pa.string()),
-                    position: pa.array(np.asarray(index, dtype=np.int64)),
-                }
-                table = arrays_to_arrow(arrays, leading=leading)
-                entry = {"kind": kind, "id": object_id, "digest": context.digest, "rows": n,
-                         "row_column": position, "columns": list(arrays)}  # fmt: skip
-                batch.append((table, envelope_of(context.payload, kind), entry))
-                written.append(entry)  # its file and row group filled in by the writer
-                del table
+            batch = _chunk_tables(kind, parts, registry)
+            written += [entry for _table, objects in batch for _envelope, entry in objects]
             files.write(batch)
-            del batch
+            del batch, parts
             if next(chunk_count) % TRIM_EVERY == 0:
                 release_memory()
     return written, failures
+
+
+#: A chunk's objects ready to write: per group of the same columns, its Arrow table
+#: (the objects' rows one after the other) and each object's envelope and manifest entry.
+ChunkTables = list[tuple[pa.Table, list[tuple[dict[str, Any], dict[str, Any]]]]]
+
+
+def _chunk_tables(kind: Kind, parts: list[tuple[str, Part]], registry: Any) -> ChunkTables:
+    """A chunk's objects as Arrow tables, one per group of the same columns and dtypes.
+
+    Converted a group at a time (each column's arrays joined first): converting object
+    by object cost a few Arrow calls per column of every small table, more than the
+    rows themselves.
+    """
+    key = ID_COLUMNS[kind]
+    groups: dict[tuple[Any, ...], list[tuple[str, dict[Any, Any], pd.Index, str]]] = {}
+    for object_id, (arrays, index) in parts:
+        position = ROW_COLUMN
+        while position in arrays:  # the long frames' rule (frames/long_frames.py)
+            position = "_" + position
+        signature = (position, *((n, dtype_metadata(a.dtype)) for n, a in arrays.items()))
+        groups.setdefault(signature, []).append((object_id, arrays, index, position))
+    out: ChunkTables = []
+    for members in groups.values():
+        first, position = members[0][1], members[0][3]
+        columns = first if len(members) == 1 else {
+            name: type(array)._concat_same_type([m[1][name] for m in members])
+            for name, array in first.items()
+        }  # fmt: skip
+        lengths = [len(m[2]) for m in members]
+        ids = np.repeat(np.array([m[0] for m in members], dtype=object), lengths)
+        positions = np.concatenate([np.asarray(m[2], dtype=np.int64) for m in members])
+        leading = {key: pa.array(ids, pa.string()), position: pa.array(positions, pa.int64())}
+        objects = []
+        for object_id, arrays, index, _position in members:
+            context = registry.get(kind, object_id)
+            if context is None:  # pragma: no cover - every read records its context
+                raise RuntimeError(f"snapshot: the read of {kind} {object_id!r} left no context")
+            entry = {"kind": kind, "id": object_id, "digest": context.digest, "rows": len(index),
+                     "row_column": position, "columns": list(arrays)}  # fmt: skip
+            objects.append((envelope_of(context.payload, kind), entry))
+        out.append((arrays_to_arrow(columns, leading=leading), objects))
+    return out
 
 
 class _BackgroundWrites:
@@ -351,7 +375,7 @@ class _BackgroundWrites:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mddframes-snapshot")
         self._pending: deque[Future[None]] = deque()
 
-    def write(self, batch: list[tuple[pa.Table, dict[str, Any], dict[str, Any]]]) -> None:
+    def write(self, batch: ChunkTables) -> None:
         self._pending.append(self._pool.submit(self._writer.add, batch))
         while len(self._pending) > WRITES_IN_FLIGHT:
             self._pending.popleft().result()
