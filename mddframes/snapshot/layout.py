@@ -80,10 +80,29 @@ def write_json_atomically(path: Path, document: Any) -> None:
     """
     temporary = path.with_name(path.name + ".tmp")
     with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(document, handle, ensure_ascii=False, indent=1)
+        handle.write(_readable_json(document))
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
+
+
+def _readable_json(document: Any) -> str:
+    """An object's JSON with a line per key, and a list's items a line each, compact.
+
+    As readable as ``indent`` for a manifest of thousands of objects, and encoded by
+    json's C encoder (``indent`` takes the pure-Python one: 0.3 s for 7,500 objects).
+    """
+    if not isinstance(document, dict):
+        return json.dumps(document, ensure_ascii=False)
+    lines = []
+    for key, value in document.items():
+        name = json.dumps(key, ensure_ascii=False)
+        if isinstance(value, list) and value:
+            items = ",\n  ".join(json.dumps(item, ensure_ascii=False) for item in value)
+            lines.append(f" {name}: [\n  {items}\n ]")
+        else:
+            lines.append(f" {name}: {json.dumps(value, ensure_ascii=False)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def sync_folder(path: Path) -> None:

@@ -80,3 +80,18 @@ def test_a_columns_cells_are_each_cells_canonical_json(cells):
     missing = [c is None or (type(c) is float and c != c) for c in cells]
     expected = [None if gone else canonical_json(c) for c, gone in zip(cells, missing, strict=True)]
     assert canonical_cells(cells) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.dictionaries(st.text(max_size=4), CELLS, max_size=4), max_size=12))
+def test_the_trees_digest_is_the_codecs(items):
+    from mddframes.snapshot import writer
+
+    try:
+        expected = digest(items)
+    except UnicodeEncodeError:  # a lone surrogate has no UTF-8: neither digests it
+        with pytest.raises(UnicodeEncodeError):
+            writer.list_digest(items)
+        return
+    assert writer.list_digest(items) == expected
+    assert writer.list_digest([*items, None]) == digest([*items, None])
