@@ -1,8 +1,8 @@
 """Bounded memory at any size (goals of issue 25).
 
 1. ``iter_tables`` over 2,000 tables (chunks of 100): peak memory (tracemalloc: pandas
-   only, no Arrow here) against the peak of reading one chunk, the first 100 tables
-   (goal: at most 1.2x, whatever the table count).
+   only, no Arrow here) against the peak of reading one chunk alone, the highest of
+   the 20 chunks' (goal: at most 1.2x, whatever the table count).
 2. ``snapshot`` of the 100,000-element scale system (``structures=False``: one request
    per element would dwarf the rest) against reading the same objects into frames:
    ``read_tree`` + ``read_tables`` + ``read_mappings`` + ``read_object_types`` +
@@ -10,7 +10,8 @@
 3. ``snapshot``'s peak RSS growth (Arrow's buffers are invisible to tracemalloc), in a
    fresh child process, against the tree (the RSS growth of ``read_tree`` alone, also
    in a fresh child) plus 3 x the payloads in flight (workers x the largest object's
-   JSON size) (goal: at most 1.0x that budget).
+   JSON size) (goal: at most 1.0x that budget). Both children load pyarrow before
+   measuring: the library's code is not memory the job holds.
 4. ``read_tree`` of 1,000,000 elements against ``requests.get`` + ``json.loads`` +
    ``pd.DataFrame`` (goal: at most 1.5x the time), and its peak RSS growth in a fresh
    child against the answer's size in bytes (goal: at most 3x).
@@ -65,12 +66,15 @@ def bench_iter_tables() -> Result:
             for chunk in client.iter_tables(wanted, chunksize=CHUNK, progress=False):
                 del chunk
 
+        chunks = [ids[start : start + CHUNK] for start in range(0, len(ids), CHUNK)]
         base, cand = [], []
         for _ in range(ITER_REPEAT):
-            base.append(peak_memory(lambda: consume(ids[:CHUNK])) / 1e6)
+            # the floor: the chunk whose own peak is the highest (the tables differ in size,
+            # so the first chunk alone would make any larger later chunk look like growth)
+            base.append(max(peak_memory(lambda c=c: consume(c)) for c in chunks) / 1e6)
             cand.append(peak_memory(lambda: consume(ids)) / 1e6)
     ratios = [c / b for b, c in zip(base, cand, strict=True)]
-    return _spread(f"iter_tables {ITER_TABLES:,} tables peak vs one chunk of {CHUNK}",
+    return _spread(f"iter_tables {ITER_TABLES:,} tables peak vs the largest chunk of {CHUNK}",
                    base, cand, ratios, "MB", "<= 1.2x", lambda r: r <= 1.2)  # fmt: skip
 
 
@@ -110,6 +114,7 @@ config.client_secret = os.environ["BENCH_EMULATOR_SECRET"]
 handle = EmulatorHandle(spec["base_url"], config)
 client = Client.from_emulator(handle)
 client.read_object_types()  # connected, token taken: not part of the job
+import mddframes.snapshot.writer  # pyarrow's code loaded (~4.5 MB): not part of the job either
 
 def status(key):
     for line in open("/proc/self/status"):

@@ -153,11 +153,16 @@ def _shut_down(connection: Any) -> None:
         pass  # already closed
 
 
+#: Guards queued before the watchdog first drops the finished ones (see _Watchdog.watch).
+_COMPACT_FLOOR = 64
+
+
 class _Watchdog:
     """One daemon thread that expires guards at their deadlines (started on first use)."""
 
     def __init__(self) -> None:
         self._heap: list[tuple[float, int, Guard]] = []
+        self._compact_at = _COMPACT_FLOOR
         self._order = itertools.count()
         self._wake = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
@@ -165,6 +170,13 @@ class _Watchdog:
     def watch(self, when: float, guard: Guard) -> None:
         with self._wake:
             heapq.heappush(self._heap, (when, next(self._order), guard))
+            if len(self._heap) >= self._compact_at:
+                # finished guards wait for their deadline (minutes) in the heap: thousands
+                # of calls would keep thousands of them; dropped in one pass once the heap
+                # doubles (amortised O(1) a call), so it follows the calls in flight
+                self._heap = [entry for entry in self._heap if not entry[2].done]
+                heapq.heapify(self._heap)
+                self._compact_at = max(_COMPACT_FLOOR, 2 * len(self._heap))
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="mddframes-deadlines", daemon=True
@@ -176,8 +188,8 @@ class _Watchdog:
         while True:
             with self._wake:
                 while not self._heap or self._heap[0][0] > time.monotonic():
-                    # A finished guard stays queued until its time: dropping it early
-                    # would cost a heap search per call for no gain.
+                    # A finished guard stays queued until its time or the next compaction
+                    # (watch): dropping each one at once would cost a heap search per call.
                     wait = self._heap[0][0] - time.monotonic() if self._heap else None
                     self._wake.wait(wait)
                 _, _, guard = heapq.heappop(self._heap)

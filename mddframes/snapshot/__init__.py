@@ -35,13 +35,15 @@ def snapshot(
     """Write a whole system to a folder of Parquet files that DuckDB, polars and Spark read.
 
     The tree (``tree.parquet``), every element's record (``structures.parquet``), every
-    table and mapping (one file each under ``tables/`` and ``mappings/``), the object
-    types and the open packages, and ``manifest.json`` (service, system, time, each
-    object's digest, row count and file, the objects that failed), written last.
-    Each object is written as soon as it is read, at most ``max_workers`` read
-    ahead, so memory follows the largest objects, not the system. Everything goes
-    into a hidden ``.DIR.partial`` folder renamed to ``DIR`` at the end: an
-    interrupted snapshot leaves no ``DIR``, and the next run starts it over.
+    table and mapping (under ``tables/`` and ``mappings/``: the objects of the same
+    columns share a file, a row group per chunk read), the object types and the open packages,
+    and ``manifest.json`` (service, system, time, each object's digest, row count, file
+    and row group, the objects that failed), written last. Each object is written as
+    soon as its chunk is read, a few chunks read ahead, so memory follows the largest
+    objects, not the system. Everything goes into a hidden ``.DIR.partial`` folder
+    renamed to ``DIR`` at the end: an interrupted snapshot leaves no ``DIR``, and the
+    next run into ``DIR`` keeps the files the interrupted one finished (listed in its
+    journal, their SHA-256 checked) and reads only the objects not in them.
 
     Parameters
     ----------
@@ -50,7 +52,8 @@ def snapshot(
     system : str
         The system to snapshot.
     path : str or os.PathLike
-        The snapshot folder; it must not exist yet (or be empty).
+        The snapshot folder; it must not exist yet (or be empty). An interrupted
+        snapshot into it is resumed.
     max_workers : int, optional
         Concurrent requests; default ``api.max_workers``.
     progress : bool, default True

@@ -66,34 +66,14 @@ def compare_snapshots(
     max_workers: int | None = None,
     progress: bool = True,
 ) -> SnapshotDiff:
-    """What changed since a snapshot (:func:`mddframes.snapshot.diff_snapshots`).
+    """The work of :func:`mddframes.snapshot.diff_snapshots`, documented there (same arguments).
 
-    Parameters
-    ----------
-    old : Snapshot or path
-        The earlier snapshot.
-    new : Snapshot, path or Api
-        A later snapshot of the same system, or the raw layer (``client.api``) to
-        compare with what the service holds now (every table and mapping of both
-        sides is fetched once to take its digest).
-    cells : bool, default True
-        List the changed cells of changed tables and mappings too.
-    max_workers : int, optional
-        Concurrent requests against the service; default ``api.max_workers``.
-    progress : bool, default True
-        Show a progress bar while the service is read.
+    That public function imports this module, and with it pyarrow, only when called.
 
     Returns
     -------
     SnapshotDiff
         ``objects`` and ``cells`` frames.
-
-    Examples
-    --------
-    >>> from mddframes.snapshot import snapshot
-    >>> _ = snapshot(client.api, "LAB", "snapshots/lab", progress=False, structures=False)
-    >>> compare_snapshots("snapshots/lab", client.api, progress=False).empty
-    True
     """
     before = old if isinstance(old, Snapshot) else Snapshot(old)
     if isinstance(new, (Snapshot, str, os.PathLike)):

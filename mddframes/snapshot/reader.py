@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mddframes.codec.frame import INDEX_NAME
@@ -16,10 +17,11 @@ from mddframes.codec.kinds import Kind
 from mddframes.errors import DataShapeError, InvalidArgumentError, NotFoundError
 from mddframes.frames.structures import structure_record, structures_frame
 from mddframes.snapshot.arrow_columns import arrow_to_frame
-from mddframes.snapshot.layout import ENVELOPE_KEY, FORMAT, FRAME_FILES, MANIFEST
+from mddframes.snapshot.bundles import ENVELOPES_KEY
+from mddframes.snapshot.layout import FORMAT, FRAME_FILES, MANIFEST
 
 #: The columns of :attr:`Snapshot.objects`.
-OBJECT_COLUMNS = ("kind", "id", "digest", "rows", "file")
+OBJECT_COLUMNS = ("kind", "id", "digest", "rows", "file", "row_group", "offset")
 
 
 class Snapshot:
@@ -64,6 +66,11 @@ class Snapshot:
         self._objects: dict[tuple[str, str], dict[str, Any]] = {
             (o["kind"], o["id"]): o for o in self.manifest["objects"]
         }
+        # the last object file opened, and its envelopes: objects are mostly read in
+        # manifest order, file after file (a diff), and a footer is read once per file
+        self._open: tuple[str, pq.ParquetFile] | None = None
+        self._envelopes: tuple[str, dict[str, Any]] | None = None
+        self._group: tuple[tuple[str, int], pa.Table] | None = None
 
     def __repr__(self) -> str:
         m = self.manifest
@@ -79,11 +86,12 @@ class Snapshot:
 
     @property
     def objects(self) -> pd.DataFrame:
-        """One row per table and mapping: kind, id, digest, rows, file."""
+        """One row per table and mapping: kind, id, digest, rows, file, row_group, offset."""
         rows = [{c: o[c] for c in OBJECT_COLUMNS} for o in self.manifest["objects"]]
         frame = pd.DataFrame(rows, columns=list(OBJECT_COLUMNS))
         return frame.astype({"kind": "string", "id": "string", "digest": "string",
-                             "rows": "Int64", "file": "string"})  # fmt: skip
+                             "rows": "Int64", "file": "string",
+                             "row_group": "Int64", "offset": "Int64"})  # fmt: skip
 
     @property
     def failures(self) -> pd.DataFrame:
@@ -242,9 +250,16 @@ class Snapshot:
             Everything of the payload but the rows (metadata, column declarations...).
         """
         entry = self.object_entry(kind, object_id)
-        metadata = pq.read_schema(self.path / entry["file"]).metadata or {}
-        envelope: dict[str, Any] = json.loads(metadata[ENVELOPE_KEY])
+        if self._envelopes is None or self._envelopes[0] != entry["file"]:
+            metadata = self._parquet(entry["file"]).metadata.metadata or {}
+            self._envelopes = entry["file"], json.loads(metadata[ENVELOPES_KEY])
+        envelope: dict[str, Any] = self._envelopes[1][entry["id"]]
         return envelope
+
+    def _parquet(self, relative: str) -> pq.ParquetFile:
+        if self._open is None or self._open[0] != relative:
+            self._open = relative, pq.ParquetFile(self.path / relative)
+        return self._open[1]
 
     def _frame(self, what: str) -> pd.DataFrame:
         entry = self.manifest["files"].get(what)
@@ -254,7 +269,11 @@ class Snapshot:
 
     def _object_frame(self, kind: Kind, object_id: str) -> pd.DataFrame:
         entry = self.object_entry(kind, object_id)
-        long = arrow_to_frame(pq.read_table(self.path / entry["file"]))
+        where = (entry["file"], entry["row_group"])
+        if self._group is None or self._group[0] != where:
+            # a row group holds the objects of a chunk: read once for all of them
+            self._group = where, self._parquet(entry["file"]).read_row_group(entry["row_group"])
+        long = arrow_to_frame(self._group[1].slice(entry["offset"], entry["rows"]))
         position = entry["row_column"]
         positions = long[position].to_numpy(dtype="int64")
         # no columns: pandas' own empty columns (a RangeIndex), as the read gave
@@ -264,32 +283,3 @@ class Snapshot:
         else:  # pragma: no cover - a read's positions are always 0..n-1
             frame.index = pd.Index(positions, name=INDEX_NAME)
         return frame
-
-
-def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
-    """Open a snapshot folder: its frames back, as the readers returned them then.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The folder :func:`~mddframes.snapshot.snapshot` wrote.
-
-    Returns
-    -------
-    Snapshot
-        ``read_tree()``, ``read_table(id)``, ``read_mapping(id)``, ``read_structures()``,
-        ``read_object_types()``, ``read_packages()``, ``objects``, ``failures``.
-
-    Raises
-    ------
-    InvalidArgumentError
-        No complete snapshot there.
-
-    Examples
-    --------
-    >>> from mddframes.snapshot import snapshot
-    >>> _ = snapshot(client.api, "LAB", "snapshots/lab", progress=False, structures=False)
-    >>> snap = read_snapshot("snapshots/lab")
-    >>> objects = snap.objects  # kind, id, digest, rows, file
-    """
-    return Snapshot(path)

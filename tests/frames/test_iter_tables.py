@@ -72,3 +72,16 @@ def test_reads_do_not_run_ahead_of_the_consumer(client, ids, emu):
     next(chunks)
     chunks.close()
     assert 1 <= emu.counters().get("getTable", 0) <= 1 + workers
+
+
+def test_many_reads_leave_no_per_call_state_behind(client, ids):
+    """The deadline watchdog's queue follows the calls in flight, not the calls made:
+    a finished call's guard waited there for its deadline (minutes), so iterating
+    thousands of tables kept thousands of them."""
+    from mddframes.http import guard
+
+    tables = (ids[0] * 20)[:400]
+    for table_id in tables:
+        client.read_table(table_id)
+    queued = len(guard._watchdog._heap)
+    assert queued <= 2 * guard._COMPACT_FLOOR, queued

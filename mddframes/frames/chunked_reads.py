@@ -1,0 +1,193 @@
+"""The engine of the bulk readers: ids read concurrently, gathered into chunks of parts.
+
+:func:`iter_many` is what ``read_tables``, ``iter_tables`` and ``iter_parts``
+(:mod:`mddframes.frames.bulk_tables`) run: the reads in input order with bounded
+read-ahead, each chunk's dates parsed together, its write-back contexts let go when the
+next chunk is asked for, and the failures as plain records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from mddframes.bulk import ErrorPolicy, iter_bulk, resolve_workers
+from mddframes.codec.date_batch import resolve_dates
+from mddframes.codec.kinds import Kind
+from mddframes.context import ContextRegistry, registry_for
+from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.frames.long_frames import Part, long_frame
+from mddframes.ids import id_list
+
+if TYPE_CHECKING:
+    from mddframes.api import Api
+
+#: A chunk of objects read: each object's id and part, and the failures among its ids.
+PartChunk = tuple[list[tuple[str, Part]], list[dict[str, Any]]]
+
+
+def iter_many(
+    api: Api,
+    ids: Iterable[str],
+    reader: Callable[[Api, str], Callable[[], Part]],
+    *,
+    key: str,
+    desc: str,
+    chunksize: int | None,
+    max_workers: int | None,
+    progress: bool,
+    errors: ErrorPolicy,
+    parts: bool = False,
+    ahead: int | None = None,
+) -> Iterator[Any]:
+    """Long frames of ``chunksize`` objects each (None: one frame of all, even of none);
+    with ``parts``, each chunk as its parts and failures instead (see :func:`iter_parts`);
+    ``ahead``: objects read past the chunk being filled (default the workers).
+
+    ``reader(api, id)`` does the request in a worker and returns a function that builds
+    the part (its column arrays and index); the calling thread builds it, so it only
+    waits while the workers wait for answers and the building costs a worker no time
+    before its next request (built in the worker, under the GIL, it delayed the next
+    request by as much). With a chunk size, at most ``workers`` objects are read past
+    the chunk being filled: memory follows the chunk, not the number of ids.
+    """
+    # the arguments are checked now, not at the first next()
+    wanted = id_list(ids, what=f"{desc} ids", id_columns=(key,))
+    size = len(wanted) if chunksize is None else _check_chunksize(chunksize)
+    workers = resolve_workers(max_workers, api.max_workers)
+    if errors not in ("raise", "skip"):
+        raise InvalidArgumentError(f"errors must be 'raise' or 'skip', got {errors!r}")
+
+    def read_one(object_id: str) -> tuple[str, Callable[[], Part]]:
+        return object_id, reader(api, object_id)
+
+    def build(fetched: tuple[str, Callable[[], Part]]) -> Part:
+        object_id, make = fetched
+        arrays, index = make()
+        if key in arrays:
+            raise DataShapeError(
+                f"{key.split('_')[0]} {object_id!r} has its own column {key!r}, which the long "
+                f"frame of {desc} uses for the id; read it alone"
+            )
+        return arrays, index
+
+    chunks = _part_chunks(
+        iter_bulk(
+            read_one,
+            wanted,
+            ahead=None if chunksize is None else ahead or workers,
+            max_workers=workers,
+            progress=progress,
+            errors=errors,
+            desc=desc,
+            then=build,
+        ),
+        key=key,
+        size=size,
+        total=len(wanted),
+        whole=chunksize is None,
+        registry=registry_for(api),
+    )
+    return chunks if parts else _frames(chunks, key)
+
+
+def _part_chunks(
+    outcomes: Iterator[tuple[int, str, Any, Exception | None]],
+    *,
+    key: str,
+    size: int,
+    total: int,
+    whole: bool,
+    registry: ContextRegistry,
+) -> Iterator[PartChunk]:
+    """The outcomes, in input order, gathered into chunks of ``size`` ids each.
+
+    Each chunk's date columns are parsed once per column for all its objects
+    (codec/date_batch.py). In chunks (not ``whole``), the write-back contexts of a
+    chunk's reads are dropped from the client's registry when the next chunk is asked
+    for (unless read again since): kept, they would hold every payload read and memory
+    would grow with the number of ids. A chunk is written back before the next is taken.
+    """
+    kind: Kind = "table" if key == "table_id" else "mapping"
+    parts: list[tuple[str, Part]] = []
+    failures: list[dict[str, Any]] = []
+    for position, object_id, part, error in outcomes:
+        if error is None:
+            parts.append((object_id, part))
+        else:
+            failures.append(failure_record(object_id, error))
+        if (position + 1) % size == 0 or position + 1 == total:
+            resolve_dates([arrays for _, (arrays, _) in parts])
+            contexts = [registry.get(kind, object_id) for object_id, _ in parts]
+            chunk = (parts, failures)
+            parts, failures = [], []
+            yield chunk
+            if not whole:
+                for context in contexts:
+                    if context is not None:
+                        registry.forget_context(context)
+                del chunk, contexts
+    if total == 0 and whole:
+        yield [], []
+
+
+def _frames(chunks: Iterator[PartChunk], key: str) -> Iterator[pd.DataFrame]:
+    """Each chunk as its long frame, the index continuing the chunks before it."""
+    offset = 0
+    for parts, failures in chunks:
+        frame = long_frame(key, parts)
+        frame.index = pd.RangeIndex(offset, offset + len(frame))
+        frame.attrs["failures"] = failures
+        offset += len(frame)
+        del parts
+        yield frame
+        # not held while the next chunk is read: the caller's reference is the only one
+        del frame
+
+
+def _check_chunksize(chunksize: Any) -> int:
+    if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
+        raise InvalidArgumentError(f"chunksize must be a positive integer, got {chunksize!r}")
+    return chunksize
+
+
+def failure_record(object_id: str, error: Exception) -> dict[str, Any]:
+    """One failed id as the plain record of ``frame.attrs["failures"]``.
+
+    Parameters
+    ----------
+    object_id : str
+        The id that failed.
+    error : Exception
+        Its failure.
+
+    Returns
+    -------
+    dict
+        ``{"id", "error_type", "status", "message"}``, as :func:`failure_records` gives.
+    """
+    status = getattr(error, "status", None)
+    return {
+        "id": object_id,
+        "error_type": type(error).__name__,
+        "status": None if status is None else int(status),
+        "message": str(error),
+    }
+
+
+def failure_records(failures: pd.DataFrame) -> list[dict[str, Any]]:
+    """The failures frame of a bulk run as plain records, safe to keep in ``attrs``.
+
+    (A DataFrame inside ``attrs`` breaks ``pd.concat``, which compares attrs.)
+    """
+    return [
+        {
+            "id": row["id"],
+            "error_type": row["error_type"],
+            "status": None if pd.isna(row["status"]) else int(row["status"]),
+            "message": row["message"],
+        }
+        for row in failures.to_dict("records")
+    ]
