@@ -12,12 +12,9 @@
    in a fresh child) plus 3 x the payloads in flight (workers x the largest object's
    JSON size) (goal: at most 1.0x that budget). Both children load pyarrow before
    measuring: the library's code is not memory the job holds.
-4. ``read_tree`` of 1,000,000 elements against ``requests.get`` + ``json.loads`` +
-   ``pd.DataFrame`` (goal: at most 1.5x the time), and its peak RSS growth in a fresh
-   child against the answer's size in bytes (goal: at most 3x).
 
-The 1,000,000-element emulator takes about 30 s to start and 1.2 GB; the repeats of the
-slow figures are few (:data:`SNAPSHOT_REPEAT`, :data:`MILLION_REPEAT`).
+The 1,000,000-element tree (the issue's fourth goal) has a module of its own,
+:mod:`benchmarks.bench_big_tree` (``python -m benchmarks big_tree``).
 """
 
 from __future__ import annotations
@@ -28,9 +25,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-import pandas as pd
-import requests
 
 from benchmarks.common import (
     Result,
@@ -50,8 +44,6 @@ CHUNK = 100
 ITER_REPEAT = 3
 SNAPSHOT_ELEMENTS = 100_000
 SNAPSHOT_REPEAT = 3
-MILLION = 1_000_000
-MILLION_REPEAT = 3
 WORKERS = 8
 
 
@@ -167,39 +159,9 @@ def bench_snapshot_memory(emu: object) -> Result:
                    base, cand, ratios, "MB", "<= 1x", lambda r: r <= 1.0)  # fmt: skip
 
 
-def bench_million_tree() -> list[Result]:
-    """read_tree of 1,000,000 elements: time vs get+json+DataFrame, RSS vs the answer."""
-    with remote_emulator(MILLION, startup_timeout=600) as emu, Client.from_emulator(emu) as client:
-        url = f"{emu.api_url}/api/system/{SYSTEM}/tree"
-        session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {emu.token()}"
-        sizes = []
-
-        def floor() -> pd.DataFrame:
-            response = session.get(url, timeout=600)
-            response.raise_for_status()
-            sizes.append(len(response.content))
-            return pd.DataFrame(json.loads(response.content))
-
-        def candidate() -> pd.DataFrame:
-            return client.read_tree(SYSTEM)
-
-        base, cand = paired_times(floor, candidate, repeat=MILLION_REPEAT)
-        session.close()
-        answer = sizes[-1] / 1e6
-        growth = [_rss_growth(emu, "tree", MILLION) / 1e6 for _ in range(MILLION_REPEAT)]
-    timed = median_at_most(f"read_tree {MILLION:,} elements vs get+json+DataFrame", base, cand, 1.5)
-    ratios = [g / answer for g in growth]
-    memory = _spread(f"read_tree {MILLION:,} elements peak RSS vs the answer's size",
-                     [answer] * len(growth), growth, ratios, "MB", "<= 3x",
-                     lambda r: r <= 3.0)  # fmt: skip
-    return [timed, memory]
-
-
 def run() -> list[Result]:
     results = [bench_iter_tables()]
     with remote_emulator(SNAPSHOT_ELEMENTS) as emu:
         results.append(bench_snapshot_time(emu))
         results.append(bench_snapshot_memory(emu))
-    results.extend(bench_million_tree())
     return results

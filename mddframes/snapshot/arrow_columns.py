@@ -18,14 +18,13 @@ raises a :class:`~mddframes.errors.MissingDependencyError` naming the extra.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from mddframes.codec.values import canonical_json
+from mddframes.codec.values import canonical_cells
 from mddframes.errors import DataShapeError
 from mddframes.frames.backends import require_module
 
@@ -40,18 +39,6 @@ ENCODING_KEY = b"mddframes.encoding"
 INDEX_KEY = b"mddframes.index"
 #: The encoding of an ``object`` column: one canonical JSON text per cell.
 JSON_ENCODING = "json"
-
-# canonical_json's encoder (json.dumps with sort_keys, ensure_ascii=False, compact
-# separators), made once: json.dumps builds a new one per call, which was most of the
-# cost of a column of small cells (no cycle check: parsed JSON has no cycles)
-_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-_encode_canonical = (
-    None
-    if c_make_encoder is None
-    else c_make_encoder(
-        None, _CANONICAL.default, encode_basestring, None, ":", ",", True, False, True
-    )  # fmt: skip
-)
 
 
 def frame_to_arrow(frame: pd.DataFrame) -> pa.Table:
@@ -181,42 +168,6 @@ def _column_to_arrow(values: Any) -> tuple[pa.Array, str | None]:
         return pa.array(np.asarray(values)), None
     # pandas' extension arrays (string, Int64, boolean, datetimes) convert themselves
     return pa.array(values, from_pandas=True), None
-
-
-def canonical_cells(values: Iterable[Any]) -> list[str | None]:
-    """Each cell's :func:`~mddframes.codec.values.canonical_json` text, None where missing.
-
-    The same text as ``canonical_json`` cell by cell, with one encoder for the column.
-
-    Parameters
-    ----------
-    values : iterable
-        The cells of an ``object`` column.
-
-    Returns
-    -------
-    list of str or None
-        One JSON text per cell; None for a missing cell (None, ``pd.NA``, NaN).
-
-    Examples
-    --------
-    >>> canonical_cells([{"b": 1, "a": 1.0}, None, "x"])
-    ['{"a":1.0,"b":1}', None, '"x"']
-    """
-    if _encode_canonical is None:  # pragma: no cover - CPython always has the C encoder
-        return [None if _is_missing(v) else canonical_json(v) for v in values]
-    encode = _encode_canonical
-    return [
-        None if _is_missing(v)
-        else encode_basestring(v) if type(v) is str
-        else "".join(encode(v, 0))
-        for v in values
-    ]  # fmt: skip
-
-
-def _is_missing(value: Any) -> bool:
-    # a missing cell of an object column: None, pd.NA, or the NaN a long frame fills in
-    return value is None or value is pd.NA or (type(value) is float and value != value)
 
 
 def _numpy_or_own(dtype: Any) -> Any:
