@@ -21,7 +21,7 @@ whole.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,6 +165,27 @@ class FingerprintBuilder:
             self._sums[name] = _block_sums(column)
             self._first[name] = _first_value(column)
 
+    def add_converted(self, name: Any, n_rows: int, convert: Callable[[int, int], Any]) -> None:
+        """Fingerprint one column held in another form (an Arrow column), as :meth:`add`
+        would fingerprint its default array, converting a slice at a time.
+
+        Parameters
+        ----------
+        name : str
+            The column's name.
+        n_rows : int
+            Its length.
+        convert : callable
+            ``(start, stop) -> array``: rows ``start:stop`` as the default read's array
+            (see :func:`converted_sums`).
+        """
+        dtype, sums, first = converted_sums(n_rows, convert)
+        self._names.append(name)
+        self._dtypes.append(dtype)
+        if isinstance(name, str):
+            self._sums[name] = sums
+            self._first[name] = first
+
     def finish(self, n_rows: int) -> FrameFingerprint | None:
         """The fingerprint of the columns added, or None for columns it cannot describe
         (a name that is not a string, a name twice).
@@ -191,7 +212,11 @@ def _plain_index(index: pd.Index) -> bool:
 def _block_sums(column: pd.Series) -> np.ndarray | None:
     if column.dtype == object:
         return None
-    n_rows = len(column)
+    return _sums_of_slices(len(column), lambda start, stop: column.iloc[start:stop])
+
+
+def _sums_of_slices(n_rows: int, part: Callable[[int, int], pd.Series]) -> np.ndarray | None:
+    """The block sums of a column given a slice at a time (``part(start, stop)``)."""
     if not n_rows:
         return np.zeros(0, dtype=np.uint64)
     weights = _row_weights(n_rows)
@@ -200,13 +225,12 @@ def _block_sums(column: pd.Series) -> np.ndarray | None:
     # slice's length) stay small beside the column, and a value's hash does not depend
     # on its neighbours, so the sums are the ones of the whole column at once
     for start in range(0, n_rows, HASH_SLICE_ROWS):
-        part = column.iloc[start : start + HASH_SLICE_ROWS]
         try:
             # categorize=False: the same hashes (categorizing only saves work on repeated
             # values), about 7x faster on the mostly distinct strings of a text column
-            hashes = pd.util.hash_pandas_object(part, index=False, categorize=False).to_numpy(
-                dtype=np.uint64
-            )
+            hashes = pd.util.hash_pandas_object(
+                part(start, min(start + HASH_SLICE_ROWS, n_rows)), index=False, categorize=False
+            ).to_numpy(dtype=np.uint64)
         except TypeError:  # a value pandas cannot hash: compared by content instead
             return None
         # each hash weighted by its row: a plain sum cannot see two values of one block
@@ -214,6 +238,58 @@ def _block_sums(column: pd.Series) -> np.ndarray | None:
         weighted = hashes * weights[start : start + len(hashes)]
         sums.append(np.add.reduceat(weighted, np.arange(0, len(hashes), BLOCK_ROWS)))
     return sums[0] if len(sums) == 1 else np.concatenate(sums)
+
+
+def converted_sums(
+    n_rows: int, convert: Callable[[int, int], Any]
+) -> tuple[str, np.ndarray | None, int]:
+    """The dtype, block sums and first value of a column held in another form.
+
+    ``convert(start, stop)`` gives rows ``start:stop`` of the column as the array the
+    default read makes of them (an Arrow column's slice turned numpy-nullable): the
+    column is converted :data:`HASH_SLICE_ROWS` rows at a time, so the transient
+    objects of one slice are all that exists at once, and the sums are those of the
+    whole converted column.
+
+    Parameters
+    ----------
+    n_rows : int
+        The column's length.
+    convert : callable
+        ``(start, stop) -> array`` as above.
+
+    Returns
+    -------
+    (str, numpy.ndarray or None, int)
+        ``str`` of the converted dtype, the block sums (None for an ``object`` column:
+        compared by content), the position of the first non-missing value (-1: none).
+    """
+    first_part = _as_series(convert(0, min(n_rows, HASH_SLICE_ROWS)))
+    dtype = str(first_part.dtype)
+    first = -1
+    if first_part.dtype == object:
+        return dtype, None, _first_value(_as_series(convert(0, n_rows)))
+    held = {0: first_part}
+
+    def part(start: int, stop: int) -> pd.Series:
+        nonlocal first
+        piece = held.pop(start, None)
+        if piece is None:
+            piece = _as_series(convert(start, stop))
+        if first < 0:
+            found = _first_value(piece)
+            first = start + found if found >= 0 else -1
+        return piece
+
+    sums = _sums_of_slices(n_rows, part)
+    if sums is None:
+        first = _first_value(_as_series(convert(0, n_rows)))
+    return dtype, sums, first
+
+
+def _as_series(array: Any) -> pd.Series:
+    is_object = isinstance(array, np.ndarray) and array.dtype == object
+    return pd.Series(array, dtype=object if is_object else None, copy=False)
 
 
 @functools.lru_cache(maxsize=4)

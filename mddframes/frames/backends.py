@@ -277,6 +277,22 @@ def numpy_nullable_array(array: Any) -> Any:
     return _from_chunked(chunked)
 
 
+def default_array(chunked: Any) -> Any:
+    """A pyarrow ChunkedArray as the numpy-nullable array the default read gives of it.
+
+    Parameters
+    ----------
+    chunked : pyarrow.ChunkedArray
+        Arrow data of one column (or a slice of one).
+
+    Returns
+    -------
+    pandas.api.extensions.ExtensionArray or numpy.ndarray
+        As :func:`numpy_nullable_array` (the mapping is in :func:`from_user_frame`, Notes).
+    """
+    return _from_chunked(chunked)
+
+
 def _from_chunked(chunked: Any) -> Any:
     """The numpy-nullable array of one pyarrow ChunkedArray."""
     pa = require_module("pyarrow", extra="arrow")

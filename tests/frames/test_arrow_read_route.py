@@ -1,9 +1,11 @@
 """The streamed ``dtype_backend="pyarrow"`` read builds each Arrow column as it goes.
 
-Each column is fingerprinted and turned into its Arrow array as soon as the default
-read builds it (``frame_from_chunks(..., finish=...)``), instead of the whole default
-frame first and ``to_backend`` after: the frame and the write-back fingerprint must be
-exactly those of the old route, for every payload the codec's strategies make.
+Text, number and boolean columns are built straight from their batches' Arrow arrays
+and fingerprinted from them a slice at a time (``finish_arrow``); every other column is
+fingerprinted and turned into its Arrow array as soon as the default read builds it
+(``finish``), instead of the whole default frame first and ``to_backend`` after: the
+frame and the write-back fingerprint must be exactly those of the old route, for every
+payload the codec's strategies make.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from mddframes.codec import stream
 from mddframes.codec.fingerprint import FingerprintBuilder, FrameFingerprint, fingerprint
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.emulator.scale import big_table
-from mddframes.frames.backends import arrow_array, to_backend
-from mddframes.frames.table import STREAM_THRESHOLD
+from mddframes.frames.backends import to_backend
+from mddframes.frames.table import STREAM_THRESHOLD, arrow_finishers
 
 pytest.importorskip("pyarrow")
 
@@ -50,12 +52,8 @@ def arrow_route(
     chunks: list[bytes], kind: str
 ) -> tuple[pd.DataFrame | None, FrameFingerprint | None]:
     builder = FingerprintBuilder()
-
-    def finish(name: str, array: object) -> object:
-        builder.add(name, array)
-        return arrow_array(array)
-
-    frame, _ = frame_from_chunks(chunks, kind, finish=finish)  # type: ignore[arg-type]
+    finish, finish_arrow = arrow_finishers(builder)
+    frame, _ = frame_from_chunks(chunks, kind, finish=finish, finish_arrow=finish_arrow)  # type: ignore[arg-type]
     if frame is None:
         return None, None
     return to_backend(frame, "pyarrow", consume=True), builder.finish(len(frame))
