@@ -68,11 +68,16 @@ class FrameFingerprint:
             and len(frame) == self.n_rows
         )
 
-    def candidate_rows(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    def candidate_rows(
+        self, frame: pd.DataFrame, convert: Callable[[Any], Any] | None = None
+    ) -> dict[str, np.ndarray]:
         """For each hashed column, the sorted positions of the rows that may have changed.
 
         Columns compared by content (``sums`` None) are not included. ``frame`` must
-        :meth:`fit`.
+        :meth:`fit`. ``convert``, when given, turns a slice of a column's array into
+        the array the read made (an Arrow-backed column's slice into its numpy-nullable
+        array): each column is then hashed a slice at a time in that form, never
+        converted whole.
         """
         candidates: dict[str, np.ndarray] = {}
         for name, dtype in zip(self.columns, self.dtypes, strict=True):
@@ -80,7 +85,11 @@ class FrameFingerprint:
             if sums is None:
                 continue
             column = frame[name]
-            now = _block_sums(column) if str(column.dtype) == dtype else None
+            if convert is not None:
+                now_dtype, now, _first = _sliced(column, convert)
+                now = now if now_dtype == dtype else None
+            else:
+                now = _block_sums(column) if str(column.dtype) == dtype else None
             if now is None:
                 candidates[name] = np.arange(self.n_rows)  # another dtype: compare all
                 continue
@@ -97,7 +106,9 @@ class FrameFingerprint:
         return f"<FrameFingerprint of {self.n_rows:,} rows x {len(self.columns)} columns>"
 
 
-def fingerprint(frame: pd.DataFrame) -> FrameFingerprint | None:
+def fingerprint(
+    frame: pd.DataFrame, convert: Callable[[Any], Any] | None = None
+) -> FrameFingerprint | None:
     """The fingerprint of a frame as read, or None for a frame it cannot describe.
 
     Parameters
@@ -105,6 +116,9 @@ def fingerprint(frame: pd.DataFrame) -> FrameFingerprint | None:
     frame : pandas.DataFrame
         A table's frame as a read built it: index ``RangeIndex(n)``, string column
         names, no duplicates.
+    convert : callable, optional
+        As for :meth:`FrameFingerprint.candidate_rows`: the fingerprint of the frame
+        converted, taken a slice at a time.
 
     Returns
     -------
@@ -117,8 +131,20 @@ def fingerprint(frame: pd.DataFrame) -> FrameFingerprint | None:
         return None
     builder = FingerprintBuilder()
     for name, column in frame.items():
-        builder.add_series(name, column)
+        if convert is None:
+            builder.add_series(name, column)
+        else:
+            builder.add_converted(name, len(column), _slicer(column, convert))
     return builder.finish(len(frame))
+
+
+def _slicer(column: pd.Series, convert: Callable[[Any], Any]) -> Callable[[int, int], Any]:
+    array = column.array
+    return lambda start, stop: convert(array[start:stop])
+
+
+def _sliced(column: pd.Series, convert: Callable[[Any], Any]) -> tuple[str, np.ndarray | None, int]:
+    return converted_sums(len(column), _slicer(column, convert))
 
 
 class FingerprintBuilder:
@@ -288,8 +314,9 @@ def converted_sums(
 
 
 def _as_series(array: Any) -> pd.Series:
-    is_object = isinstance(array, np.ndarray) and array.dtype == object
-    return pd.Series(array, dtype=object if is_object else None, copy=False)
+    if array.dtype == object:  # an ndarray or a NumpyExtensionArray: kept object
+        return pd.Series(np.asarray(array), dtype=object, copy=False)
+    return pd.Series(array, copy=False)
 
 
 @functools.lru_cache(maxsize=4)

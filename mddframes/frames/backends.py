@@ -198,7 +198,7 @@ def arrow_array(array: Any) -> Any:
     return pd.arrays.ArrowExtensionArray(values)
 
 
-def from_user_frame(frame: Any, *, what: str = "frame") -> pd.DataFrame:
+def from_user_frame(frame: Any, *, what: str = "frame", keep_arrow: bool = False) -> pd.DataFrame:
     """A frame a user hands a writer, in the numpy-nullable form the codec works in.
 
     The one place a writer's input is normalised: ``pd.ArrowDtype`` columns become
@@ -214,12 +214,17 @@ def from_user_frame(frame: Any, *, what: str = "frame") -> pd.DataFrame:
         What the writer was given.
     what : str, default "frame"
         How an error names it.
+    keep_arrow : bool, default False
+        Return a pandas frame's Arrow-backed columns as they are: for the streamed
+        write, which converts only the slices it needs (:func:`default_slice`), so a
+        one-cell edit never turns a whole Arrow frame into Python objects; the caller
+        calls again without it before any other use.
 
     Returns
     -------
     pandas.DataFrame
-        ``frame`` itself when it holds no Arrow-backed column, else a new frame with
-        the same index, columns and ``attrs``.
+        ``frame`` itself when it holds no Arrow-backed column (or ``keep_arrow``), else
+        a new frame with the same index, columns and ``attrs``.
 
     Raises
     ------
@@ -240,7 +245,7 @@ def from_user_frame(frame: Any, *, what: str = "frame") -> pd.DataFrame:
     if not isinstance(frame, pd.DataFrame):
         return frame  # type: ignore[no-any-return]  # the writer names the wrong type
     positions = [i for i, dtype in enumerate(frame.dtypes) if _arrow_backed(dtype)]
-    if not positions:
+    if not positions or keep_arrow:
         return frame
     arrays = [frame.iloc[:, i].array for i in range(frame.shape[1])]
     for i in positions:
@@ -253,6 +258,22 @@ def _arrow_backed(dtype: Any) -> bool:
     # make some columns ``string`` (pyarrow storage when pyarrow is installed) and the
     # codec takes them as they are
     return isinstance(dtype, pd.ArrowDtype)
+
+
+def default_slice(array: Any) -> Any:
+    """A column's array (or a slice of one) as :func:`from_user_frame` converts it.
+
+    Parameters
+    ----------
+    array : pandas.api.extensions.ExtensionArray or numpy.ndarray
+        ``frame[name].array``, or a slice of it.
+
+    Returns
+    -------
+    pandas.api.extensions.ExtensionArray or numpy.ndarray
+        :func:`numpy_nullable_array` of an Arrow-backed array; any other array as it is.
+    """
+    return numpy_nullable_array(array) if _arrow_backed(array.dtype) else array
 
 
 def numpy_nullable_array(array: Any) -> Any:

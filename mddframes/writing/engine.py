@@ -33,6 +33,7 @@ from mddframes.codec.fingerprint import fingerprint
 from mddframes.codec.kinds import Kind
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import IncompletePayloadError, WriteVerificationError
+from mddframes.frames.backends import default_slice
 from mddframes.writing.backups import save_backup, save_backup_document
 from mddframes.writing.changes import FOREIGN_FRAME, Change
 from mddframes.writing.documents import Held, fetch, put
@@ -170,7 +171,9 @@ def readback_context(change: Change, readback: Held) -> ReadContext:
     """
     if readback.kept is None:
         return ReadContext(change.kind, change.object_id, readback.document())
-    frame_print = fingerprint(change.frame) if change.frame is not None else None
+    # an Arrow-backed frame (a streamed write keeps it so) hashed a slice at a time
+    frame = change.frame
+    frame_print = None if frame is None else fingerprint(frame, convert=default_slice)
     return ReadContext(change.kind, change.object_id, kept=readback.kept, fingerprint=frame_print)
 
 
