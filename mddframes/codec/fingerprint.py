@@ -257,7 +257,9 @@ def _sums_of_slices(n_rows: int, part: Callable[[int, int], pd.Series]) -> np.nd
             hashes = pd.util.hash_pandas_object(
                 part(start, min(start + HASH_SLICE_ROWS, n_rows)), index=False, categorize=False
             ).to_numpy(dtype=np.uint64)
-        except TypeError:  # a value pandas cannot hash: compared by content instead
+        except (TypeError, UnicodeEncodeError):
+            # a value pandas cannot hash (or a lone surrogate, which has no UTF-8):
+            # compared by content instead
             return None
         # each hash weighted by its row: a plain sum cannot see two values of one block
         # trade places (True -> False in one row, False -> True in another)

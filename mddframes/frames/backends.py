@@ -182,14 +182,18 @@ def arrow_array(array: Any) -> Any:
     pandas.api.extensions.ExtensionArray
         An ``ArrowExtensionArray`` of the same values (``string``, ``int64``, ``double``,
         ``bool``, ``timestamp``), or ``array`` itself when it is Arrow-backed already or
-        holds values no Arrow type holds exactly (``object``).
+        holds values no Arrow type holds exactly (``object``; a ``string`` column with a
+        lone surrogate, which has no UTF-8, stays ``string``).
     """
     pa = require_module("pyarrow", extra="arrow")
     if isinstance(array.dtype, pd.ArrowDtype) or pd.api.types.is_object_dtype(array.dtype):
         return array
     if isinstance(array.dtype, pd.StringDtype):
         # the column's str objects encoded once into one UTF-8 buffer
-        values = pa.array(np.asarray(array, dtype=object), type=pa.string(), from_pandas=True)
+        try:
+            values = pa.array(np.asarray(array, dtype=object), type=pa.string(), from_pandas=True)
+        except UnicodeEncodeError:  # a lone surrogate ("\ud800" in the JSON)
+            return array
     else:
         try:
             values = pa.array(array)

@@ -21,9 +21,11 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from mddframes import BadRequestError, IncompletePayloadError, to_polars
-from mddframes.codec import diff_payloads
+from mddframes.codec import diff_payloads, splitter
+from mddframes.codec import fingerprint as fingerprint_module
 from mddframes.codec.frame import payload_rows
 from mddframes.emulator.scale import big_table
+from mddframes.frames import backends
 from mddframes.writing.changes import prepare_edit
 from mddframes.writing.documents import EncodedDocument
 
@@ -212,3 +214,42 @@ def test_an_arrow_frame_writes_again_after_a_write(client, large, tmp_path, back
 
     now = client.api.get_table(table_id)
     assert (now["data"][10][name], now["data"][11][name]) == ("first", "second")
+
+
+def test_a_one_cell_write_of_an_arrow_frame_converts_slices_never_a_whole_column(
+    client, large, tmp_path, monkeypatch
+):
+    table_id, held = large
+    frame = client.read_table(table_id, dtype_backend="pyarrow")
+    default = client.read_table(table_id)
+    monkeypatch.setattr(fingerprint_module, "HASH_SLICE_ROWS", 2 * fingerprint_module.BLOCK_ROWS)
+    monkeypatch.setattr(splitter, "BATCH_BYTES", 64 << 10)  # batches of a few hundred rows
+    converted: list[int] = []
+    real = backends._from_chunked
+
+    def spy(chunked: Any) -> Any:
+        converted.append(len(chunked))
+        return real(chunked)
+
+    monkeypatch.setattr(backends, "_from_chunked", spy)
+    frame.at[4321, "name"] = "édité"
+    default.at[4321, "name"] = "édité"
+    # the streamed strategy takes the Arrow frame as it is, and sends the bytes of the
+    # numpy-nullable frame with the same edit
+    change = prepare_edit(client.api, "table", table_id, frame)
+    assert isinstance(change.new, EncodedDocument) and change.frame is frame
+    want = prepare_edit(client.api, "table", table_id, default).new
+    assert isinstance(want, EncodedDocument) and change.new.content == want.content
+    assert converted and max(converted) < len(frame)
+    converted.clear()
+
+    assert client.write_table(table_id, frame, backup_dir=tmp_path).status == "written"
+
+    assert converted and max(converted) < len(frame)  # the read-back's fingerprint too
+    now = client.api.get_table(table_id)
+    changed = diff_payloads(held, now, kind="table").changed
+    assert list(zip(changed["row"], changed["column"], strict=True)) == [(4321, "name")]
+    frame.at[4322, "name"] = "encore"  # the new context fits: streamed again
+    assert isinstance(prepare_edit(client.api, "table", table_id, frame).new, EncodedDocument)
+    assert client.write_table(table_id, frame, backup_dir=tmp_path).status == "written"
+    assert client.api.get_table(table_id)["data"][4322]["name"] == "encore"
