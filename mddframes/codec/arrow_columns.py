@@ -42,6 +42,17 @@ def _pyarrow() -> Any:
     return importlib.import_module("pyarrow")
 
 
+def _pool() -> Any:
+    """The memory pool of the batches' arrays: the system allocator.
+
+    pyarrow's default pool (mimalloc in the wheels) keeps the pages of the many
+    short-lived builder buffers a read makes (one array per batch of each column, each
+    grown by doubling) for reuse: about 15 MB more resident peak for a 35 MB table,
+    measured as the RSS growth of a child process.
+    """
+    return _pyarrow().system_memory_pool()
+
+
 class ArrowText:
     """One batch of a text column as a pyarrow ``string`` array (nulls for the Nones)."""
 
@@ -78,7 +89,7 @@ def pack_arrow_batch(values: list[Any]) -> Any:
         return pack_batch(values)
     pa = _pyarrow()
     try:
-        return ArrowText(pa.array(values, type=pa.string()))
+        return ArrowText(pa.array(values, type=pa.string(), memory_pool=_pool()))
     except (pa.ArrowException, UnicodeError):  # a lone surrogate has no UTF-8
         return values
 
@@ -139,7 +150,7 @@ def _has_number(part: Any) -> bool:
 
 def _chunk(part: Any, arrow_type: Any, pa: Any) -> Any:
     if type(part) is int:
-        return pa.nulls(part, type=arrow_type)
+        return pa.nulls(part, type=arrow_type, memory_pool=_pool())
     if type(part) is ArrowText:
         return part.array
     mask = part.missing
@@ -147,4 +158,4 @@ def _chunk(part: Any, arrow_type: Any, pa: Any) -> Any:
         # NaN is missing in the default read's Float64 column, as a null is
         nan = np.isnan(part.data)
         mask = nan if mask is None else mask | nan
-    return pa.array(part.data, type=arrow_type, mask=mask)
+    return pa.array(part.data, type=arrow_type, mask=mask, memory_pool=_pool())

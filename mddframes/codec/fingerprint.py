@@ -32,6 +32,9 @@ import pandas as pd
 BLOCK_ROWS = 1024
 #: Rows hashed at once (a whole number of blocks, so slices never split a block).
 HASH_SLICE_ROWS = 64 * BLOCK_ROWS
+#: Rows of a column held in another form (Arrow) converted and hashed at once: each
+#: slice's Python objects exist only while it is hashed (16,384 strings: about 1.5 MB).
+CONVERT_SLICE_ROWS = 16 * BLOCK_ROWS
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,11 +241,15 @@ def _plain_index(index: pd.Index) -> bool:
 def _block_sums(column: pd.Series) -> np.ndarray | None:
     if column.dtype == object:
         return None
-    return _sums_of_slices(len(column), lambda start, stop: column.iloc[start:stop])
+    return _sums_of_slices(
+        len(column), lambda start, stop: column.iloc[start:stop], HASH_SLICE_ROWS
+    )
 
 
-def _sums_of_slices(n_rows: int, part: Callable[[int, int], pd.Series]) -> np.ndarray | None:
-    """The block sums of a column given a slice at a time (``part(start, stop)``)."""
+def _sums_of_slices(
+    n_rows: int, part: Callable[[int, int], pd.Series], step: int
+) -> np.ndarray | None:
+    """The block sums of a column given ``step`` rows at a time (``part(start, stop)``)."""
     if not n_rows:
         return np.zeros(0, dtype=np.uint64)
     weights = _row_weights(n_rows)
@@ -250,12 +257,12 @@ def _sums_of_slices(n_rows: int, part: Callable[[int, int], pd.Series]) -> np.nd
     # hashed a slice at a time: hash_pandas_object's temporaries (several arrays of the
     # slice's length) stay small beside the column, and a value's hash does not depend
     # on its neighbours, so the sums are the ones of the whole column at once
-    for start in range(0, n_rows, HASH_SLICE_ROWS):
+    for start in range(0, n_rows, step):
         try:
             # categorize=False: the same hashes (categorizing only saves work on repeated
             # values), about 7x faster on the mostly distinct strings of a text column
             hashes = pd.util.hash_pandas_object(
-                part(start, min(start + HASH_SLICE_ROWS, n_rows)), index=False, categorize=False
+                part(start, min(start + step, n_rows)), index=False, categorize=False
             ).to_numpy(dtype=np.uint64)
         except (TypeError, UnicodeEncodeError):
             # a value pandas cannot hash (or a lone surrogate, which has no UTF-8):
@@ -275,7 +282,7 @@ def converted_sums(
 
     ``convert(start, stop)`` gives rows ``start:stop`` of the column as the array the
     default read makes of them (an Arrow column's slice turned numpy-nullable): the
-    column is converted :data:`HASH_SLICE_ROWS` rows at a time, so the transient
+    column is converted :data:`CONVERT_SLICE_ROWS` rows at a time, so the transient
     objects of one slice are all that exists at once, and the sums are those of the
     whole converted column.
 
@@ -292,7 +299,8 @@ def converted_sums(
         ``str`` of the converted dtype, the block sums (None for an ``object`` column:
         compared by content), the position of the first non-missing value (-1: none).
     """
-    first_part = _as_series(convert(0, min(n_rows, HASH_SLICE_ROWS)))
+    step = CONVERT_SLICE_ROWS
+    first_part = _as_series(convert(0, min(n_rows, step)))
     dtype = str(first_part.dtype)
     first = -1
     if first_part.dtype == object:
@@ -309,7 +317,7 @@ def converted_sums(
             first = start + found if found >= 0 else -1
         return piece
 
-    sums = _sums_of_slices(n_rows, part)
+    sums = _sums_of_slices(n_rows, part, step)
     if sums is None:
         first = _first_value(_as_series(convert(0, n_rows)))
     return dtype, sums, first

@@ -198,7 +198,7 @@ def test_only_the_columns_without_a_plain_arrow_image_take_the_default_route(mon
 
 
 def test_a_fingerprint_converted_a_slice_at_a_time_has_the_sums_of_the_whole(monkeypatch):
-    monkeypatch.setattr(fingerprint_module, "HASH_SLICE_ROWS", 2 * fingerprint_module.BLOCK_ROWS)
+    monkeypatch.setattr(fingerprint_module, "CONVERT_SLICE_ROWS", 2 * fingerprint_module.BLOCK_ROWS)
     n_rows = 5 * fingerprint_module.BLOCK_ROWS + 7
     values = [None if i % 7 == 0 else f"v\u00e9{i % 13}" for i in range(n_rows)]
     values[: 3 * fingerprint_module.BLOCK_ROWS] = [None] * (3 * fingerprint_module.BLOCK_ROWS)
@@ -215,4 +215,4 @@ def test_a_fingerprint_converted_a_slice_at_a_time_has_the_sums_of_the_whole(mon
 
     got.add_converted("s", n_rows, convert)
     assert_same_fingerprint(got.finish(n_rows), want.finish(n_rows))
-    assert max(seen) <= fingerprint_module.HASH_SLICE_ROWS  # never the whole column at once
+    assert max(seen) <= fingerprint_module.CONVERT_SLICE_ROWS  # never the whole column at once

@@ -222,7 +222,7 @@ def test_a_one_cell_write_of_an_arrow_frame_converts_slices_never_a_whole_column
     table_id, held = large
     frame = client.read_table(table_id, dtype_backend="pyarrow")
     default = client.read_table(table_id)
-    monkeypatch.setattr(fingerprint_module, "HASH_SLICE_ROWS", 2 * fingerprint_module.BLOCK_ROWS)
+    monkeypatch.setattr(fingerprint_module, "CONVERT_SLICE_ROWS", 2 * fingerprint_module.BLOCK_ROWS)
     monkeypatch.setattr(splitter, "BATCH_BYTES", 64 << 10)  # batches of a few hundred rows
     converted: list[int] = []
     real = backends._from_chunked
