@@ -82,23 +82,42 @@ class FrameFingerprint:
         array): each column is then hashed a slice at a time in that form, never
         converted whole.
         """
+        return self.survey(frame, convert)[0]
+
+    def survey(
+        self, frame: pd.DataFrame, convert: Callable[[Any], Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], FrameFingerprint]:
+        """:meth:`candidate_rows`, and the fingerprint of ``frame`` as it is now.
+
+        The sums that find the candidates are those of the frame's fingerprint: a
+        write keeps it for the next write of the same frame instead of hashing every
+        column a second time (equal to ``fingerprint(frame, convert)``).
+
+        Returns
+        -------
+        (dict of str to numpy.ndarray, FrameFingerprint)
+        """
         candidates: dict[str, np.ndarray] = {}
+        dtypes: list[str] = []
+        now_sums: dict[str, np.ndarray | None] = {}
+        firsts: dict[str, int] = {}
+        step = HASH_SLICE_ROWS if convert is None else CONVERT_SLICE_ROWS
         for name, dtype in zip(self.columns, self.dtypes, strict=True):
+            now_dtype, now, first = converted_sums(
+                len(frame), _slicer(frame[name], convert), step=step
+            )
+            dtypes.append(now_dtype)
+            now_sums[name], firsts[name] = now, first
             sums = self.sums[name]
             if sums is None:
                 continue
-            column = frame[name]
-            if convert is not None:
-                now_dtype, now, _first = _sliced(column, convert)
-                now = now if now_dtype == dtype else None
-            else:
-                now = _block_sums(column) if str(column.dtype) == dtype else None
-            if now is None:
+            if now is None or now_dtype != dtype:
                 candidates[name] = np.arange(self.n_rows)  # another dtype: compare all
                 continue
             blocks = np.flatnonzero(now != sums)
             candidates[name] = _rows_of_blocks(blocks, self.n_rows)
-        return candidates
+        now_print = FrameFingerprint(self.columns, tuple(dtypes), self.n_rows, now_sums, firsts)
+        return candidates, now_print
 
     def undeclared(self, declared: Collection[str]) -> list[str]:
         """The read's columns not in ``declared``: the keys some row had that the
@@ -141,13 +160,11 @@ def fingerprint(
     return builder.finish(len(frame))
 
 
-def _slicer(column: pd.Series, convert: Callable[[Any], Any]) -> Callable[[int, int], Any]:
+def _slicer(column: pd.Series, convert: Callable[[Any], Any] | None) -> Callable[[int, int], Any]:
     array = column.array
+    if convert is None:
+        return lambda start, stop: array[start:stop]
     return lambda start, stop: convert(array[start:stop])
-
-
-def _sliced(column: pd.Series, convert: Callable[[Any], Any]) -> tuple[str, np.ndarray | None, int]:
-    return converted_sums(len(column), _slicer(column, convert))
 
 
 class FingerprintBuilder:
@@ -276,7 +293,7 @@ def _sums_of_slices(
 
 
 def converted_sums(
-    n_rows: int, convert: Callable[[int, int], Any]
+    n_rows: int, convert: Callable[[int, int], Any], *, step: int | None = None
 ) -> tuple[str, np.ndarray | None, int]:
     """The dtype, block sums and first value of a column held in another form.
 
@@ -292,6 +309,9 @@ def converted_sums(
         The column's length.
     convert : callable
         ``(start, stop) -> array`` as above.
+    step : int, optional
+        Rows converted at once (a whole number of blocks); :data:`CONVERT_SLICE_ROWS`
+        when not given.
 
     Returns
     -------
@@ -299,7 +319,7 @@ def converted_sums(
         ``str`` of the converted dtype, the block sums (None for an ``object`` column:
         compared by content), the position of the first non-missing value (-1: none).
     """
-    step = CONVERT_SLICE_ROWS
+    step = CONVERT_SLICE_ROWS if step is None else step
     first_part = _as_series(convert(0, min(n_rows, step)))
     dtype = str(first_part.dtype)
     first = -1

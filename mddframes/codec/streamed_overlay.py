@@ -74,11 +74,15 @@ class StreamedPayload:
         What it changes.
     report : CheckReport
         Its completeness check.
+    fingerprint : FrameFingerprint or None
+        The fingerprint of the frame written (taken while looking for its edits): the
+        context of the next write of the same frame.
     """
 
     body: bytes
     diff: Diff
     report: CheckReport
+    fingerprint: FrameFingerprint | None = None
 
 
 def overlay_document(
@@ -154,7 +158,7 @@ class _Builder:
         self.allow_deletes = allow_deletes
         self.object_id = object_id
         self.convert = convert
-        self.candidates = fingerprint.candidate_rows(frame, convert)
+        self.candidates, self.frame_print = fingerprint.survey(frame, convert)
         self.by_content = {
             name: frame[name].to_numpy(dtype=object)
             for name in fingerprint.columns
@@ -265,7 +269,7 @@ class _Builder:
             parts.append(tail)
             self.pieces = []
             body = b"".join(parts)
-        return StreamedPayload(body, concat_changes(self.changes), report)
+        return StreamedPayload(body, concat_changes(self.changes), report, self.frame_print)
 
     def _rows_again(self) -> Iterator[list[dict[str, Any]]]:
         """The original's rows once more, batch by batch (for the rare second look)."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.codec import CheckReport, Diff, check_payload, diff_payloads, overlay, to_payload
+from mddframes.codec.fingerprint import FrameFingerprint
 from mddframes.codec.kinds import Kind
 from mddframes.codec.streamed_overlay import StreamUnsupported, overlay_document
 from mddframes.codec.values import same_json
@@ -62,6 +63,9 @@ class Change:
         so the context of the read-back can be recorded for the next write.
     frame : pandas.DataFrame or None
         The edited frame, whose ``attrs`` get the new context.
+    frame_print : FrameFingerprint or None
+        ``frame``'s fingerprint when the streamed strategy took it already (None: the
+        read-back's context takes it).
     foreign : bool
         The frame was read from another object (its report's first error says which).
     owner : pandas.DataFrame or None
@@ -80,6 +84,7 @@ class Change:
     frame: pd.DataFrame | None = None
     foreign: bool = False
     owner: pd.DataFrame | None = None
+    frame_print: FrameFingerprint | None = None
 
 
 def prepare_edit(
@@ -215,7 +220,8 @@ def _streamed_edit(
         logger.debug("table %r: whole-document write (%s)", held.object_id, exc)
         return None
     return Change(held.kind, held.object_id, held, EncodedDocument(new.body), new.diff,
-                  new.report, keeps_positions=True, frame=frame)  # fmt: skip
+                  new.report, keeps_positions=True, frame=frame,
+                  frame_print=new.fingerprint)  # fmt: skip
 
 
 def _parsed_edit(

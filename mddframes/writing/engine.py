@@ -171,9 +171,12 @@ def readback_context(change: Change, readback: Held) -> ReadContext:
     """
     if readback.kept is None:
         return ReadContext(change.kind, change.object_id, readback.document())
-    # an Arrow-backed frame (a streamed write keeps it so) hashed a slice at a time
+    # the streamed strategy's own survey of the frame, or (an Arrow-backed frame hashed
+    # a slice at a time) the frame's fingerprint now
     frame = change.frame
-    frame_print = None if frame is None else fingerprint(frame, convert=default_slice)
+    frame_print = change.frame_print
+    if frame_print is None and frame is not None:
+        frame_print = fingerprint(frame, convert=default_slice)
     return ReadContext(change.kind, change.object_id, kept=readback.kept, fingerprint=frame_print)
 
 

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from mddframes import BadRequestError, IncompletePayloadError, to_polars
 from mddframes.codec import diff_payloads, splitter
 from mddframes.codec import fingerprint as fingerprint_module
+from mddframes.codec.fingerprint import fingerprint
 from mddframes.codec.frame import payload_rows
 from mddframes.emulator.scale import big_table
 from mddframes.frames import backends
@@ -253,3 +254,25 @@ def test_a_one_cell_write_of_an_arrow_frame_converts_slices_never_a_whole_column
     assert isinstance(prepare_edit(client.api, "table", table_id, frame).new, EncodedDocument)
     assert client.write_table(table_id, frame, backup_dir=tmp_path).status == "written"
     assert client.api.get_table(table_id)["data"][4322]["name"] == "encore"
+
+
+@pytest.mark.parametrize("backend", ["numpy_nullable", "pyarrow"])
+def test_a_streamed_write_keeps_the_fingerprint_its_survey_took(client, large, tmp_path, backend):
+    table_id, _held_payload = large
+    frame = client.read_table(table_id, dtype_backend=backend)
+    frame.at[17, "note"] = "surveyed"
+    assert client.write_table(table_id, frame, backup_dir=tmp_path).status == "written"
+
+    kept = frame.attrs["mddframes"].fingerprint
+    want = fingerprint(frame, convert=backends.default_slice)
+    assert kept is not None and want is not None
+    assert (kept.columns, kept.dtypes, kept.n_rows) == (want.columns, want.dtypes, want.n_rows)
+    assert kept.first_value == want.first_value
+    for name, sums in want.sums.items():
+        other = kept.sums[name]
+        assert (sums is None and other is None) or (
+            sums is not None and other is not None and (sums == other).all()
+        ), name
+    if backend == "numpy_nullable":  # the default frame's own fingerprint, no conversion
+        plain = fingerprint(frame)
+        assert plain is not None and plain.dtypes == kept.dtypes
