@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from mddframes.codec.column_batches import _Packed, pack_batch
+from mddframes.codec.column_batches import pack_batch, packed_numbers
 from mddframes.codec.dtypes import type_family
 
 _NONE = type(None)
@@ -134,17 +134,18 @@ def _kind(part: Any) -> str | None:
         return "gap"
     if type(part) is ArrowText:
         return "str"
-    if type(part) is _Packed:
-        return _KIND_OF_NUMPY.get(part.data.dtype.kind)
-    return None
+    numbers = packed_numbers(part)
+    return None if numbers is None else _KIND_OF_NUMPY.get(numbers[0].dtype.kind)
 
 
 def _has_number(part: Any) -> bool:
-    if type(part) is not _Packed:
+    numbers = packed_numbers(part)
+    if numbers is None:
         return False
-    present = ~np.isnan(part.data)
-    if part.missing is not None:
-        present &= ~part.missing
+    data, missing = numbers
+    present = ~np.isnan(data)
+    if missing is not None:
+        present &= ~missing
     return bool(present.any())
 
 
@@ -153,9 +154,11 @@ def _chunk(part: Any, arrow_type: Any, pa: Any) -> Any:
         return pa.nulls(part, type=arrow_type, memory_pool=_pool())
     if type(part) is ArrowText:
         return part.array
-    mask = part.missing
-    if part.data.dtype.kind == "f":
+    numbers = packed_numbers(part)
+    assert numbers is not None  # arrow_column took only these three forms
+    data, mask = numbers
+    if data.dtype.kind == "f":
         # NaN is missing in the default read's Float64 column, as a null is
-        nan = np.isnan(part.data)
+        nan = np.isnan(data)
         mask = nan if mask is None else mask | nan
-    return pa.array(part.data, type=arrow_type, mask=mask, memory_pool=_pool())
+    return pa.array(data, type=arrow_type, mask=mask, memory_pool=_pool())

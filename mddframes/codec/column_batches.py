@@ -102,6 +102,12 @@ def pack_batch(values: list[Any]) -> list[Any] | _Packed | _Joined | int:
     return _Packed(data, missing)
 
 
+def packed_numbers(part: Any) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """The numpy data and the mask of Nones of a batch :func:`pack_batch` packed as
+    numbers or booleans; None for any other form of batch."""
+    return (part.data, part.missing) if type(part) is _Packed else None
+
+
 def _keep(values: list[Any]) -> list[Any]:
     return values
 
