@@ -219,7 +219,8 @@ def from_user_frame(frame: Any, *, what: str = "frame", keep_arrow: bool = False
     what : str, default "frame"
         How an error names it.
     keep_arrow : bool, default False
-        Return a pandas frame's Arrow-backed columns as they are: for the streamed
+        Return a pandas frame's Arrow-backed columns as they are (a polars frame's
+        columns as ``pd.ArrowDtype`` ones over its Arrow data): for the streamed
         write, which converts only the slices it needs (:func:`default_slice`), so a
         one-cell edit never turns a whole Arrow frame into Python objects; the caller
         calls again without it before any other use.
@@ -245,7 +246,7 @@ def from_user_frame(frame: Any, *, what: str = "frame", keep_arrow: bool = False
     type (lists, structs, decimals, ...) -> ``object`` holding ``to_pylist()`` values.
     """
     if _is_polars(frame):
-        return _from_polars(frame, what=what)
+        return _from_polars(frame, what=what, keep_arrow=keep_arrow)
     if not isinstance(frame, pd.DataFrame):
         return frame  # type: ignore[no-any-return]  # the writer names the wrong type
     positions = [i for i, dtype in enumerate(frame.dtypes) if _arrow_backed(dtype)]
@@ -362,8 +363,9 @@ def _is_polars(frame: Any) -> bool:
     return type(frame).__module__.split(".")[0] == "polars" and hasattr(frame, "to_arrow")
 
 
-def _from_polars(frame: pl.DataFrame, *, what: str) -> pd.DataFrame:
-    """A polars frame as the numpy-nullable pandas frame of the same content."""
+def _from_polars(frame: pl.DataFrame, *, what: str, keep_arrow: bool = False) -> pd.DataFrame:
+    """A polars frame as the numpy-nullable pandas frame of the same content (with
+    ``keep_arrow``, its columns as ``pd.ArrowDtype`` ones over polars' Arrow data)."""
     polars = require_module("polars", extra="polars")
     names = list(frame.columns)
     index: pd.Index = pd.RangeIndex(frame.height, name=INDEX_NAME)
@@ -377,6 +379,8 @@ def _from_polars(frame: pl.DataFrame, *, what: str) -> pd.DataFrame:
             values = np.empty(len(column), dtype=object)
             values[:] = column.to_list()
             arrays[name] = values
+        elif keep_arrow:
+            arrays[name] = pd.arrays.ArrowExtensionArray(_chunked(column.to_arrow()))
         else:
             arrays[name] = _from_chunked(_chunked(column.to_arrow()))
     columns = {
