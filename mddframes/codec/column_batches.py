@@ -12,6 +12,7 @@ object (:class:`_SharedText`), which is what keeps the frame itself small.
 from __future__ import annotations
 
 import decimal
+from collections.abc import Callable
 from itertools import chain, repeat
 from typing import Any
 
@@ -102,6 +103,12 @@ def pack_batch(values: list[Any]) -> list[Any] | _Packed | _Joined | int:
     return _Packed(data, missing)
 
 
+def packed_numbers(part: Any) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """The numpy data and the mask of Nones of a batch :func:`pack_batch` packed as
+    numbers or booleans; None for any other form of batch."""
+    return (part.data, part.missing) if type(part) is _Packed else None
+
+
 def _keep(values: list[Any]) -> list[Any]:
     return values
 
@@ -161,6 +168,10 @@ class _PackedColumns(dict[str, list[Any]]):
         parts = super().pop(name, None)
         return default if parts is None else unpack(parts)
 
+    def parts(self, name: str) -> list[Any] | None:
+        """A column's packed batches as they are (None for a column no row has)."""
+        return self.get(name)
+
 
 class ColumnBatches:
     """Row objects split into per-column batches as they arrive.
@@ -171,9 +182,10 @@ class ColumnBatches:
     in which their keys are first seen.
     """
 
-    def __init__(self, exact: bool, *, pack: bool = True) -> None:
+    def __init__(self, exact: bool, *, pack: bool | Callable[[list[Any]], Any] = True) -> None:
         self.rows = ijson.sendable_list()
-        self._pack = pack_batch if pack else _keep
+        # a function of its own packs the batches of the Arrow route (arrow_columns)
+        self._pack = pack if callable(pack) else pack_batch if pack else _keep
         self.columns = _PackedColumns()
         self.count = 0
         self.bad_row = False

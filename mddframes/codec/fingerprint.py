@@ -21,7 +21,7 @@ whole.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,9 @@ import pandas as pd
 BLOCK_ROWS = 1024
 #: Rows hashed at once (a whole number of blocks, so slices never split a block).
 HASH_SLICE_ROWS = 64 * BLOCK_ROWS
+#: Rows of a column held in another form (Arrow) converted and hashed at once: each
+#: slice's Python objects exist only while it is hashed (16,384 strings: about 1.5 MB).
+CONVERT_SLICE_ROWS = 16 * BLOCK_ROWS
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,25 +71,53 @@ class FrameFingerprint:
             and len(frame) == self.n_rows
         )
 
-    def candidate_rows(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    def candidate_rows(
+        self, frame: pd.DataFrame, convert: Callable[[Any], Any] | None = None
+    ) -> dict[str, np.ndarray]:
         """For each hashed column, the sorted positions of the rows that may have changed.
 
         Columns compared by content (``sums`` None) are not included. ``frame`` must
-        :meth:`fit`.
+        :meth:`fit`. ``convert``, when given, turns a slice of a column's array into
+        the array the read made (an Arrow-backed column's slice into its numpy-nullable
+        array): each column is then hashed a slice at a time in that form, never
+        converted whole.
+        """
+        return self.survey(frame, convert)[0]
+
+    def survey(
+        self, frame: pd.DataFrame, convert: Callable[[Any], Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], FrameFingerprint]:
+        """:meth:`candidate_rows`, and the fingerprint of ``frame`` as it is now.
+
+        The sums that find the candidates are those of the frame's fingerprint: a
+        write keeps it for the next write of the same frame instead of hashing every
+        column a second time (equal to ``fingerprint(frame, convert)``).
+
+        Returns
+        -------
+        (dict of str to numpy.ndarray, FrameFingerprint)
         """
         candidates: dict[str, np.ndarray] = {}
+        dtypes: list[str] = []
+        now_sums: dict[str, np.ndarray | None] = {}
+        firsts: dict[str, int] = {}
+        step = HASH_SLICE_ROWS if convert is None else CONVERT_SLICE_ROWS
         for name, dtype in zip(self.columns, self.dtypes, strict=True):
+            now_dtype, now, first = converted_sums(
+                len(frame), _slicer(frame[name], convert), step=step
+            )
+            dtypes.append(now_dtype)
+            now_sums[name], firsts[name] = now, first
             sums = self.sums[name]
             if sums is None:
                 continue
-            column = frame[name]
-            now = _block_sums(column) if str(column.dtype) == dtype else None
-            if now is None:
+            if now is None or now_dtype != dtype:
                 candidates[name] = np.arange(self.n_rows)  # another dtype: compare all
                 continue
             blocks = np.flatnonzero(now != sums)
             candidates[name] = _rows_of_blocks(blocks, self.n_rows)
-        return candidates
+        now_print = FrameFingerprint(self.columns, tuple(dtypes), self.n_rows, now_sums, firsts)
+        return candidates, now_print
 
     def undeclared(self, declared: Collection[str]) -> list[str]:
         """The read's columns not in ``declared``: the keys some row had that the
@@ -97,7 +128,9 @@ class FrameFingerprint:
         return f"<FrameFingerprint of {self.n_rows:,} rows x {len(self.columns)} columns>"
 
 
-def fingerprint(frame: pd.DataFrame) -> FrameFingerprint | None:
+def fingerprint(
+    frame: pd.DataFrame, convert: Callable[[Any], Any] | None = None
+) -> FrameFingerprint | None:
     """The fingerprint of a frame as read, or None for a frame it cannot describe.
 
     Parameters
@@ -105,6 +138,9 @@ def fingerprint(frame: pd.DataFrame) -> FrameFingerprint | None:
     frame : pandas.DataFrame
         A table's frame as a read built it: index ``RangeIndex(n)``, string column
         names, no duplicates.
+    convert : callable, optional
+        As for :meth:`FrameFingerprint.candidate_rows`: the fingerprint of the frame
+        converted, taken a slice at a time.
 
     Returns
     -------
@@ -117,8 +153,18 @@ def fingerprint(frame: pd.DataFrame) -> FrameFingerprint | None:
         return None
     builder = FingerprintBuilder()
     for name, column in frame.items():
-        builder.add_series(name, column)
+        if convert is None:
+            builder.add_series(name, column)
+        else:
+            builder.add_converted(name, len(column), _slicer(column, convert))
     return builder.finish(len(frame))
+
+
+def _slicer(column: pd.Series, convert: Callable[[Any], Any] | None) -> Callable[[int, int], Any]:
+    array = column.array
+    if convert is None:
+        return lambda start, stop: array[start:stop]
+    return lambda start, stop: convert(array[start:stop])
 
 
 class FingerprintBuilder:
@@ -165,6 +211,27 @@ class FingerprintBuilder:
             self._sums[name] = _block_sums(column)
             self._first[name] = _first_value(column)
 
+    def add_converted(self, name: Any, n_rows: int, convert: Callable[[int, int], Any]) -> None:
+        """Fingerprint one column held in another form (an Arrow column), as :meth:`add`
+        would fingerprint its default array, converting a slice at a time.
+
+        Parameters
+        ----------
+        name : str
+            The column's name.
+        n_rows : int
+            Its length.
+        convert : callable
+            ``(start, stop) -> array``: rows ``start:stop`` as the default read's array
+            (see :func:`converted_sums`).
+        """
+        dtype, sums, first = converted_sums(n_rows, convert)
+        self._names.append(name)
+        self._dtypes.append(dtype)
+        if isinstance(name, str):
+            self._sums[name] = sums
+            self._first[name] = first
+
     def finish(self, n_rows: int) -> FrameFingerprint | None:
         """The fingerprint of the columns added, or None for columns it cannot describe
         (a name that is not a string, a name twice).
@@ -191,7 +258,15 @@ def _plain_index(index: pd.Index) -> bool:
 def _block_sums(column: pd.Series) -> np.ndarray | None:
     if column.dtype == object:
         return None
-    n_rows = len(column)
+    return _sums_of_slices(
+        len(column), lambda start, stop: column.iloc[start:stop], HASH_SLICE_ROWS
+    )
+
+
+def _sums_of_slices(
+    n_rows: int, part: Callable[[int, int], pd.Series], step: int
+) -> np.ndarray | None:
+    """The block sums of a column given ``step`` rows at a time (``part(start, stop)``)."""
     if not n_rows:
         return np.zeros(0, dtype=np.uint64)
     weights = _row_weights(n_rows)
@@ -199,21 +274,79 @@ def _block_sums(column: pd.Series) -> np.ndarray | None:
     # hashed a slice at a time: hash_pandas_object's temporaries (several arrays of the
     # slice's length) stay small beside the column, and a value's hash does not depend
     # on its neighbours, so the sums are the ones of the whole column at once
-    for start in range(0, n_rows, HASH_SLICE_ROWS):
-        part = column.iloc[start : start + HASH_SLICE_ROWS]
+    for start in range(0, n_rows, step):
         try:
             # categorize=False: the same hashes (categorizing only saves work on repeated
             # values), about 7x faster on the mostly distinct strings of a text column
-            hashes = pd.util.hash_pandas_object(part, index=False, categorize=False).to_numpy(
-                dtype=np.uint64
-            )
-        except TypeError:  # a value pandas cannot hash: compared by content instead
+            hashes = pd.util.hash_pandas_object(
+                part(start, min(start + step, n_rows)), index=False, categorize=False
+            ).to_numpy(dtype=np.uint64)
+        except (TypeError, UnicodeEncodeError):
+            # a value pandas cannot hash (or a lone surrogate, which has no UTF-8):
+            # compared by content instead
             return None
         # each hash weighted by its row: a plain sum cannot see two values of one block
         # trade places (True -> False in one row, False -> True in another)
         weighted = hashes * weights[start : start + len(hashes)]
         sums.append(np.add.reduceat(weighted, np.arange(0, len(hashes), BLOCK_ROWS)))
     return sums[0] if len(sums) == 1 else np.concatenate(sums)
+
+
+def converted_sums(
+    n_rows: int, convert: Callable[[int, int], Any], *, step: int | None = None
+) -> tuple[str, np.ndarray | None, int]:
+    """The dtype, block sums and first value of a column held in another form.
+
+    ``convert(start, stop)`` gives rows ``start:stop`` of the column as the array the
+    default read makes of them (an Arrow column's slice turned numpy-nullable): the
+    column is converted :data:`CONVERT_SLICE_ROWS` rows at a time, so the transient
+    objects of one slice are all that exists at once, and the sums are those of the
+    whole converted column.
+
+    Parameters
+    ----------
+    n_rows : int
+        The column's length.
+    convert : callable
+        ``(start, stop) -> array`` as above.
+    step : int, optional
+        Rows converted at once (a whole number of blocks); :data:`CONVERT_SLICE_ROWS`
+        when not given.
+
+    Returns
+    -------
+    (str, numpy.ndarray or None, int)
+        ``str`` of the converted dtype, the block sums (None for an ``object`` column:
+        compared by content), the position of the first non-missing value (-1: none).
+    """
+    step = CONVERT_SLICE_ROWS if step is None else step
+    first_part = _as_series(convert(0, min(n_rows, step)))
+    dtype = str(first_part.dtype)
+    first = -1
+    if first_part.dtype == object:
+        return dtype, None, _first_value(_as_series(convert(0, n_rows)))
+    held = {0: first_part}
+
+    def part(start: int, stop: int) -> pd.Series:
+        nonlocal first
+        piece = held.pop(start, None)
+        if piece is None:
+            piece = _as_series(convert(start, stop))
+        if first < 0:
+            found = _first_value(piece)
+            first = start + found if found >= 0 else -1
+        return piece
+
+    sums = _sums_of_slices(n_rows, part, step)
+    if sums is None:
+        first = _first_value(_as_series(convert(0, n_rows)))
+    return dtype, sums, first
+
+
+def _as_series(array: Any) -> pd.Series:
+    if array.dtype == object:  # an ndarray or a NumpyExtensionArray: kept object
+        return pd.Series(np.asarray(array), dtype=object, copy=False)
+    return pd.Series(array, copy=False)
 
 
 @functools.lru_cache(maxsize=4)

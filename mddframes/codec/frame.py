@@ -49,6 +49,11 @@ INDEX_NAME = "row"
 #: the result of.
 ColumnFinish = Callable[[str, Any], Any]
 
+#: What :func:`frame_of_columns` asks first for each column (name, declared
+#: ``dataType``): the frame's array of it built another way, or None to build it from
+#: its values as usual (the Arrow route: :mod:`mddframes.codec.arrow_columns`).
+ColumnDirect = Callable[[str, Any], Any]
+
 _FAST_DTYPES = ("Int64", "Float64", "boolean")
 
 
@@ -164,6 +169,7 @@ def frame_of_columns(
     declared: list[dict[str, Any]],
     *,
     finish: ColumnFinish | None = None,
+    direct: ColumnDirect | None = None,
 ) -> pd.DataFrame:
     """The frame of a payload's rows given as per-column value lists.
 
@@ -184,8 +190,12 @@ def frame_of_columns(
         Called with each column's name and array as soon as it is built; the frame
         holds what it returns (a reader turns each column into its backend's array
         there, so that one column's Python objects are freed before the next is built).
+    direct : callable, optional
+        Called first with each column's name and declared ``dataType``; when it returns
+        an array the frame holds that one (``finish`` is not called) and the column's
+        values are dropped unread.
     """
-    arrays = arrays_of_columns(columns, n_rows, declared, finish=finish)
+    arrays = arrays_of_columns(columns, n_rows, declared, finish=finish, direct=direct)
     return frame_of_arrays(arrays, pd.RangeIndex(n_rows, name=INDEX_NAME))
 
 
@@ -196,6 +206,7 @@ def arrays_of_columns(
     *,
     defer_dates: bool = False,
     finish: ColumnFinish | None = None,
+    direct: ColumnDirect | None = None,
 ) -> dict[str, Any]:
     """The column arrays :func:`frame_of_columns` makes its frame of, in frame order.
 
@@ -203,12 +214,18 @@ def arrays_of_columns(
     columns of many tables): the frame of each table would be built only to be
     taken apart again. With ``defer_dates``, declared date columns may come back as
     :class:`~mddframes.codec.dtypes.PendingDates` (see :mod:`mddframes.codec.date_batch`).
-    ``finish``: as :func:`frame_of_columns`.
+    ``finish``, ``direct``: as :func:`frame_of_columns`.
     """
     data_types = {c["name"]: declared_type(c) for c in declared}
     order = dict.fromkeys(chain((c["name"] for c in declared), columns))
     arrays = {}
     for name in order:
+        built = None if direct is None else direct(name, data_types.get(name))
+        if built is not None:
+            dict.pop(columns, name, None)  # the raw batches: never unpacked
+            arrays[name] = built
+            del built
+            continue
         values = columns.pop(name, None)
         if values is None:
             values = [None] * n_rows

@@ -44,6 +44,7 @@ from typing import Any
 import ijson
 import pandas as pd
 
+from mddframes.codec.arrow_columns import arrow_column, pack_arrow_batch
 from mddframes.codec.column_batches import ColumnBatches
 from mddframes.codec.fastjson import json_loads, nested_deeper
 from mddframes.codec.frame import ROWS_KEYS, ColumnFinish, declared_columns, frame_of_columns
@@ -287,7 +288,11 @@ def _parse(chunks: Iterable[bytes], kind: Kind, *, exact: bool, on_chunk: Any = 
 
 
 def frame_from_chunks(
-    chunks: Iterable[bytes], kind: Kind = "table", *, finish: ColumnFinish | None = None
+    chunks: Iterable[bytes],
+    kind: Kind = "table",
+    *,
+    finish: ColumnFinish | None = None,
+    finish_arrow: ColumnFinish | None = None,
 ) -> tuple[pd.DataFrame | None, KeptJson]:
     """Parse a table or mapping document streamed as byte chunks into its frame.
 
@@ -301,6 +306,13 @@ def frame_from_chunks(
         Called with each column's name and array as it is built; the frame holds what
         it returns (see :func:`~mddframes.codec.frame.frame_of_columns`). Not called
         when no frame is returned.
+    finish_arrow : callable, optional
+        The Arrow route (``dtype_backend="pyarrow"``): the text batches are packed into
+        pyarrow arrays as they are parsed, and each column whose default array is the
+        plain image of an Arrow type is built as a ``pyarrow.ChunkedArray`` of its
+        batches (:func:`~mddframes.codec.arrow_columns.arrow_column`) and handed to
+        ``finish_arrow`` (name, chunked array) instead of ``finish``; the frame holds
+        what it returns. Other columns go to ``finish`` as usual.
 
     Returns
     -------
@@ -319,16 +331,20 @@ def frame_from_chunks(
     """
     keeper = _Keeper(background=True)
     try:
-        return _split_frame(chunks, kind, finish, keeper)
+        return _split_frame(chunks, kind, finish, finish_arrow, keeper)
     finally:
         keeper.close()  # after an error too: never leave the thread waiting
 
 
 def _split_frame(
-    chunks: Iterable[bytes], kind: Kind, finish: ColumnFinish | None, keeper: _Keeper
+    chunks: Iterable[bytes],
+    kind: Kind,
+    finish: ColumnFinish | None,
+    finish_arrow: ColumnFinish | None,
+    keeper: _Keeper,
 ) -> tuple[pd.DataFrame | None, KeptJson]:
     """:func:`frame_from_chunks` with its keeper."""
-    fast = ColumnBatches(exact=False, pack=PACK_FAST)
+    fast = ColumnBatches(exact=False, pack=PACK_FAST if finish_arrow is None else pack_arrow_batch)
 
     def take(rows: list[dict[str, Any]]) -> None:
         fast.rows.extend(rows)
@@ -352,7 +368,17 @@ def _split_frame(
     route = choose_route(splitter=split)
     if route == "splitter" and envelope is not None:
         declared = declared_columns(envelope, kind)
-        return frame_of_columns(fast.columns, fast.count, declared, finish=finish), kept
+        direct = None
+        if finish_arrow is not None:
+            arrow_finish = finish_arrow
+
+            def direct(name: str, data_type: Any) -> Any:
+                parts = fast.columns.parts(name)
+                chunked = None if parts is None else arrow_column(parts, data_type)
+                return None if chunked is None else arrow_finish(name, chunked)
+
+        frame = frame_of_columns(fast.columns, fast.count, declared, finish=finish, direct=direct)
+        return frame, kept
     if route == "kept":
         return None, kept
     fast.columns.clear()  # what the splitter handed over before it gave up

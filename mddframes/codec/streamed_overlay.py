@@ -28,7 +28,7 @@ later batch (its template, which guides how the cell is written, is not known ye
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -44,7 +44,7 @@ from mddframes.codec.check_context import CheckContext, Record
 from mddframes.codec.diff import Diff, concat_changes, diff_payloads
 from mddframes.codec.fastjson import loads_strict_or_none
 from mddframes.codec.fingerprint import FrameFingerprint, rows_in
-from mddframes.codec.frame import ROWS_KEYS, declared_columns, overlay
+from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_arrays, overlay
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.stream import KeptJson
 from mddframes.codec.values import (
@@ -74,11 +74,15 @@ class StreamedPayload:
         What it changes.
     report : CheckReport
         Its completeness check.
+    fingerprint : FrameFingerprint or None
+        The fingerprint of the frame written (taken while looking for its edits): the
+        context of the next write of the same frame.
     """
 
     body: bytes
     diff: Diff
     report: CheckReport
+    fingerprint: FrameFingerprint | None = None
 
 
 def overlay_document(
@@ -88,6 +92,7 @@ def overlay_document(
     *,
     allow_deletes: bool = False,
     object_id: Any = None,
+    convert: Callable[[Any], Any] | None = None,
 ) -> StreamedPayload:
     """The new document of an edited table frame, from the kept document it was read from.
 
@@ -103,6 +108,11 @@ def overlay_document(
         As for :func:`~mddframes.codec.check_payload`.
     object_id : optional
         The table id named in the report.
+    convert : callable, optional
+        Turns a slice of one of ``frame``'s column arrays into the array the read made
+        (:func:`~mddframes.frames.backends.default_slice`: an Arrow-backed frame is
+        written as its numpy-nullable form, converting only the block hashes' slices
+        and the batches that hold a change).
 
     Returns
     -------
@@ -115,7 +125,7 @@ def overlay_document(
     """
     if not fingerprint.fits(frame):
         raise StreamUnsupported("rows or columns were added, deleted or moved")
-    builder = _Builder(kept, frame, fingerprint, allow_deletes, object_id)
+    builder = _Builder(kept, frame, fingerprint, allow_deletes, object_id, convert)
     splitter = RowSplitter(_KEY, builder.take, raw=True)
     builder.splitter = splitter
     if not splitter.split(kept.chunks()):
@@ -129,19 +139,26 @@ def overlay_document(
     return builder.result(splitter.head, splitter.tail)
 
 
+def _as_read(array: Any) -> Any:
+    # an object column as an ndarray: frame_of_arrays keeps those object (pandas 3
+    # would make a column of strings ``str``)
+    return np.asarray(array) if array.dtype == object else array
+
+
 class _Builder:
     """Takes the batches of the original one after the other (see :func:`overlay_document`)."""
 
     def __init__(
         self, kept: KeptJson, frame: pd.DataFrame, fingerprint: FrameFingerprint,
-        allow_deletes: bool, object_id: Any,
+        allow_deletes: bool, object_id: Any, convert: Callable[[Any], Any] | None = None,
     ) -> None:  # fmt: skip
         self.kept = kept
         self.frame = frame
         self.fingerprint = fingerprint
         self.allow_deletes = allow_deletes
         self.object_id = object_id
-        self.candidates = fingerprint.candidate_rows(frame)
+        self.convert = convert
+        self.candidates, self.frame_print = fingerprint.survey(frame, convert)
         self.by_content = {
             name: frame[name].to_numpy(dtype=object)
             for name in fingerprint.columns
@@ -205,6 +222,12 @@ class _Builder:
         assert self.envelope is not None
         batch = {**self.envelope, _KEY: rows}
         part = self.frame.iloc[start:stop].set_axis(pd.RangeIndex(stop - start), axis=0)
+        if self.convert is not None:  # only the batches that hold a change
+            convert = self.convert
+            part = frame_of_arrays(
+                {str(name): _as_read(convert(column.array)) for name, column in part.items()},
+                part.index,
+            )
         templates = {name: self.templates.get(name, ABSENT) for name in self.frame.columns}
         result = overlay(part, batch, kind="table", templates=templates)
         new_rows = result.payload[_KEY]
@@ -246,7 +269,7 @@ class _Builder:
             parts.append(tail)
             self.pieces = []
             body = b"".join(parts)
-        return StreamedPayload(body, concat_changes(self.changes), report)
+        return StreamedPayload(body, concat_changes(self.changes), report, self.frame_print)
 
     def _rows_again(self) -> Iterator[list[dict[str, Any]]]:
         """The original's rows once more, batch by batch (for the rare second look)."""

@@ -182,14 +182,18 @@ def arrow_array(array: Any) -> Any:
     pandas.api.extensions.ExtensionArray
         An ``ArrowExtensionArray`` of the same values (``string``, ``int64``, ``double``,
         ``bool``, ``timestamp``), or ``array`` itself when it is Arrow-backed already or
-        holds values no Arrow type holds exactly (``object``).
+        holds values no Arrow type holds exactly (``object``; a ``string`` column with a
+        lone surrogate, which has no UTF-8, stays ``string``).
     """
     pa = require_module("pyarrow", extra="arrow")
     if isinstance(array.dtype, pd.ArrowDtype) or pd.api.types.is_object_dtype(array.dtype):
         return array
     if isinstance(array.dtype, pd.StringDtype):
         # the column's str objects encoded once into one UTF-8 buffer
-        values = pa.array(np.asarray(array, dtype=object), type=pa.string(), from_pandas=True)
+        try:
+            values = pa.array(np.asarray(array, dtype=object), type=pa.string(), from_pandas=True)
+        except UnicodeEncodeError:  # a lone surrogate ("\ud800" in the JSON)
+            return array
     else:
         try:
             values = pa.array(array)
@@ -198,7 +202,7 @@ def arrow_array(array: Any) -> Any:
     return pd.arrays.ArrowExtensionArray(values)
 
 
-def from_user_frame(frame: Any, *, what: str = "frame") -> pd.DataFrame:
+def from_user_frame(frame: Any, *, what: str = "frame", keep_arrow: bool = False) -> pd.DataFrame:
     """A frame a user hands a writer, in the numpy-nullable form the codec works in.
 
     The one place a writer's input is normalised: ``pd.ArrowDtype`` columns become
@@ -214,12 +218,18 @@ def from_user_frame(frame: Any, *, what: str = "frame") -> pd.DataFrame:
         What the writer was given.
     what : str, default "frame"
         How an error names it.
+    keep_arrow : bool, default False
+        Return a pandas frame's Arrow-backed columns as they are (a polars frame's
+        columns as ``pd.ArrowDtype`` ones over its Arrow data): for the streamed
+        write, which converts only the slices it needs (:func:`default_slice`), so a
+        one-cell edit never turns a whole Arrow frame into Python objects; the caller
+        calls again without it before any other use.
 
     Returns
     -------
     pandas.DataFrame
-        ``frame`` itself when it holds no Arrow-backed column, else a new frame with
-        the same index, columns and ``attrs``.
+        ``frame`` itself when it holds no Arrow-backed column (or ``keep_arrow``), else
+        a new frame with the same index, columns and ``attrs``.
 
     Raises
     ------
@@ -236,11 +246,11 @@ def from_user_frame(frame: Any, *, what: str = "frame") -> pd.DataFrame:
     type (lists, structs, decimals, ...) -> ``object`` holding ``to_pylist()`` values.
     """
     if _is_polars(frame):
-        return _from_polars(frame, what=what)
+        return _from_polars(frame, what=what, keep_arrow=keep_arrow)
     if not isinstance(frame, pd.DataFrame):
         return frame  # type: ignore[no-any-return]  # the writer names the wrong type
     positions = [i for i, dtype in enumerate(frame.dtypes) if _arrow_backed(dtype)]
-    if not positions:
+    if not positions or keep_arrow:
         return frame
     arrays = [frame.iloc[:, i].array for i in range(frame.shape[1])]
     for i in positions:
@@ -253,6 +263,22 @@ def _arrow_backed(dtype: Any) -> bool:
     # make some columns ``string`` (pyarrow storage when pyarrow is installed) and the
     # codec takes them as they are
     return isinstance(dtype, pd.ArrowDtype)
+
+
+def default_slice(array: Any) -> Any:
+    """A column's array (or a slice of one) as :func:`from_user_frame` converts it.
+
+    Parameters
+    ----------
+    array : pandas.api.extensions.ExtensionArray or numpy.ndarray
+        ``frame[name].array``, or a slice of it.
+
+    Returns
+    -------
+    pandas.api.extensions.ExtensionArray or numpy.ndarray
+        :func:`numpy_nullable_array` of an Arrow-backed array; any other array as it is.
+    """
+    return numpy_nullable_array(array) if _arrow_backed(array.dtype) else array
 
 
 def numpy_nullable_array(array: Any) -> Any:
@@ -274,6 +300,22 @@ def numpy_nullable_array(array: Any) -> Any:
         chunked = pa.chunked_array([pa.array(array)])
     else:
         chunked = pa.chunked_array(array._pa_array)  # a ChunkedArray already
+    return _from_chunked(chunked)
+
+
+def default_array(chunked: Any) -> Any:
+    """A pyarrow ChunkedArray as the numpy-nullable array the default read gives of it.
+
+    Parameters
+    ----------
+    chunked : pyarrow.ChunkedArray
+        Arrow data of one column (or a slice of one).
+
+    Returns
+    -------
+    pandas.api.extensions.ExtensionArray or numpy.ndarray
+        As :func:`numpy_nullable_array` (the mapping is in :func:`from_user_frame`, Notes).
+    """
     return _from_chunked(chunked)
 
 
@@ -321,8 +363,9 @@ def _is_polars(frame: Any) -> bool:
     return type(frame).__module__.split(".")[0] == "polars" and hasattr(frame, "to_arrow")
 
 
-def _from_polars(frame: pl.DataFrame, *, what: str) -> pd.DataFrame:
-    """A polars frame as the numpy-nullable pandas frame of the same content."""
+def _from_polars(frame: pl.DataFrame, *, what: str, keep_arrow: bool = False) -> pd.DataFrame:
+    """A polars frame as the numpy-nullable pandas frame of the same content (with
+    ``keep_arrow``, its columns as ``pd.ArrowDtype`` ones over polars' Arrow data)."""
     polars = require_module("polars", extra="polars")
     names = list(frame.columns)
     index: pd.Index = pd.RangeIndex(frame.height, name=INDEX_NAME)
@@ -336,6 +379,8 @@ def _from_polars(frame: pl.DataFrame, *, what: str) -> pd.DataFrame:
             values = np.empty(len(column), dtype=object)
             values[:] = column.to_list()
             arrays[name] = values
+        elif keep_arrow:
+            arrays[name] = pd.arrays.ArrowExtensionArray(_chunked(column.to_arrow()))
         else:
             arrays[name] = _from_chunked(_chunked(column.to_arrow()))
     columns = {

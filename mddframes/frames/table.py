@@ -20,12 +20,24 @@ from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.fingerprint import FingerprintBuilder, fingerprint
-from mddframes.codec.frame import INDEX_NAME, declared_columns, frame_of_arrays, payload_arrays
+from mddframes.codec.frame import (
+    INDEX_NAME,
+    ColumnFinish,
+    declared_columns,
+    frame_of_arrays,
+    payload_arrays,
+)
 from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
 from mddframes.codec.read_route import choose_route
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import ReadContext, record_read, registry_for
-from mddframes.frames.backends import DtypeBackend, arrow_array, check_dtype_backend, to_backend
+from mddframes.frames.backends import (
+    DtypeBackend,
+    arrow_array,
+    check_dtype_backend,
+    default_array,
+    to_backend,
+)
 from mddframes.frames.shaping import snake_case
 from mddframes.http.session import decode_json_content
 from mddframes.ids import require_id
@@ -121,20 +133,20 @@ def _streamed_frame(
 ) -> tuple[pd.DataFrame, ReadContext]:
     """The frame and context of a large answer, parsed as it arrives (see read_table).
 
-    Under ``"pyarrow"`` each column is fingerprinted as the default read builds it and
-    turned into its Arrow array at once (:func:`~mddframes.frames.backends.arrow_array`,
+    Under ``"pyarrow"`` a column whose Arrow array is the plain image of its default one
+    (text, numbers, booleans) is built straight from its batches' Arrow arrays and
+    fingerprinted from them a slice at a time
+    (:mod:`~mddframes.codec.arrow_columns`); any other column is fingerprinted as the
+    default read builds it and turned into its Arrow array at once (:func:`~mddframes.frames.backends.arrow_array`,
     the conversion of ``to_backend``), so the Python objects of one column are freed
     before the next is built: the same frame and fingerprint as ``to_backend`` of the
     default frame, without both frames in memory.
     """
     prints = FingerprintBuilder()
-
-    def to_arrow(name: str, array: Any) -> Any:
-        prints.add(name, array)
-        return arrow_array(array)
-
-    finish = to_arrow if dtype_backend == "pyarrow" else None
-    streamed, kept = frame_from_chunks(body.chunks(), "table", finish=finish)
+    finish, finish_arrow = arrow_finishers(prints) if dtype_backend == "pyarrow" else (None, None)
+    streamed, kept = frame_from_chunks(
+        body.chunks(), "table", finish=finish, finish_arrow=finish_arrow
+    )
     if streamed is not None and finish is not None:
         return streamed, ReadContext(
             "table", table_id, kept=kept, fingerprint=prints.finish(len(streamed))
@@ -148,6 +160,38 @@ def _streamed_frame(
         del payload
     taken = fingerprint(streamed)
     return streamed, ReadContext("table", table_id, kept=kept, fingerprint=taken)
+
+
+def arrow_finishers(prints: FingerprintBuilder) -> tuple[ColumnFinish, ColumnFinish]:
+    """The ``finish`` and ``finish_arrow`` of a streamed ``dtype_backend="pyarrow"`` read.
+
+    Both fingerprint each column into ``prints`` as the default read would (the same
+    dtypes and sums) and return the frame's Arrow array of it: ``finish`` from the
+    default array (:func:`~mddframes.frames.backends.arrow_array`), ``finish_arrow``
+    from the pyarrow ChunkedArray built straight from the batches, hashed a slice at a
+    time (:meth:`~mddframes.codec.fingerprint.FingerprintBuilder.add_converted`).
+
+    Parameters
+    ----------
+    prints : FingerprintBuilder
+        Where the columns' fingerprints go, in frame order.
+
+    Returns
+    -------
+    (callable, callable)
+        For :func:`~mddframes.codec.stream.frame_from_chunks`.
+    """
+
+    def to_arrow(name: str, array: Any) -> Any:
+        prints.add(name, array)
+        return arrow_array(array)
+
+    def chunked_to_arrow(name: str, chunked: Any) -> Any:
+        prints.add_converted(name, len(chunked), lambda start, stop: default_array(
+            chunked.slice(start, stop - start)))  # fmt: skip
+        return pd.arrays.ArrowExtensionArray(chunked)
+
+    return to_arrow, chunked_to_arrow
 
 
 def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index]:

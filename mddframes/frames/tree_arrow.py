@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from mddframes.codec.arrow_columns import read_pool
 from mddframes.codec.splitter import RowSplitter
 from mddframes.frames.backends import arrow_array, require_module
 from mddframes.frames.record_frames import column_array, key_order
@@ -40,7 +41,7 @@ from mddframes.frames.tree_shape import (
     PARENT_ALIASES,
     STRING_COLUMNS,
 )
-from mddframes.frames.tree_walk import numpy_of, read_pool, walk_arrow
+from mddframes.frames.tree_walk import numpy_of, walk_arrow
 from mddframes.http.keys import is_snake_case, spelling
 
 if TYPE_CHECKING:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mddframes.codec.arrow_columns import read_pool
 from mddframes.frames.backends import require_module
 from mddframes.frames.tree_shape import PATH_SEP, child_index, warn_duplicates, warn_unreached
 
@@ -199,18 +200,6 @@ def _level_paths(label: Any, parent_pos: np.ndarray, depth: np.ndarray, pa: Any,
 
 def _combined(array: Any, pool: Any) -> Any:
     return array.combine_chunks(memory_pool=pool) if hasattr(array, "combine_chunks") else array
-
-
-def read_pool() -> Any:
-    """The Arrow memory pool of the pyarrow tree read: the system allocator.
-
-    Arrow's default pool (mimalloc or jemalloc) keeps the pages of freed buffers for
-    reuse; the read makes many short-lived ones (a batch's arrays, the hash tables of
-    the parent lookup, each block's ancestor labels), so with it the resident peak is
-    what is live plus what was freed: 2.3x the answer at 1,000,000 elements against
-    1.5x with the system allocator, which hands large freed blocks back at once.
-    """
-    return require_module("pyarrow", extra="arrow").system_memory_pool()
 
 
 def numpy_of(array: Any, dtype: Any) -> np.ndarray:

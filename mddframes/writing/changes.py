@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.codec import CheckReport, Diff, check_payload, diff_payloads, overlay, to_payload
+from mddframes.codec.fingerprint import FrameFingerprint
 from mddframes.codec.kinds import Kind
 from mddframes.codec.streamed_overlay import StreamUnsupported, overlay_document
 from mddframes.codec.values import same_json
 from mddframes.context import ATTRS_KEY, ReadContext, context_of
 from mddframes.errors import ConcurrentModificationError, InvalidArgumentError, WriteRefusedError
-from mddframes.frames.backends import from_user_frame
+from mddframes.frames.backends import default_slice, from_user_frame
 from mddframes.frames.shaping import snake_case
 from mddframes.writing.documents import (
     EncodedDocument,
@@ -62,6 +63,9 @@ class Change:
         so the context of the read-back can be recorded for the next write.
     frame : pandas.DataFrame or None
         The edited frame, whose ``attrs`` get the new context.
+    frame_print : FrameFingerprint or None
+        ``frame``'s fingerprint when the streamed strategy took it already (None: the
+        read-back's context takes it).
     foreign : bool
         The frame was read from another object (its report's first error says which).
     owner : pandas.DataFrame or None
@@ -80,6 +84,7 @@ class Change:
     frame: pd.DataFrame | None = None
     foreign: bool = False
     owner: pd.DataFrame | None = None
+    frame_print: FrameFingerprint | None = None
 
 
 def prepare_edit(
@@ -108,15 +113,17 @@ def prepare_edit(
         The object changed on the service since it was read and ``force`` is False.
     """
     given = frame
-    # Arrow-backed and polars frames: the numpy-nullable frame of the same content
-    frame = from_user_frame(frame, what=f"write_{kind}")
+    # polars frames: the numpy-nullable frame of the same content; Arrow-backed pandas
+    # frames are kept as they are for the streamed strategy, which converts only the
+    # slices it needs, and converted whole for any other (see _prepare_edit)
+    frame = from_user_frame(frame, what=f"write_{kind}", keep_arrow=True)
     if not isinstance(frame, pd.DataFrame):
         raise InvalidArgumentError(
             f"write_{kind} needs a DataFrame (from read_{kind}), got {type(frame).__name__}"
         )
     change = _prepare_edit(api, kind, object_id, frame, columns=columns,
                            allow_deletes=allow_deletes, force=force, stream=stream)  # fmt: skip
-    if given is not frame and isinstance(given, pd.DataFrame):
+    if given is not change.frame and isinstance(given, pd.DataFrame):
         change.owner = given
     return change
 
@@ -132,7 +139,9 @@ def _prepare_edit(
     force: bool,
     stream: bool,
 ) -> Change:
-    """:func:`prepare_edit` of a frame in the numpy-nullable form."""
+    """:func:`prepare_edit` of a frame in the numpy-nullable form, or with Arrow-backed
+    columns kept (``from_user_frame(..., keep_arrow=True)``): those reach the streamed
+    strategy as they are and are converted whole before any other."""
     context = context_of(api, frame, kind, object_id)
     foreign = _read_from_elsewhere(frame, kind, object_id)
     if context is None and not force:
@@ -159,6 +168,7 @@ def _prepare_edit(
             change = _streamed_edit(held, context, frame, allow_deletes)
             if change is not None:
                 return _name_foreign(change, foreign)
+    frame = from_user_frame(frame, what=f"write_{kind}")  # Arrow-backed columns, whole
     change = _parsed_edit(held, context, frame, columns=columns, allow_deletes=allow_deletes,
                           force=force)  # fmt: skip
     return _name_foreign(change, foreign)
@@ -204,12 +214,14 @@ def _streamed_edit(
     assert context.kept is not None and context.fingerprint is not None
     try:
         new = overlay_document(context.kept, frame, context.fingerprint,
-                               allow_deletes=allow_deletes, object_id=held.object_id)  # fmt: skip
+                               allow_deletes=allow_deletes, object_id=held.object_id,
+                               convert=default_slice)  # fmt: skip
     except StreamUnsupported as exc:
         logger.debug("table %r: whole-document write (%s)", held.object_id, exc)
         return None
     return Change(held.kind, held.object_id, held, EncodedDocument(new.body), new.diff,
-                  new.report, keeps_positions=True, frame=frame)  # fmt: skip
+                  new.report, keeps_positions=True, frame=frame,
+                  frame_print=new.fingerprint)  # fmt: skip
 
 
 def _parsed_edit(

@@ -33,6 +33,7 @@ from mddframes.codec.fingerprint import fingerprint
 from mddframes.codec.kinds import Kind
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import IncompletePayloadError, WriteVerificationError
+from mddframes.frames.backends import default_slice
 from mddframes.writing.backups import save_backup, save_backup_document
 from mddframes.writing.changes import FOREIGN_FRAME, Change
 from mddframes.writing.documents import Held, fetch, put
@@ -170,7 +171,12 @@ def readback_context(change: Change, readback: Held) -> ReadContext:
     """
     if readback.kept is None:
         return ReadContext(change.kind, change.object_id, readback.document())
-    frame_print = fingerprint(change.frame) if change.frame is not None else None
+    # the streamed strategy's own survey of the frame, or (an Arrow-backed frame hashed
+    # a slice at a time) the frame's fingerprint now
+    frame = change.frame
+    frame_print = change.frame_print
+    if frame_print is None and frame is not None:
+        frame_print = fingerprint(frame, convert=default_slice)
     return ReadContext(change.kind, change.object_id, kept=readback.kept, fingerprint=frame_print)
 
 

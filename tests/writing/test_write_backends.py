@@ -21,9 +21,12 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from mddframes import BadRequestError, IncompletePayloadError, to_polars
-from mddframes.codec import diff_payloads
+from mddframes.codec import diff_payloads, splitter
+from mddframes.codec import fingerprint as fingerprint_module
+from mddframes.codec.fingerprint import fingerprint
 from mddframes.codec.frame import payload_rows
 from mddframes.emulator.scale import big_table
+from mddframes.frames import backends
 from mddframes.writing.changes import prepare_edit
 from mddframes.writing.documents import EncodedDocument
 
@@ -212,3 +215,66 @@ def test_an_arrow_frame_writes_again_after_a_write(client, large, tmp_path, back
 
     now = client.api.get_table(table_id)
     assert (now["data"][10][name], now["data"][11][name]) == ("first", "second")
+
+
+@pytest.mark.parametrize("backend", ["pyarrow", "polars"])
+def test_a_one_cell_write_of_an_arrow_frame_converts_slices_never_a_whole_column(
+    client, large, tmp_path, monkeypatch, backend
+):
+    table_id, held = large
+    frame = _read(client, "table", table_id, backend)
+    default = client.read_table(table_id)
+    monkeypatch.setattr(fingerprint_module, "CONVERT_SLICE_ROWS", 2 * fingerprint_module.BLOCK_ROWS)
+    monkeypatch.setattr(splitter, "BATCH_BYTES", 64 << 10)  # batches of a few hundred rows
+    converted: list[int] = []
+    real = backends._from_chunked
+
+    def spy(chunked: Any) -> Any:
+        converted.append(len(chunked))
+        return real(chunked)
+
+    monkeypatch.setattr(backends, "_from_chunked", spy)
+    frame = set_cell(frame, 4321, "name", "édité")
+    default.at[4321, "name"] = "édité"
+    # the streamed strategy takes the Arrow frame as it is (polars: its Arrow data), and
+    # sends the bytes of the numpy-nullable frame with the same edit
+    change = prepare_edit(client.api, "table", table_id, frame)
+    assert isinstance(change.new, EncodedDocument)
+    assert change.frame is frame or backend == "polars"
+    want = prepare_edit(client.api, "table", table_id, default).new
+    assert isinstance(want, EncodedDocument) and change.new.content == want.content
+    assert converted and max(converted) < len(frame)
+    converted.clear()
+
+    assert client.write_table(table_id, frame, backup_dir=tmp_path).status == "written"
+
+    assert converted and max(converted) < len(frame)  # the write's survey
+    now = client.api.get_table(table_id)
+    changed = diff_payloads(held, now, kind="table").changed
+    assert list(zip(changed["row"], changed["column"], strict=True)) == [(4321, "name")]
+    frame = set_cell(frame, 4322, "name", "encore")  # the new context fits: streamed again
+    assert isinstance(prepare_edit(client.api, "table", table_id, frame).new, EncodedDocument)
+    assert client.write_table(table_id, frame, backup_dir=tmp_path).status == "written"
+    assert client.api.get_table(table_id)["data"][4322]["name"] == "encore"
+
+
+@pytest.mark.parametrize("backend", ["numpy_nullable", "pyarrow"])
+def test_a_streamed_write_keeps_the_fingerprint_its_survey_took(client, large, tmp_path, backend):
+    table_id, _held_payload = large
+    frame = client.read_table(table_id, dtype_backend=backend)
+    frame.at[17, "note"] = "surveyed"
+    assert client.write_table(table_id, frame, backup_dir=tmp_path).status == "written"
+
+    kept = frame.attrs["mddframes"].fingerprint
+    want = fingerprint(frame, convert=backends.default_slice)
+    assert kept is not None and want is not None
+    assert (kept.columns, kept.dtypes, kept.n_rows) == (want.columns, want.dtypes, want.n_rows)
+    assert kept.first_value == want.first_value
+    for name, sums in want.sums.items():
+        other = kept.sums[name]
+        assert (sums is None and other is None) or (
+            sums is not None and other is not None and (sums == other).all()
+        ), name
+    if backend == "numpy_nullable":  # the default frame's own fingerprint, no conversion
+        plain = fingerprint(frame)
+        assert plain is not None and plain.dtypes == kept.dtypes
