@@ -145,14 +145,14 @@ def to_backend(
         return frame
     if not consume or frame.columns.has_duplicates:
         arrays = [arrow_array(frame.iloc[:, i].array) for i in range(frame.shape[1])]
-        return _assemble(arrays, frame.index, frame.columns, frame.attrs)
+        return assemble_frame(arrays, frame.index, frame.columns, frame.attrs)
     names, attrs = frame.columns, dict(frame.attrs)
     arrays = [arrow_array(frame.pop(name).array) for name in list(names)]
-    return _assemble(arrays, frame.index, names, attrs)
+    return assemble_frame(arrays, frame.index, names, attrs)
 
 
-def _assemble(
-    arrays: list[Any], index: pd.Index, names: pd.Index, attrs: dict[Any, Any]
+def assemble_frame(
+    arrays: list[Any], index: pd.Index, names: pd.Index, attrs: dict[Any, Any] | None = None
 ) -> pd.DataFrame:
     """A frame of ``arrays`` with this index, these column names and ``attrs``; object
     arrays stay ``object`` (pandas 3 would make an all-strings one ``str``, and a JSON
@@ -165,7 +165,7 @@ def _assemble(
     }
     out = pd.DataFrame(columns, index=index, copy=False)
     out.columns = names
-    out.attrs = dict(attrs)
+    out.attrs = dict(attrs or {})
     return out
 
 
@@ -255,7 +255,7 @@ def from_user_frame(frame: Any, *, what: str = "frame", keep_arrow: bool = False
     arrays = [frame.iloc[:, i].array for i in range(frame.shape[1])]
     for i in positions:
         arrays[i] = numpy_nullable_array(arrays[i])
-    return _assemble(arrays, frame.index, frame.columns, frame.attrs)
+    return assemble_frame(arrays, frame.index, frame.columns, frame.attrs)
 
 
 def _arrow_backed(dtype: Any) -> bool:

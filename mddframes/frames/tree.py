@@ -35,6 +35,7 @@ from mddframes.frames.tree_shape import (
     child_index,
     warn_duplicates,
     warn_unreached,
+    whole_versions,
 )
 
 if TYPE_CHECKING:
@@ -292,10 +293,11 @@ def _canonical_columns(frame: pd.DataFrame, what: str) -> pd.DataFrame:
         raise DataShapeError(
             f"{int(missing.sum())} element(s) of the {what} have no id (entries {where})"
         )
-    if "version" in frame.columns and frame["version"].dtype == "Float64":
-        values = frame["version"]
-        if ((values.dropna() % 1) == 0).all():
-            frame["version"] = values.astype("Int64")
+    if "version" in frame.columns:
+        versions = frame["version"].array
+        whole = whole_versions(versions)
+        if whole is not versions:
+            frame["version"] = whole
     return frame
 
 

@@ -32,7 +32,7 @@ import pandas as pd
 
 from mddframes.codec.arrow_columns import read_pool
 from mddframes.codec.splitter import RowSplitter
-from mddframes.frames.backends import arrow_array, require_module
+from mddframes.frames.backends import arrow_array, assemble_frame, require_module
 from mddframes.frames.record_frames import column_array, key_order
 from mddframes.frames.shaping import snake_case
 from mddframes.frames.tree_shape import (
@@ -40,6 +40,7 @@ from mddframes.frames.tree_shape import (
     LEADING_COLUMNS,
     PARENT_ALIASES,
     STRING_COLUMNS,
+    whole_versions,
 )
 from mddframes.frames.tree_walk import numpy_of, walk_arrow
 from mddframes.http.keys import is_snake_case, spelling
@@ -234,10 +235,8 @@ def _column(name: str, chunks: list[Any], string_columns: tuple[str, ...], pa: A
     for chunk in chunks:
         values.extend(chunk if isinstance(chunk, list) else chunk.to_pylist())
     array = column_array(values)
-    if name == "version" and array.dtype == "Float64":
-        present = array[~array.isna()]
-        if ((present % 1) == 0).all():
-            array = array.astype("Int64")
+    if name == "version":
+        array = whole_versions(array)
     return arrow_array(array)  # Arrow-backed, or object: exact Python values
 
 
@@ -245,20 +244,13 @@ def frame_of_columns(columns: dict[str, Any], size: int) -> pd.DataFrame:
     """A frame of Arrow arrays, ``ArrowExtensionArray`` and ``object`` columns, assembled
     as :func:`~mddframes.frames.backends.to_backend` assembles one."""
     pa = require_module("pyarrow", extra="arrow")
-    index = pd.RangeIndex(size)
-    series = {}
-    for position, array in enumerate(columns.values()):
-        if isinstance(array, (pa.ChunkedArray, pa.Array)):
-            series[position] = pd.Series(
-                pd.arrays.ArrowExtensionArray(array), index=index, copy=False
-            )
-        elif isinstance(array, pd.arrays.ArrowExtensionArray):
-            series[position] = pd.Series(array, index=index, copy=False)
-        else:
-            series[position] = pd.Series(array, index=index, dtype=object, copy=False)
-    frame = pd.DataFrame(series, index=index, copy=False)
-    frame.columns = pd.Index(list(columns))
-    return frame
+    arrays = [
+        pd.arrays.ArrowExtensionArray(array)
+        if isinstance(array, (pa.ChunkedArray, pa.Array))
+        else array
+        for array in columns.values()
+    ]
+    return assemble_frame(arrays, pd.RangeIndex(size), pd.Index(list(columns)))
 
 
 def read_tree_arrow(

@@ -149,3 +149,15 @@ def name_list(values: list[Any]) -> str:
     if len(values) > NAMED_LIMIT:
         shown += f" and {len(values) - NAMED_LIMIT} more"
     return shown
+
+
+def whole_versions(array: Any) -> Any:
+    """A ``version`` column's array: ``Int64`` when it is ``Float64`` of whole numbers only.
+
+    A service that sends versions as ``3.0`` still numbers them; any other array is
+    returned as it is.
+    """
+    if array.dtype != "Float64":
+        return array
+    present = array[~array.isna()]
+    return array.astype("Int64") if ((present % 1) == 0).all() else array
