@@ -412,14 +412,31 @@ class HttpSession:
         )
 
 
-class EncodedJson(bytes):
+class EncodedJson:
     """A request body already encoded as UTF-8 JSON: sent as it is, not encoded again
-    (a large table's streamed write builds its document as bytes)."""
+    (a large table's streamed write builds its document as bytes).
+
+    It holds the bytes it is given, not a copy (a ``bytes`` subclass would copy them:
+    one more payload in memory while a large table is sent).
+
+    Parameters
+    ----------
+    content : bytes
+        The UTF-8 JSON document.
+    """
+
+    __slots__ = ("content",)
+
+    def __init__(self, content: bytes) -> None:
+        self.content = content
+
+    def __repr__(self) -> str:
+        return f"<EncodedJson of {len(self.content):,} bytes>"
 
 
 def _encode_json(value: Any, entry: Endpoint, url: str) -> bytes:
     if isinstance(value, EncodedJson):
-        return value
+        return value.content
     try:
         return json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError) as exc:
