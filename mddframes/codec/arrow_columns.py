@@ -7,10 +7,10 @@ default read splits into a whole column of ``str`` objects later. :func:`arrow_c
 then makes the column one ``pa.chunked_array`` of its batches: no column of Python
 objects ever exists. It does so only where the default read's dtype is the plain image
 of the Arrow type (``string``, ``Int64``, ``Float64``, ``boolean``: what
-:func:`~mddframes.frames.backends.arrow_array` turns them into); for anything else
-(declared DATE/TIMESTAMP strings, ints declared DECIMAL or FLOAT, JSON columns, mixed
-types, big ints, all-null columns) it says None and the column takes the default route,
-from the same batches.
+:func:`~mddframes.frames.backends.arrow_array` turns them into), and for declared
+DATE/TIMESTAMP text, parsed a batch at a time (:func:`date_column`); for anything else
+(ints declared DECIMAL or FLOAT, JSON columns, mixed types, big ints, all-null columns)
+it says None and the column takes the default route, from the same batches.
 
 pyarrow is imported only when this route is taken (``mddframes[arrow]``).
 """
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from mddframes.codec.column_batches import pack_batch, packed_numbers
-from mddframes.codec.dtypes import type_family
+from mddframes.codec.dtypes import datetime_array, type_family
 
 _NONE = type(None)
 
@@ -121,7 +121,10 @@ def arrow_column(parts: list[Any], data_type: Any) -> Any | None:
     if len(kinds) != 1:
         return None  # mixed, lists (nested values, big ints...), or all null
     kind = kinds.pop()
-    if kind is None or type_family(data_type) in _NOT_PLAIN[kind]:
+    family = type_family(data_type)
+    if kind == "str" and family in ("date", "datetime"):
+        return date_column(parts)
+    if kind is None or family in _NOT_PLAIN[kind]:
         return None
     if kind == "float" and not any(_has_number(part) for part in parts):
         return None  # only NaN and nulls: the default read counts them all missing
@@ -130,6 +133,51 @@ def arrow_column(parts: list[Any], data_type: Any) -> Any | None:
                   "bool": pa.bool_()}[kind]  # fmt: skip
     chunks = [_chunk(part, arrow_type, pa) for part in parts]
     return pa.chunked_array(chunks, type=arrow_type)
+
+
+def date_column(parts: list[Any]) -> Any | None:
+    """A declared DATE/TIMESTAMP text column's Arrow timestamps, parsed a batch at a time.
+
+    The default read parses the whole column's ``str`` objects at once (about 60 bytes
+    each, twice the Arrow column's size for a date column, all alive together); here
+    only one batch's exist at a time.
+
+    Parameters
+    ----------
+    parts : list
+        The column's batches: :class:`ArrowText` arrays and ints (that many nulls).
+
+    Returns
+    -------
+    pyarrow.ChunkedArray or None
+        The column the default read's :func:`~mddframes.codec.dtypes.datetime_array`
+        of all the values gives, converted to Arrow; None when any batch keeps its
+        strings or the batches parse to different dtypes (several zones, naive and
+        aware, a finer unit in one batch): only the whole column's parse can say then.
+        The concatenation of batches of one dtype is that parse: each batch's values
+        are their exact instants, and the whole column takes the same dtype.
+    """
+    pa = _pyarrow()
+    parsed: list[Any] = []
+    for part in parts:
+        if type(part) is ArrowText:
+            array = datetime_array(part.values())
+            if array is None or (parsed and array.dtype != parsed[0].dtype):
+                return None
+            parsed.append(array)
+    if not parsed:
+        return None
+    arrow_type = pa.array(parsed[0][:0]).type
+    chunks = iter(parsed)
+    return pa.chunked_array(
+        [
+            pa.nulls(part, type=arrow_type, memory_pool=read_pool())
+            if type(part) is int
+            else pa.array(next(chunks), type=arrow_type, memory_pool=read_pool())
+            for part in parts
+        ],
+        type=arrow_type,
+    )
 
 
 def _kind(part: Any) -> str | None:

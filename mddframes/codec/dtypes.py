@@ -247,9 +247,21 @@ class PendingDates:
     alone: Callable[[], Any]
 
 
-def _datetime_array(values: list[Any]) -> Any | None:
+def datetime_array(values: list[Any]) -> Any | None:
     """The ``datetime64`` array of ISO 8601 strings and Nones, or None if they are not dates.
 
+    Parameters
+    ----------
+    values : list of str or None
+        A declared DATE/TIMESTAMP column's values (or a batch of them).
+
+    Returns
+    -------
+    pandas.arrays.DatetimeArray or None
+        The array :func:`column_array` gives the column; None when it keeps the strings.
+
+    Notes
+    -----
     One zone (or none) for all values: that zone. Offsets that differ from row to row:
     one instant per row is still exact in UTC (each edited cell is written back in its
     own row's offset). Naive and aware strings mixed have no common zone and stay
@@ -328,7 +340,7 @@ def column_array(
                 if len(zones) == 1 and _UNSURE not in zones:
                     return PendingDates(values, next(iter(zones)),
                                         lambda: column_array(values, data_type, name=name))  # fmt: skip
-            array = _datetime_array(values)
+            array = datetime_array(values)
             if array is not None:
                 return array
             fits = False

@@ -126,8 +126,20 @@ PLAIN_TEXT = st.one_of(
     st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6),
     st.sampled_from(["", "a\x00b", "\ud800", "2024-01-31", "caf\u00e9 \U0001f600", "007"]),
 )
+# date strings: naive and aware, several zones, finer units, strings pandas reads as
+# NaT or as the time of the read: every reason a batch's parse may differ from the whole's
+DATE_TEXT = st.one_of(
+    st.builds(
+        "{}-{:02d}-{:02d}{}".format,
+        st.integers(1970, 2100), st.integers(1, 12), st.integers(1, 28),
+        st.sampled_from(["", "T10:00:00", "T10:00:00Z", "T10:00:00+01:00", "T23:59:59+00:00",
+                         "T10:00:00.123456", "T10:00:00.123456789", "T10:00:00-05:30"]),
+    ),  # fmt: skip
+    st.sampled_from(["now", "", "NaT", "not a date", "2024-02-30"]),
+)
 PLAIN_KINDS = {
     "text": PLAIN_TEXT,
+    "date": DATE_TEXT,
     "int": st.integers(-(2**63), 2**63 - 1),
     "float": st.one_of(st.floats(allow_infinity=False), st.sampled_from([-0.0, 0.5])),
     "bool": st.booleans(),
@@ -169,6 +181,22 @@ def test_plain_columns_over_many_batches_equal_to_backend_of_the_default_frame(
     )
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    values=st.lists(st.one_of(st.none(), DATE_TEXT, DATE_TEXT, DATE_TEXT), min_size=1, max_size=30),
+    declared=st.sampled_from(["DATE", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE"]),
+    batch_bytes=st.sampled_from([1, 64, 1 << 20]),
+)
+def test_dates_parsed_a_batch_at_a_time_equal_the_whole_columns_parse(
+    values, declared, batch_bytes, monkeypatch
+):
+    payload = {"metadata": {"columns": [{"name": "at", "dataType": declared}]},
+               "data": [{"at": v} for v in values]}  # fmt: skip
+    assert_arrow_route_is_the_default(
+        "table", payload, True, stream.BATCH_ROWS, batch_bytes, monkeypatch
+    )
+
+
 def test_only_the_columns_without_a_plain_arrow_image_take_the_default_route(monkeypatch):
     monkeypatch.setattr(splitter, "BATCH_BYTES", 256)
     types = {"text": "VARCHAR", "count": "INTEGER", "price": "DOUBLE", "flag": "BOOLEAN",
@@ -191,7 +219,8 @@ def test_only_the_columns_without_a_plain_arrow_image_take_the_default_route(mon
 
     frame, _ = frame_from_chunks([text], "table", finish=default_finish, finish_arrow=finish_arrow)
     assert frame is not None
-    assert by_default == ["day", "doc", "cents"]  # a date parse, JSON, ints declared DECIMAL
+    assert by_default == ["doc", "cents"]  # JSON, ints declared DECIMAL
+    assert str(frame["day"].dtype).startswith("timestamp[")  # parsed a batch at a time
     assert frame["text"].array._pa_array.num_chunks > 1  # one Arrow chunk per batch
     assert str(frame["loose"].dtype) == "string[pyarrow]"
     assert_same_fingerprint(builder.finish(len(frame)), fingerprint(from_payload(payload)))
