@@ -8,7 +8,9 @@
    is measured with ``dtype_backend="pyarrow"``: that route streams the answer in
    batches into Arrow columns. The default backend is measured too, for the record,
    with no goal: its frame alone holds about 600 MB of Python ``str`` objects (ids,
-   names, types, parent ids, paths), over 4x the answer before anything else.
+   names, types, parent ids, paths), over 4x the answer before anything else. The
+   floor's own peak (``get`` + ``json.loads`` + ``DataFrame`` in a fresh child) is
+   measured beside them, for the record: what a user's own code costs.
 
 The emulator takes about 30 s to start and 1.2 GB; one run of the module takes about
 three minutes on two shared cores (:data:`TIME_REPEAT`, :data:`RSS_REPEAT`).
@@ -41,8 +43,12 @@ from mddframes.emulator.state import EmulatorConfig
 spec = json.loads(os.environ["BENCH_RSS_SPEC"])
 config = EmulatorConfig(elements=spec["elements"])
 config.client_secret = os.environ["BENCH_EMULATOR_SECRET"]
-client = Client.from_emulator(EmulatorHandle(spec["base_url"], config))
+handle = EmulatorHandle(spec["base_url"], config)
+client = Client.from_emulator(handle)
 client.read_object_types(dtype_backend="pyarrow")  # connected, pyarrow imported: not the job
+import pandas, requests
+session = requests.Session()
+session.headers["Authorization"] = f"Bearer {handle.token()}"
 
 def status(key):
     for line in open("/proc/self/status"):
@@ -52,13 +58,19 @@ def status(key):
 base = status("VmRSS:")
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")  # the peak (VmHWM) starts again from here
-frame = client.read_tree(spec["system"], dtype_backend=spec["backend"])
+if spec["backend"] == "floor":
+    response = session.get(f"{handle.api_url}/api/system/{spec['system']}/tree", timeout=600)
+    response.raise_for_status()
+    frame = pandas.DataFrame(json.loads(response.content))
+else:
+    frame = client.read_tree(spec["system"], dtype_backend=spec["backend"])
 print(json.dumps({"growth": status("VmHWM:") - base, "rows": len(frame)}))
 """
 
 
 def _rss_growth(emu: object, backend: str) -> float:
-    """Peak RSS growth (bytes) of one ``read_tree`` with ``backend`` in a fresh child."""
+    """Peak RSS growth (bytes) of one ``read_tree`` with ``backend`` (or the floor:
+    ``"floor"``) in a fresh child."""
     spec = {"base_url": emu.base_url, "elements": ELEMENTS, "system": SYSTEM,  # type: ignore[attr-defined]
             "backend": backend}  # fmt: skip
     env = {**os.environ, "BENCH_RSS_SPEC": json.dumps(spec),
@@ -98,11 +110,13 @@ def run() -> list[Result]:
             ))  # fmt: skip
         session.close()
         answer = sizes[-1] / 1e6
-        for backend, goal in (("pyarrow", "<= 3x"), ("numpy_nullable", "none (Python str)")):
+        for backend, goal in (("pyarrow", "<= 3x"), ("numpy_nullable", "none (Python str)"),
+                              ("floor", "none (the floor)")):  # fmt: skip
             growth = [_rss_growth(emu, backend) / 1e6 for _ in range(RSS_REPEAT)]
             ratios = [g / answer for g in growth]
+            what = "get+json+DataFrame" if backend == "floor" else backend
             results.append(_spread(
-                f"read_tree {ELEMENTS:,} elements, {backend}: peak RSS growth vs the answer",
+                f"read_tree {ELEMENTS:,} elements, {what}: peak RSS growth vs the answer",
                 [answer] * len(growth), growth, ratios, "MB", goal,
                 lambda r, arrow=backend == "pyarrow": r <= 3.0 or not arrow,
             ))  # fmt: skip

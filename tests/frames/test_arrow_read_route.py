@@ -131,10 +131,22 @@ PLAIN_TEXT = st.one_of(
 DATE_TEXT = st.one_of(
     st.builds(
         "{}-{:02d}-{:02d}{}".format,
-        st.integers(1970, 2100), st.integers(1, 12), st.integers(1, 28),
-        st.sampled_from(["", "T10:00:00", "T10:00:00Z", "T10:00:00+01:00", "T23:59:59+00:00",
-                         "T10:00:00.123456", "T10:00:00.123456789", "T10:00:00-05:30"]),
-    ),  # fmt: skip
+        st.integers(1970, 2100),
+        st.integers(1, 12),
+        st.integers(1, 28),
+        st.sampled_from(
+            [
+                "",
+                "T10:00:00",
+                "T10:00:00Z",
+                "T10:00:00+01:00",
+                "T23:59:59+00:00",
+                "T10:00:00.123456",
+                "T10:00:00.123456789",
+                "T10:00:00-05:30",
+            ]
+        ),
+    ),
     st.sampled_from(["now", "", "NaT", "not a date", "2024-02-30"]),
 )
 PLAIN_KINDS = {
