@@ -114,6 +114,11 @@ class ReadContext:
         :mod:`mddframes.codec.fingerprint`); None when it was not taken."""
         return self._fingerprint
 
+    def with_fingerprint(self, fingerprint: FrameFingerprint) -> ReadContext:
+        """The same read, with ``fingerprint`` (of the same frame) as its fingerprint."""
+        return ReadContext(self._kind, self._object_id, self._payload, self._read_at,
+                           kept=self._kept, fingerprint=fingerprint)  # fmt: skip
+
     @property
     def payload(self) -> dict[str, Any]:
         if self._payload is not None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mddframes.api_bodies import json_object, require_document
 from mddframes.codec.diff import Diff, diff_payloads
 from mddframes.codec.kinds import Kind
+from mddframes.codec.readback import KeptLater, keep_compared
 from mddframes.codec.stream import (
     KeptJson,
     byte_chunks,
@@ -94,11 +95,15 @@ class Held:
         return kept.content()
 
 
-def fetch(api: Api, kind: Kind, object_id: str, *, raw: bool = False) -> Held:
+def fetch(
+    api: Api, kind: Kind, object_id: str, *, raw: bool = False, expect: KeptLater | None = None
+) -> Held:
     """Read what the service holds for one object (one GET).
 
     A table is fetched as bytes: compressed as they arrive, or with ``raw`` kept as
-    received (when the caller expects them to equal a kept document and be dropped).
+    received (when the caller expects them to equal a kept document and be dropped), or
+    compared with the bytes a write sent (``expect``: a read-back), kept only from where
+    they differ (:func:`~mddframes.codec.readback.keep_compared`).
     """
     if kind == "mapping":
         tagged = api.get_mapping_with_etag(object_id)
@@ -113,7 +118,10 @@ def fetch(api: Api, kind: Kind, object_id: str, *, raw: bool = False) -> Held:
                 digest.update(chunk)
                 chunks.append(chunk)
             return Held(kind, object_id, digest.hexdigest(), etag, _raw=chunks, _source=source)
-        kept = keep_chunks(body.chunks())
+        if expect is not None:
+            kept = keep_compared(body.chunks(), expect)
+        else:
+            kept = keep_chunks(body.chunks())
         return Held(kind, object_id, kept.sha256, etag, _kept=kept, _source=source)
 
 
@@ -153,6 +161,11 @@ class NewDocument(Protocol):
         """The new document parsed (a journal keeps it)."""
         ...
 
+    def expected(self) -> KeptLater | None:
+        """Called as the PUT starts: what the read-back is compared with as it arrives
+        (None: kept as received)."""
+        ...
+
     def result_payload(self, held: Held | None) -> dict[str, Any] | KeptJson:
         """The payload a :class:`~mddframes.writing.result.WriteResult` keeps, given what
         the service holds with the same content (the read-back), if known."""
@@ -170,6 +183,9 @@ class ParsedDocument:
 
     def payload(self) -> dict[str, Any]:
         return self.document
+
+    def expected(self) -> None:
+        return None
 
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
         # a table's read-back is compared batch by batch, never parsed whole, when equal
@@ -189,16 +205,28 @@ class EncodedDocument:
     """A large table's new document held as its bytes (the streamed strategy)."""
 
     content: bytes
+    _expected: list[KeptLater] = field(default_factory=list, init=False, repr=False)
 
     def body(self) -> EncodedJson:
         return EncodedJson(self.content)
+
+    def expected(self) -> KeptLater:
+        # hashed and compressed beside the PUT, while the service takes the document
+        if not self._expected:
+            self._expected.append(KeptLater(self.content))
+        return self._expected[0]
 
     def payload(self) -> dict[str, Any]:
         document: dict[str, Any] = json.loads(self.content)  # exact, as the service reads it
         return document
 
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
-        if readback.sha256 == hashlib.sha256(self.content).hexdigest():
+        sent = (
+            self._expected[0].result().sha256
+            if self._expected
+            else hashlib.sha256(self.content).hexdigest()
+        )
+        if readback.sha256 == sent:
             return None
         # other bytes: the same content, batch by batch, or the documents whole to tell
         kept = readback.kept
