@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mddframes.api_bodies import json_object, require_document
 from mddframes.codec.diff import Diff, diff_payloads
+from mddframes.codec.kept_batches import BatchPlan, keep_batches
 from mddframes.codec.kinds import Kind
-from mddframes.codec.readback import KeptLater, keep_compared
+from mddframes.codec.readback import keep_compared
 from mddframes.codec.stream import (
     KeptJson,
     byte_chunks,
@@ -96,7 +97,12 @@ class Held:
 
 
 def fetch(
-    api: Api, kind: Kind, object_id: str, *, raw: bool = False, expect: KeptLater | None = None
+    api: Api,
+    kind: Kind,
+    object_id: str,
+    *,
+    raw: bool = False,
+    expect: EncodedDocument | None = None,
 ) -> Held:
     """Read what the service holds for one object (one GET).
 
@@ -119,7 +125,7 @@ def fetch(
                 chunks.append(chunk)
             return Held(kind, object_id, digest.hexdigest(), etag, _raw=chunks, _source=source)
         if expect is not None:
-            kept = keep_compared(body.chunks(), expect)
+            kept = keep_compared(body.chunks(), expect.content, expect.kept)
         else:
             kept = keep_chunks(body.chunks())
         return Held(kind, object_id, kept.sha256, etag, _kept=kept, _source=source)
@@ -161,9 +167,9 @@ class NewDocument(Protocol):
         """The new document parsed (a journal keeps it)."""
         ...
 
-    def expected(self) -> KeptLater | None:
-        """Called as the PUT starts: what the read-back is compared with as it arrives
-        (None: kept as received)."""
+    def expected(self) -> EncodedDocument | None:
+        """The bytes the read-back is compared with as it arrives (None: the read-back
+        is kept as received)."""
         ...
 
     def result_payload(self, held: Held | None) -> dict[str, Any] | KeptJson:
@@ -205,28 +211,31 @@ class EncodedDocument:
     """A large table's new document held as its bytes (the streamed strategy)."""
 
     content: bytes
-    _expected: list[KeptLater] = field(default_factory=list, init=False, repr=False)
+    plan: BatchPlan | None = None
+    _kept: list[KeptJson] = field(default_factory=list, init=False, repr=False)
 
     def body(self) -> EncodedJson:
         return EncodedJson(self.content)
 
-    def expected(self) -> KeptLater:
-        # hashed and compressed beside the PUT, while the service takes the document
-        if not self._expected:
-            self._expected.append(KeptLater(self.content))
-        return self._expected[0]
+    def expected(self) -> EncodedDocument:
+        return self
+
+    def kept(self) -> KeptJson:
+        """The document kept compressed (once): one member per batch, the members of the
+        batches taken as they were kept reused, when the plan is known."""
+        if not self._kept:
+            self._kept.append(
+                keep_chunks(self._chunks()) if self.plan is None
+                else keep_batches(self.content, self.plan)
+            )  # fmt: skip
+        return self._kept[0]
 
     def payload(self) -> dict[str, Any]:
         document: dict[str, Any] = json.loads(self.content)  # exact, as the service reads it
         return document
 
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
-        sent = (
-            self._expected[0].result().sha256
-            if self._expected
-            else hashlib.sha256(self.content).hexdigest()
-        )
-        if readback.sha256 == sent:
+        if readback.sha256 == self.kept().sha256:
             return None
         # other bytes: the same content, batch by batch, or the documents whole to tell
         kept = readback.kept
@@ -234,7 +243,7 @@ class EncodedDocument:
         read = content_digest(kept.chunks(), kind)
         if read is not None and read == content_digest(self._chunks(), kind):
             return None
-        expected, actual = load_document(keep_chunks([self.content]), kind), readback.document()
+        expected, actual = load_document(self.kept(), kind), readback.document()
         if same_json(expected, actual):
             return None
         return diff_payloads(expected, actual, kind=kind)
@@ -243,7 +252,7 @@ class EncodedDocument:
         # what the service holds, same content, already compressed: no second copy
         if held is not None and held.kept is not None:
             return held.kept
-        return keep_chunks([self.content])
+        return self.kept()
 
     def _chunks(self) -> Iterator[memoryview]:
         return byte_chunks(self.content)

@@ -7,7 +7,7 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mddframes.codec.readback import KeptLater, keep_compared
+from mddframes.codec.readback import keep_compared
 from mddframes.codec.stream import keep_chunks
 
 
@@ -19,9 +19,9 @@ def pieces(data: bytes, cuts: list[int]) -> list[bytes]:
 
 def test_the_sent_bytes_read_back_are_the_sent_documents_kept_copy():
     sent = b'{"data": [' + b",".join(b'{"n": %d}' % i for i in range(50_000)) + b"]}"
-    expected = KeptLater(sent)
-    kept = keep_compared(pieces(sent, [7, 65_536, 300_001]), expected)
-    assert kept is expected.result()
+    expected = keep_chunks([sent])
+    kept = keep_compared(pieces(sent, [7, 65_536, 300_001]), sent, lambda: expected)
+    assert kept is expected
     assert kept.sha256 == hashlib.sha256(sent).hexdigest() and kept.content() == sent
 
 
@@ -36,12 +36,12 @@ def test_any_read_back_is_kept_as_keep_chunks_keeps_it(sent, read, cuts, shared)
     # read-backs that agree with the sent bytes for a while, then differ, end early or
     # run on: each kept as received
     read = sent[:shared] + read
-    kept = keep_compared(pieces(read, cuts), KeptLater(sent))
+    kept = keep_compared(pieces(read, cuts), sent, lambda: keep_chunks([sent]))
     want = keep_chunks([read])
     assert kept.content() == read and (kept.sha256, kept.size) == (want.sha256, want.size)
 
 
 def test_a_read_back_that_is_the_sent_bytes_and_more_is_kept_whole():
     sent = b"x" * 300_000
-    kept = keep_compared(pieces(sent + b"y", [100_000, 300_000]), KeptLater(sent))
+    kept = keep_compared(pieces(sent + b"y", [100_000, 300_000]), sent, lambda: None)
     assert kept.content() == sent + b"y"
