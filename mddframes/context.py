@@ -115,7 +115,18 @@ class ReadContext:
         return self._fingerprint
 
     def with_fingerprint(self, fingerprint: FrameFingerprint) -> ReadContext:
-        """The same read, with ``fingerprint`` (of the same frame) as its fingerprint."""
+        """The same read, with another fingerprint of the same frame.
+
+        Parameters
+        ----------
+        fingerprint : FrameFingerprint
+            The fingerprint of the frame the read made (e.g. knowing its Arrow arrays:
+            :meth:`~mddframes.codec.fingerprint.FrameFingerprint.holding`).
+
+        Returns
+        -------
+        ReadContext
+        """
         return ReadContext(self._kind, self._object_id, self._payload, self._read_at,
                            kept=self._kept, fingerprint=fingerprint)  # fmt: skip
 
