@@ -16,12 +16,20 @@ Columns of dtype ``object`` (JSON values: dicts, lists, mixed types) are not has
 their cells can be mutated in place, so the writer compares them with the original
 by content, batch by batch. A column whose dtype changed since the read is compared
 whole.
+
+An Arrow-backed column the read built needs no second pass at all while it holds the
+very ``pyarrow.ChunkedArray`` the read made (:class:`HeldArrays`): Arrow arrays are
+immutable, and pandas gives a column a new one on every edit (``at``, ``loc``,
+``fillna``...), so the same array object holds the same values and its sums are the
+read's. Only a column whose array is another object is hashed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Callable, Collection, Sequence
+import weakref
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +43,61 @@ HASH_SLICE_ROWS = 64 * BLOCK_ROWS
 #: Rows of a column held in another form (Arrow) converted and hashed at once: each
 #: slice's Python objects exist only while it is hashed (16,384 strings: about 1.5 MB).
 CONVERT_SLICE_ROWS = 16 * BLOCK_ROWS
+
+
+class HeldArrays:
+    """The Arrow arrays of a read's frame, known by identity: the columns whose values
+    need no hashing while they hold them.
+
+    Only arrays a read built are held (:meth:`FrameFingerprint.holding`): their memory
+    is Arrow's own, which pandas and pyarrow never write into, whereas an array a user
+    makes may share a numpy array's memory that stays writable. Each is held by a weak
+    reference (never kept alive; a dead one matches nothing) together with its column's
+    dtype. A pickled frame's arrays are new objects: the holding is not pickled.
+    """
+
+    __slots__ = ("_refs",)
+
+    def __init__(self, refs: Mapping[str, tuple[weakref.ref[Any], str]] | None = None) -> None:
+        self._refs = dict(refs or {})
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame) -> HeldArrays:
+        """The Arrow-backed columns of ``frame``, as they are now."""
+        refs: dict[str, tuple[weakref.ref[Any], str]] = {}
+        for name, column in frame.items():
+            chunked = _chunked_array(column)
+            if isinstance(name, str) and chunked is not None:
+                refs[name] = (weakref.ref(chunked), str(column.dtype))
+        return cls(refs)
+
+    def same(self, name: str, column: pd.Series) -> bool:
+        """Whether ``column`` holds the array held for ``name``, with the same dtype."""
+        held = self._refs.get(name)
+        if held is None:
+            return False
+        ref, dtype = held
+        chunked = ref()
+        same = chunked is not None and chunked is _chunked_array(column)
+        return same and str(column.dtype) == dtype
+
+    def only(self, names: Iterable[str]) -> HeldArrays:
+        """The arrays held for ``names``."""
+        return HeldArrays({name: self._refs[name] for name in names if name in self._refs})
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (HeldArrays, ())
+
+
+def _chunked_array(column: pd.Series) -> Any:
+    """The ``pyarrow.ChunkedArray`` an Arrow-backed column holds (None for others)."""
+    array: Any = column.array
+    if isinstance(column.array, pd.arrays.ArrowExtensionArray):  # ArrowStringArray too
+        return array._pa_array
+    return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,6 +117,8 @@ class FrameFingerprint:
         for a column that is compared by content (``object`` dtype).
     first_value : dict of str to int
         Per column, the position of its first non-missing value (-1: none).
+    arrays : HeldArrays
+        The Arrow arrays the sums are known to describe (see :meth:`holding`).
     """
 
     columns: tuple[str, ...]
@@ -61,6 +126,15 @@ class FrameFingerprint:
     n_rows: int
     sums: dict[str, np.ndarray | None]
     first_value: dict[str, int]
+    arrays: HeldArrays = dataclasses.field(default_factory=HeldArrays)
+
+    def holding(self, frame: pd.DataFrame) -> FrameFingerprint:
+        """This fingerprint, knowing ``frame``'s Arrow arrays as the ones it describes.
+
+        Only for the frame a read built, right after it took the fingerprint: a column
+        that still holds its array then needs no hashing in :meth:`survey`.
+        """
+        return dataclasses.replace(self, arrays=HeldArrays.of(frame))
 
     def fits(self, frame: pd.DataFrame) -> bool:
         """Whether ``frame`` has the read's columns (same order) and its index, so that
@@ -102,10 +176,18 @@ class FrameFingerprint:
         now_sums: dict[str, np.ndarray | None] = {}
         firsts: dict[str, int] = {}
         step = HASH_SLICE_ROWS if convert is None else CONVERT_SLICE_ROWS
+        held: list[str] = []
         for name, dtype in zip(self.columns, self.dtypes, strict=True):
-            now_dtype, now, first = converted_sums(
-                len(frame), _slicer(frame[name], convert), step=step
-            )
+            column = frame[name]
+            if self.arrays.same(name, column):
+                # the very array the sums describe: its values are the read's
+                held.append(name)
+                dtypes.append(dtype)
+                now_sums[name], firsts[name] = self.sums[name], self.first_value[name]
+                if self.sums[name] is not None:
+                    candidates[name] = np.zeros(0, dtype=np.int64)
+                continue
+            now_dtype, now, first = converted_sums(len(frame), _slicer(column, convert), step=step)
             dtypes.append(now_dtype)
             now_sums[name], firsts[name] = now, first
             sums = self.sums[name]
@@ -116,7 +198,8 @@ class FrameFingerprint:
                 continue
             blocks = np.flatnonzero(now != sums)
             candidates[name] = _rows_of_blocks(blocks, self.n_rows)
-        now_print = FrameFingerprint(self.columns, tuple(dtypes), self.n_rows, now_sums, firsts)
+        now_print = FrameFingerprint(self.columns, tuple(dtypes), self.n_rows, now_sums, firsts,
+                                     self.arrays.only(held))  # fmt: skip
         return candidates, now_print
 
     def undeclared(self, declared: Collection[str]) -> list[str]:

@@ -45,6 +45,7 @@ from mddframes.codec.diff import Diff, concat_changes, diff_payloads
 from mddframes.codec.fastjson import loads_strict_or_none
 from mddframes.codec.fingerprint import FrameFingerprint, rows_in
 from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_arrays, overlay
+from mddframes.codec.kept_batches import BatchPlan, batches_of
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.stream import KeptJson
 from mddframes.codec.values import (
@@ -77,12 +78,16 @@ class StreamedPayload:
     fingerprint : FrameFingerprint or None
         The fingerprint of the frame written (taken while looking for its edits): the
         context of the next write of the same frame.
+    plan : BatchPlan or None
+        Where ``body``'s batches are, and which are a kept member's
+        (:func:`~mddframes.codec.kept_batches.keep_batches` keeps it with them).
     """
 
     body: bytes
     diff: Diff
     report: CheckReport
     fingerprint: FrameFingerprint | None = None
+    plan: BatchPlan | None = None
 
 
 def overlay_document(
@@ -126,17 +131,52 @@ def overlay_document(
     if not fingerprint.fits(frame):
         raise StreamUnsupported("rows or columns were added, deleted or moved")
     builder = _Builder(kept, frame, fingerprint, allow_deletes, object_id, convert)
-    splitter = RowSplitter(_KEY, builder.take, raw=True)
-    builder.splitter = splitter
-    if not splitter.split(kept.chunks()):
-        raise StreamUnsupported("the document cannot be cut into batches of rows")
+    if kept.batch_rows is not None:
+        head, tail, envelope = _take_members(builder, kept)
+    else:
+        head, tail, envelope = _take_split(builder, kept)
     if builder.position != fingerprint.n_rows:
         raise StreamUnsupported("the document does not hold the rows the frame was read from")
     if builder.envelope is None:
-        builder.envelope = splitter.envelope
-    elif canonical_bytes(builder.envelope) != canonical_bytes(splitter.envelope):
+        builder.envelope = envelope
+    elif canonical_bytes(builder.envelope) != canonical_bytes(envelope):
         raise StreamUnsupported("the document has attributes after its rows")
-    return builder.result(splitter.head, splitter.tail)
+    return builder.result(head, tail)
+
+
+def _take_split(builder: _Builder, kept: KeptJson) -> tuple[bytes, bytes, dict[str, Any] | None]:
+    """Hand the builder the batches of a document kept as one stream, cut by the
+    splitter (which proves each cut by parsing the batch); its head, tail and envelope."""
+    splitter = RowSplitter(_KEY, lambda rows, raw: builder.take(raw, len(rows), rows),
+                           raw=True)  # fmt: skip
+    builder.head = lambda: splitter.head
+    if not splitter.split(kept.chunks()):
+        raise StreamUnsupported("the document cannot be cut into batches of rows")
+    return splitter.head, splitter.tail, splitter.envelope
+
+
+def _take_members(builder: _Builder, kept: KeptJson) -> tuple[bytes, bytes, dict[str, Any] | None]:
+    """Hand the builder the batches of a document kept one member per batch (a
+    streamed write's): parsed only where the builder must look into them."""
+    try:
+        head, batches, tail = batches_of(kept)
+    except ValueError as exc:
+        raise StreamUnsupported(str(exc)) from None
+    builder.head = lambda: head
+    builder.plan.head, builder.plan.tail = kept.members[0], kept.members[-1]
+    for raw, member, count in _unsupported_on_error(batches):
+        builder.take(raw, count, None, member)
+    envelope = loads_strict_or_none(head + tail)
+    if type(envelope) is not dict or envelope.get(_KEY) != []:
+        raise StreamUnsupported("the attributes around the rows are not a JSON object")
+    return head, tail, envelope
+
+
+def _unsupported_on_error(batches: Iterator[Any]) -> Iterator[Any]:
+    try:
+        yield from batches
+    except ValueError as exc:  # a member that is not what batches_of expects
+        raise StreamUnsupported(str(exc)) from None
 
 
 def _as_read(array: Any) -> Any:
@@ -167,41 +207,63 @@ class _Builder:
         self.templates: dict[str, Any] = {
             name: ABSENT for name, first in fingerprint.first_value.items() if first < 0
         }
-        self.splitter: RowSplitter | None = None
+        self.head: Callable[[], bytes] = lambda: b""
         self.envelope: dict[str, Any] | None = None
         self.declared: dict[str, dict[str, Any]] = {}
         self.keys: _PrimaryKeys | None = None
         self.position = 0
         self.pieces: list[bytes] = []
+        self.plan = BatchPlan()
         self.records: list[Record] = []
         self.changes: list[Diff] = []
 
-    def take(self, rows: list[dict[str, Any]], raw: bytes) -> None:
-        start, stop = self.position, self.position + len(rows)
+    def take(
+        self, raw: bytes, count: int, rows: list[dict[str, Any]] | None, member: bytes | None = None
+    ) -> None:
+        """The next batch: its bytes, its rows (None: not parsed yet) and, when it is a
+        kept document's member, that member."""
+        start, stop = self.position, self.position + count
         self.position = stop
         if self.envelope is None:
             self._begin()
         if stop > self.fingerprint.n_rows:
             raise StreamUnsupported("the document holds more rows than the frame was read from")
-        self._learn_templates(rows, start, stop)
         columns = [
             name for name, rows_ in self.candidates.items() if len(rows_in(rows_, start, stop))
         ]
-        columns += [name for name, values in self.by_content.items()
-                    if not same_json_column(_column(rows, name), values[start:stop])]  # fmt: skip
+        if rows is None and (columns or self._looks_into(start, stop)):
+            rows = _parse_batch(raw, count)
+        if rows is not None:
+            self._learn_templates(rows, start, stop)
+            columns += [name for name, values in self.by_content.items()
+                        if not same_json_column(_column(rows, name), values[start:stop])]  # fmt: skip
         if not columns:
             self.pieces.append(raw)
+            self.plan.add(len(raw), count, member)
             if self.keys is not None:
+                assert rows is not None  # _looks_into: every batch, for the keys
                 self.keys.add(rows, start, ())
             return
         late = [name for name in columns if name not in self.templates]
         if late:
             raise StreamUnsupported(f"a cell changed before the first value of column {late[0]!r}")
-        self._overlay(rows, start, stop)
+        assert rows is not None
+        self._overlay(rows, start, stop, raw, member)
+
+    def _looks_into(self, start: int, stop: int) -> bool:
+        """Whether a batch with no candidate row must be parsed all the same: for the
+        primary keys, the JSON columns compared by content, or a column's template."""
+        return (
+            self.keys is not None
+            or bool(self.by_content)
+            or any(
+                start <= first < stop and name not in self.templates
+                for name, first in self.fingerprint.first_value.items()
+            )
+        )
 
     def _begin(self) -> None:
-        assert self.splitter is not None
-        envelope = loads_strict_or_none(self.splitter.head + b"]}")
+        envelope = loads_strict_or_none(self.head() + b"]}")
         if type(envelope) is not dict or envelope.get(_KEY) != []:
             raise StreamUnsupported("the attributes before the rows are not a JSON object")
         self.envelope = envelope
@@ -218,7 +280,9 @@ class _Builder:
                     raise StreamUnsupported(f"column {name!r} does not hold what was read")
                 self.templates[name] = value
 
-    def _overlay(self, rows: list[dict[str, Any]], start: int, stop: int) -> None:
+    def _overlay(
+        self, rows: list[dict[str, Any]], start: int, stop: int, raw: bytes, member: bytes | None
+    ) -> None:
         assert self.envelope is not None
         batch = {**self.envelope, _KEY: rows}
         part = self.frame.iloc[start:stop].set_axis(pd.RangeIndex(stop - start), axis=0)
@@ -252,8 +316,15 @@ class _Builder:
         self.records.extend(records)
         if self.keys is not None:
             self.keys.add(new_rows, start, touched)
-        if not any(record["level"] == "error" for record in records):
-            self.pieces.append(_dump_rows(new_rows))
+        if any(record["level"] == "error" for record in records):
+            return
+        if touched:
+            piece = _dump_rows(new_rows)
+            self.pieces.append(piece)
+            self.plan.add(len(piece), stop - start, None)
+        else:  # a candidate block, no row changed: the bytes as they were read
+            self.pieces.append(raw)
+            self.plan.add(len(raw), stop - start, member)
 
     def result(self, head: bytes, tail: bytes) -> StreamedPayload:
         whole = [s for s in check.STAGES if s.whole_table]
@@ -269,7 +340,9 @@ class _Builder:
             parts.append(tail)
             self.pieces = []
             body = b"".join(parts)
-        return StreamedPayload(body, concat_changes(self.changes), report, self.frame_print)
+        self.plan.head_size = len(head)
+        return StreamedPayload(body, concat_changes(self.changes), report, self.frame_print,
+                               self.plan)  # fmt: skip
 
     def _rows_again(self) -> Iterator[list[dict[str, Any]]]:
         """The original's rows once more, batch by batch (for the rare second look)."""
@@ -373,6 +446,14 @@ def _key_hash(value: Any) -> int:
         return hash(value)
     except TypeError:
         return hash(tuple(canonical_json(p) if isinstance(p, dict | list) else p for p in parts))
+
+
+def _parse_batch(raw: bytes, count: int) -> list[dict[str, Any]]:
+    """The rows of a kept member's batch (parsed as the splitter parses its batches)."""
+    rows = loads_strict_or_none(b"[" + raw + b"]")
+    if type(rows) is not list or len(rows) != count or not all(type(r) is dict for r in rows):
+        raise StreamUnsupported("a kept batch does not hold the rows it was kept with")
+    return rows
 
 
 def _column(rows: list[dict[str, Any]], name: str) -> list[Any]:

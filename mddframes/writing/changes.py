@@ -219,7 +219,7 @@ def _streamed_edit(
     except StreamUnsupported as exc:
         logger.debug("table %r: whole-document write (%s)", held.object_id, exc)
         return None
-    return Change(held.kind, held.object_id, held, EncodedDocument(new.body), new.diff,
+    return Change(held.kind, held.object_id, held, EncodedDocument(new.body, new.plan), new.diff,
                   new.report, keeps_positions=True, frame=frame,
                   frame_print=new.fingerprint)  # fmt: skip
 

@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mddframes.api_bodies import json_object, require_document
 from mddframes.codec.diff import Diff, diff_payloads
+from mddframes.codec.kept_batches import BatchPlan, keep_batches
 from mddframes.codec.kinds import Kind
+from mddframes.codec.readback import keep_compared
 from mddframes.codec.stream import (
     KeptJson,
     byte_chunks,
@@ -94,11 +96,20 @@ class Held:
         return kept.content()
 
 
-def fetch(api: Api, kind: Kind, object_id: str, *, raw: bool = False) -> Held:
+def fetch(
+    api: Api,
+    kind: Kind,
+    object_id: str,
+    *,
+    raw: bool = False,
+    expect: EncodedDocument | None = None,
+) -> Held:
     """Read what the service holds for one object (one GET).
 
     A table is fetched as bytes: compressed as they arrive, or with ``raw`` kept as
-    received (when the caller expects them to equal a kept document and be dropped).
+    received (when the caller expects them to equal a kept document and be dropped), or
+    compared with the bytes a write sent (``expect``: a read-back), kept only from where
+    they differ (:func:`~mddframes.codec.readback.keep_compared`).
     """
     if kind == "mapping":
         tagged = api.get_mapping_with_etag(object_id)
@@ -113,7 +124,10 @@ def fetch(api: Api, kind: Kind, object_id: str, *, raw: bool = False) -> Held:
                 digest.update(chunk)
                 chunks.append(chunk)
             return Held(kind, object_id, digest.hexdigest(), etag, _raw=chunks, _source=source)
-        kept = keep_chunks(body.chunks())
+        if expect is not None:
+            kept = keep_compared(body.chunks(), expect.content, expect.kept)
+        else:
+            kept = keep_chunks(body.chunks())
         return Held(kind, object_id, kept.sha256, etag, _kept=kept, _source=source)
 
 
@@ -153,6 +167,11 @@ class NewDocument(Protocol):
         """The new document parsed (a journal keeps it)."""
         ...
 
+    def expected(self) -> EncodedDocument | None:
+        """The bytes the read-back is compared with as it arrives (None: the read-back
+        is kept as received)."""
+        ...
+
     def result_payload(self, held: Held | None) -> dict[str, Any] | KeptJson:
         """The payload a :class:`~mddframes.writing.result.WriteResult` keeps, given what
         the service holds with the same content (the read-back), if known."""
@@ -170,6 +189,9 @@ class ParsedDocument:
 
     def payload(self) -> dict[str, Any]:
         return self.document
+
+    def expected(self) -> None:
+        return None
 
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
         # a table's read-back is compared batch by batch, never parsed whole, when equal
@@ -189,16 +211,31 @@ class EncodedDocument:
     """A large table's new document held as its bytes (the streamed strategy)."""
 
     content: bytes
+    plan: BatchPlan | None = None
+    _kept: list[KeptJson] = field(default_factory=list, init=False, repr=False)
 
     def body(self) -> EncodedJson:
         return EncodedJson(self.content)
+
+    def expected(self) -> EncodedDocument:
+        return self
+
+    def kept(self) -> KeptJson:
+        """The document kept compressed (once): one member per batch, the members of the
+        batches taken as they were kept reused, when the plan is known."""
+        if not self._kept:
+            self._kept.append(
+                keep_chunks(self._chunks()) if self.plan is None
+                else keep_batches(self.content, self.plan)
+            )  # fmt: skip
+        return self._kept[0]
 
     def payload(self) -> dict[str, Any]:
         document: dict[str, Any] = json.loads(self.content)  # exact, as the service reads it
         return document
 
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
-        if readback.sha256 == hashlib.sha256(self.content).hexdigest():
+        if readback.sha256 == self.kept().sha256:
             return None
         # other bytes: the same content, batch by batch, or the documents whole to tell
         kept = readback.kept
@@ -206,7 +243,7 @@ class EncodedDocument:
         read = content_digest(kept.chunks(), kind)
         if read is not None and read == content_digest(self._chunks(), kind):
             return None
-        expected, actual = load_document(keep_chunks([self.content]), kind), readback.document()
+        expected, actual = load_document(self.kept(), kind), readback.document()
         if same_json(expected, actual):
             return None
         return diff_payloads(expected, actual, kind=kind)
@@ -215,7 +252,7 @@ class EncodedDocument:
         # what the service holds, same content, already compressed: no second copy
         if held is not None and held.kept is not None:
             return held.kept
-        return keep_chunks([self.content])
+        return self.kept()
 
     def _chunks(self) -> Iterator[memoryview]:
         return byte_chunks(self.content)
