@@ -27,6 +27,7 @@ from mddframes.codec.frame import (
     frame_of_arrays,
     payload_arrays,
 )
+from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
 from mddframes.codec.read_route import choose_route
 from mddframes.codec.stream import frame_from_chunks
@@ -206,7 +207,7 @@ def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index
 
 
 def fetch_table_arrays(
-    api: Api, table_id: str, *, defer_dates: bool = False
+    api: Api, table_id: str, *, defer_dates: bool = False, plain: bool = False
 ) -> Callable[[], tuple[dict[str, Any], pd.Index]]:
     """The request of :func:`read_table_arrays`, and a function that builds its arrays.
 
@@ -215,7 +216,9 @@ def fetch_table_arrays(
     request that much later. A large table is parsed as it arrives (its arrays are
     then built already, as the body is read); the building function of a small one
     makes the arrays and records the write-back context; with ``defer_dates``, its
-    date columns may be left pending for :func:`~mddframes.codec.date_batch.resolve_dates`.
+    date columns may be left pending for :func:`~mddframes.codec.date_batch.resolve_dates`,
+    with ``plain`` its columns of one plain dtype unbuilt
+    (:class:`~mddframes.codec.dtypes.PlainValues`).
     """
     table_id = require_id(table_id, what="table_id")
     with gc_paused(), api.get_table_stream(table_id) as body:
@@ -227,11 +230,45 @@ def fetch_table_arrays(
             built = {str(name): column.array for name, column in frame.items()}, frame.index
             return lambda: built
         payload = json_object(body.json(), body.entry.operation, body.url)
+    return _payload_builder(api, payload, "table", table_id, defer_dates, plain)
 
+
+def fetch_mapping_arrays(
+    api: Api, mapping_id: str, *, plain: bool = False
+) -> Callable[[], tuple[dict[str, Any], pd.Index]]:
+    """:func:`fetch_table_arrays` for a mapping: :func:`read_mapping`'s request, and a
+    function that builds its frame's arrays and records the write-back context.
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    mapping_id : str
+        The mapping id.
+    plain : bool, default False
+        Leave the columns of one plain dtype unbuilt
+        (:class:`~mddframes.codec.dtypes.PlainValues`).
+
+    Returns
+    -------
+    callable
+        Builds ``(arrays by column name, index)``: the columns of
+        :func:`read_mapping`'s frame as ``Series.array`` gives them, and its index.
+    """
+    mapping_id = require_id(mapping_id, what="mapping_id")
+    with gc_paused():
+        payload = api.get_mapping(mapping_id)
+    return _payload_builder(api, payload, "mapping", mapping_id, False, plain)
+
+
+def _payload_builder(
+    api: Api, payload: dict[str, Any], kind: Kind, object_id: str, defer_dates: bool,
+    plain: bool,
+) -> Callable[[], tuple[dict[str, Any], pd.Index]]:  # fmt: skip
     def build() -> tuple[dict[str, Any], pd.Index]:
         with gc_paused():
-            arrays, size = payload_arrays(payload, "table", defer_dates=defer_dates)
-        registry_for(api).record(ReadContext("table", table_id, payload))
+            arrays, size = payload_arrays(payload, kind, defer_dates=defer_dates, plain=plain)
+        registry_for(api).record(ReadContext(kind, object_id, payload))
         # object columns as Series.array has them (a NumpyExtensionArray, not an ndarray)
         return {
             name: pd.arrays.NumpyExtensionArray(array) if isinstance(array, np.ndarray) else array

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from itertools import chain
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from mddframes.codec.dtypes import PlainValues
 from mddframes.codec.values import canonical_cells
 from mddframes.errors import DataShapeError
 from mddframes.frames.backends import require_module
@@ -39,6 +41,10 @@ ENCODING_KEY = b"mddframes.encoding"
 INDEX_KEY = b"mddframes.index"
 #: The encoding of an ``object`` column: one canonical JSON text per cell.
 JSON_ENCODING = "json"
+#: The Arrow type of each plain dtype (:data:`~mddframes.codec.dtypes.PLAIN_DTYPES`):
+#: what its pandas array converts itself to.
+_PLAIN_ARROW = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(),
+                "bool": pa.bool_()}  # fmt: skip
 
 
 def frame_to_arrow(frame: pd.DataFrame) -> pa.Table:
@@ -89,7 +95,8 @@ def arrays_to_arrow(
     Parameters
     ----------
     columns : mapping of str to array
-        The column arrays (as ``Series.array`` gives them), of equal length.
+        The column arrays (as ``Series.array`` gives them), of equal length; a
+        :class:`~mddframes.codec.dtypes.PlainValues` stands for its array.
     index_name : hashable, optional
         The name of the frame's ``RangeIndex``.
     leading : mapping of str to pyarrow.Array, optional
@@ -160,7 +167,36 @@ def arrow_to_frame(table: pa.Table) -> pd.DataFrame:
     return pd.DataFrame(data, index=index, columns=list(data), copy=False)
 
 
+def joined_column(arrays: list[Any]) -> Any:
+    """One column of several frames, joined: :class:`~mddframes.codec.dtypes.PlainValues`
+    of all their values when each is one, else the array of their arrays.
+
+    Parameters
+    ----------
+    arrays : list
+        The column's arrays (as ``Series.array`` gives them) or ``PlainValues``, of
+        one dtype.
+
+    Returns
+    -------
+    PlainValues or pandas array
+        What :func:`arrays_to_arrow` takes for the joined column.
+
+    Examples
+    --------
+    >>> joined_column([PlainValues(["a"], "string"), PlainValues([None], "string")]).values
+    ['a', None]
+    """
+    if all(type(a) is PlainValues for a in arrays):
+        return PlainValues(list(chain.from_iterable(a.values for a in arrays)), arrays[0].kind)
+    built = [a.array() if type(a) is PlainValues else a for a in arrays]
+    return type(built[0])._concat_same_type(built)
+
+
 def _column_to_arrow(values: Any) -> tuple[pa.Array, str | None]:
+    if type(values) is PlainValues:
+        # as each plain array converts itself (NaN is missing in a Float64 column)
+        return pa.array(values.values, _PLAIN_ARROW[values.kind], from_pandas=True), None
     dtype = _numpy_or_own(values.dtype)
     if isinstance(dtype, np.dtype) and dtype.kind == "O":
         return pa.array(canonical_cells(values), type=pa.string()), JSON_ENCODING

@@ -44,6 +44,7 @@ from mddframes.snapshot.arrow_columns import (
     arrays_to_arrow,
     dtype_metadata,
     frame_to_arrow,
+    joined_column,
 )
 from mddframes.snapshot.bundles import BundleWriter, Journal, next_part_number
 from mddframes.snapshot.layout import (
@@ -315,7 +316,8 @@ def _write_objects(
     failures: list[dict[str, Any]] = []
     chunk_count = itertools.count(1)
     chunks = iter_parts(api, ids, kind, chunksize=OBJECTS_PER_CHUNK, max_workers=workers,
-                        progress=progress, errors="skip", ahead=READ_AHEAD * workers)  # fmt: skip
+                        progress=progress, errors="skip", ahead=READ_AHEAD * workers,
+                        plain=True)  # fmt: skip
     with _BackgroundWrites(writer) as files:
         for parts, failed in chunks:
             failures += [{"kind": kind, **failure} for failure in failed]
@@ -338,7 +340,9 @@ def _chunk_tables(kind: Kind, parts: list[tuple[str, Part]], registry: Any) -> C
 
     Converted a group at a time (each column's arrays joined first): converting object
     by object cost a few Arrow calls per column of every small table, more than the
-    rows themselves.
+    rows themselves. A small object's plain columns come unbuilt
+    (:class:`~mddframes.codec.dtypes.PlainValues`): their values are joined and made
+    one Arrow array, no pandas array is built.
     """
     key = ID_COLUMNS[kind]
     groups: dict[tuple[Any, ...], list[tuple[str, dict[Any, Any], pd.Index, str]]] = {}
@@ -351,10 +355,11 @@ def _chunk_tables(kind: Kind, parts: list[tuple[str, Part]], registry: Any) -> C
     out: ChunkTables = []
     for members in groups.values():
         first, position = members[0][1], members[0][3]
-        columns = first if len(members) == 1 else {
-            name: type(array)._concat_same_type([m[1][name] for m in members])
-            for name, array in first.items()
-        }  # fmt: skip
+        columns = (
+            first
+            if len(members) == 1
+            else {name: joined_column([m[1][name] for m in members]) for name in first}
+        )
         lengths = [len(m[2]) for m in members]
         ids = np.repeat(np.array([m[0] for m in members], dtype=object), lengths)
         positions = np.concatenate([np.asarray(m[2], dtype=np.int64) for m in members])
