@@ -18,7 +18,7 @@ import pandas as pd
 from mddframes.api_bodies import json_object
 from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
-from mddframes.codec.fastjson import gc_paused
+from mddframes.codec.fastjson import gc_paused, surely_finite
 from mddframes.codec.fingerprint import FingerprintBuilder, fingerprint
 from mddframes.codec.frame import (
     INDEX_NAME,
@@ -119,9 +119,9 @@ def read_table(
     # no cyclic GC passes over the many row objects a parse makes (see fastjson)
     with gc_paused(), api.get_table_stream(table_id) as body:
         if choose_route(body.length) == "whole":
-            payload = json_object(body.json(), body.entry.operation, body.url)
+            payload, finite = _whole_payload(body)
             frame = from_payload(payload, "table")
-            context = ReadContext("table", table_id, payload)
+            context = ReadContext("table", table_id, payload, finite=finite)
         else:
             frame, context = _streamed_frame(body, table_id, dtype_backend)
     frame = to_backend(frame, dtype_backend, consume=True)
@@ -229,8 +229,8 @@ def fetch_table_arrays(
             # the columns are the document's keys, str already (pandas types them Hashable)
             built = {str(name): column.array for name, column in frame.items()}, frame.index
             return lambda: built
-        payload = json_object(body.json(), body.entry.operation, body.url)
-    return _payload_builder(api, payload, "table", table_id, defer_dates, plain)
+        payload, finite = _whole_payload(body)
+    return _payload_builder(api, payload, "table", table_id, defer_dates, plain, finite)
 
 
 def fetch_mapping_arrays(
@@ -258,17 +258,26 @@ def fetch_mapping_arrays(
     mapping_id = require_id(mapping_id, what="mapping_id")
     with gc_paused():
         payload = api.get_mapping(mapping_id)
-    return _payload_builder(api, payload, "mapping", mapping_id, False, plain)
+    return _payload_builder(api, payload, "mapping", mapping_id, False, plain, False)
+
+
+def _whole_payload(body: BodyStream) -> tuple[dict[str, Any], bool]:
+    """A small answer read whole and decoded (as ``body.json()``), and whether its text
+    surely holds no NaN or infinity (what makes its digest fast, see ReadContext)."""
+    content = body.content()
+    decoded = decode_json_content(body.entry, body.url, content, status=body.status,
+                                  content_type=body.content_type)  # fmt: skip
+    return json_object(decoded, body.entry.operation, body.url), surely_finite(content)
 
 
 def _payload_builder(
     api: Api, payload: dict[str, Any], kind: Kind, object_id: str, defer_dates: bool,
-    plain: bool,
+    plain: bool, finite: bool,
 ) -> Callable[[], tuple[dict[str, Any], pd.Index]]:  # fmt: skip
     def build() -> tuple[dict[str, Any], pd.Index]:
         with gc_paused():
             arrays, size = payload_arrays(payload, kind, defer_dates=defer_dates, plain=plain)
-        registry_for(api).record(ReadContext(kind, object_id, payload))
+        registry_for(api).record(ReadContext(kind, object_id, payload, finite=finite))
         # object columns as Series.array has them (a NumpyExtensionArray, not an ndarray)
         return {
             name: pd.arrays.NumpyExtensionArray(array) if isinstance(array, np.ndarray) else array

@@ -16,6 +16,7 @@ from codec_strategies import payloads
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from mddframes.codec import values
 from mddframes.codec.dtypes import PlainValues, column_array
 from mddframes.codec.frame import from_payload, payload_arrays, to_payload
 from mddframes.codec.values import canonical_cells, canonical_json, digest
@@ -163,3 +164,36 @@ def test_a_column_joined_from_unbuilt_values_is_the_column_of_the_joined_arrays(
                 arrays_to_arrow(expected)
             continue
         assert table.equals(arrays_to_arrow(expected), check_metadata=True)
+
+
+#: Floats of every magnitude, the tiny ones (which orjson writes otherwise) often
+FINITE_FLOATS = st.floats(allow_nan=False, allow_infinity=False) | st.builds(
+    lambda m, e: m * 10.0**e, st.floats(-10, 10), st.integers(-40, 40)
+)
+FINITE_CELLS = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**80), max_value=2**80)
+    | FINITE_FLOATS | st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+
+
+@pytest.fixture
+def monkeypatch_group(monkeypatch):
+    return lambda size: monkeypatch.setattr(values, "_DIGEST_GROUP", size)
+
+
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(value=FINITE_CELLS, group=st.integers(1, 3))
+def test_the_fast_digest_of_a_decoded_document_is_the_digest(value, group, monkeypatch_group):
+    monkeypatch_group(group)  # a list hashed a group of items at a time, groups of 1 to 3
+    for one in (value, [value, {"n": value}, 1e-7, 2.5e-05, "x"], {"rows": [value, value]}):
+        try:
+            expected = hashlib.sha256(canonical_json(one).encode("utf-8")).hexdigest()
+        except UnicodeEncodeError:  # a lone surrogate has no UTF-8: neither digests it
+            with pytest.raises(UnicodeEncodeError):
+                digest(one, finite=True)
+            continue
+        assert digest(one, finite=True) == expected == digest(one)
