@@ -191,30 +191,31 @@ _BUILDERS: dict[str, Callable[[list[Any]], Any]] = {
     "string": _string_array, "int": _int_array, "float": _float_array, "bool": _bool_array,
     "object": _object_array,
 }  # fmt: skip
-#: The kinds whose array is one plain dtype, and that dtype: what :class:`PlainValues`
-#: may stand for.
-PLAIN_DTYPES: dict[str, Any] = {
+#: The kinds of array a column may be left unbuilt as (:class:`UnbuiltColumn`), and
+#: the dtype of each (``object``: the values as they are, in a numpy array).
+UNBUILT_DTYPES: dict[str, Any] = {
     "string": STRING_DTYPE, "int": pd.Int64Dtype(), "float": pd.Float64Dtype(),
-    "bool": pd.BooleanDtype(),
+    "bool": pd.BooleanDtype(), "object": np.dtype(object),
 }  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
-class PlainValues:
-    """A column's values left unbuilt, whose array would be of one plain dtype.
+class UnbuiltColumn:
+    """A column's values, left unbuilt, and the kind of array they would make.
 
-    What :func:`column_array` returns with ``plain=True`` for the columns whose array
-    would be ``string``, ``Int64``, ``Float64`` or ``boolean``: a writer that turns the
-    columns of many small tables into another form (a snapshot's Arrow columns) builds
-    them from the joined values of all the tables at once, and no pandas array is made.
+    What :func:`column_array` returns with ``unbuilt=True`` for every column but the
+    dates: a writer that turns the columns of many small tables into another form (a
+    snapshot's Arrow columns) builds each from the joined values of all the tables at
+    once, and no pandas array is made.
 
     Attributes
     ----------
     values : list
         The column's values as :func:`column_array` builds from them (a NaN that
         counts as missing already None; in a ``float`` column a NaN is missing too).
-    kind : {"string", "int", "float", "bool"}
-        Which plain dtype (:data:`PLAIN_DTYPES`).
+    kind : {"string", "int", "float", "bool", "object"}
+        The array's kind: ``string``, ``Int64``, ``Float64``, ``boolean``, or a numpy
+        ``object`` array of the values (:data:`UNBUILT_DTYPES`).
     """
 
     values: list[Any]
@@ -223,7 +224,7 @@ class PlainValues:
     @property
     def dtype(self) -> Any:
         """The dtype of the array :meth:`array` builds."""
-        return PLAIN_DTYPES[self.kind]
+        return UNBUILT_DTYPES[self.kind]
 
     def __len__(self) -> int:
         return len(self.values)
@@ -352,7 +353,7 @@ def column_array(
     *,
     name: Any = None,
     defer_dates: bool = False,
-    plain: bool = False,
+    unbuilt: bool = False,
 ) -> Any:
     """Build the array of one column from its JSON values.
 
@@ -368,13 +369,13 @@ def column_array(
         Return a declared date column of plain ISO strings as :class:`PendingDates`,
         to be parsed with the same column of other tables
         (:func:`~mddframes.codec.date_batch.resolve_dates`).
-    plain : bool, default False
-        Return a column whose array would be ``string``, ``Int64``, ``Float64`` or
-        ``boolean`` as :class:`PlainValues` (its values, unbuilt).
+    unbuilt : bool, default False
+        Return any column but a date column as :class:`UnbuiltColumn` (its values and
+        the kind of array they make, unbuilt).
 
     Returns
     -------
-    pandas ExtensionArray or numpy.ndarray or PendingDates or PlainValues
+    pandas ExtensionArray or numpy.ndarray or PendingDates or UnbuiltColumn
         An array of the declared dtype when every value fits it, else of the inferred
         dtype. Nothing is ever rounded, truncated or stringified.
     """
@@ -397,6 +398,6 @@ def column_array(
         if family is not None:
             logger.debug("column %r: values do not fit dataType %r; inferring", name, data_type)
         kind = _inferred_kind(types, values)
-    if plain and kind in PLAIN_DTYPES:
-        return PlainValues(values, kind)
+    if unbuilt:
+        return UnbuiltColumn(values, kind)
     return _BUILDERS[kind](values)

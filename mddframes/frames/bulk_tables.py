@@ -288,7 +288,7 @@ def iter_parts(
     progress: bool = True,
     errors: ErrorPolicy = "raise",
     ahead: int | None = None,
-    plain: bool = False,
+    unbuilt: bool = False,
 ) -> Iterator[PartChunk]:
     """:func:`iter_tables` / :func:`iter_mappings` before the long frames are stacked.
 
@@ -315,16 +315,16 @@ def iter_parts(
         As in :func:`iter_tables`.
     ahead : int, optional
         Objects read past the chunk being filled; default the number of workers.
-    plain : bool, default False
-        Leave a small object's columns of one plain dtype unbuilt, as
-        :class:`~mddframes.codec.dtypes.PlainValues` (``.array()`` is the array).
+    unbuilt : bool, default False
+        Leave a small object's columns but the dates unbuilt, as
+        :class:`~mddframes.codec.dtypes.UnbuiltColumn` (``.array()`` is the array).
 
     Yields
     ------
     (list, list)
         The chunk's objects as ``(id, (arrays by column name, row index))`` (each
         object's column arrays exactly as :func:`~mddframes.frames.table.read_table`'s
-        frame holds them, dates parsed, but for ``plain``), and the failure records of
+        frame holds them, dates parsed, but for ``unbuilt``), and the failure records of
         its ids.
 
     Examples
@@ -335,9 +335,9 @@ def iter_parts(
     >>> names
     ['tbl-0001', 'tbl-0109']
     """
-    readers = {"table": (_table_reader, _plain_table_reader),
-               "mapping": (_mapping_reader, _plain_mapping_reader)}  # fmt: skip
-    reader = readers[kind][int(plain)]
+    readers = {"table": (_table_reader, _unbuilt_table_reader),
+               "mapping": (_mapping_reader, _unbuilt_mapping_reader)}  # fmt: skip
+    reader = readers[kind][int(unbuilt)]
     key = f"{kind}_id"
     desc = f"iter_{kind}s"
     chunks: Iterator[PartChunk] = iter_many(api, ids, reader, key=key, desc=desc,
@@ -362,10 +362,10 @@ def _table_reader(api: Api, table_id: str) -> Callable[[], Part]:
     return fetch_table_arrays(api, table_id, defer_dates=True)
 
 
-def _plain_table_reader(api: Api, table_id: str) -> Callable[[], Part]:
+def _unbuilt_table_reader(api: Api, table_id: str) -> Callable[[], Part]:
     from mddframes.frames.table import fetch_table_arrays
 
-    return fetch_table_arrays(api, table_id, defer_dates=True, plain=True)
+    return fetch_table_arrays(api, table_id, defer_dates=True, unbuilt=True)
 
 
 def _mapping_reader(api: Api, mapping_id: str) -> Callable[[], Part]:
@@ -374,7 +374,7 @@ def _mapping_reader(api: Api, mapping_id: str) -> Callable[[], Part]:
     return fetch_mapping_arrays(api, mapping_id)
 
 
-def _plain_mapping_reader(api: Api, mapping_id: str) -> Callable[[], Part]:
+def _unbuilt_mapping_reader(api: Api, mapping_id: str) -> Callable[[], Part]:
     from mddframes.frames.table import fetch_mapping_arrays
 
-    return fetch_mapping_arrays(api, mapping_id, plain=True)
+    return fetch_mapping_arrays(api, mapping_id, unbuilt=True)

@@ -207,7 +207,7 @@ def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index
 
 
 def fetch_table_arrays(
-    api: Api, table_id: str, *, defer_dates: bool = False, plain: bool = False
+    api: Api, table_id: str, *, defer_dates: bool = False, unbuilt: bool = False
 ) -> Callable[[], tuple[dict[str, Any], pd.Index]]:
     """The request of :func:`read_table_arrays`, and a function that builds its arrays.
 
@@ -217,8 +217,8 @@ def fetch_table_arrays(
     then built already, as the body is read); the building function of a small one
     makes the arrays and records the write-back context; with ``defer_dates``, its
     date columns may be left pending for :func:`~mddframes.codec.date_batch.resolve_dates`,
-    with ``plain`` its columns of one plain dtype unbuilt
-    (:class:`~mddframes.codec.dtypes.PlainValues`).
+    with ``unbuilt`` its columns but the dates left unbuilt
+    (:class:`~mddframes.codec.dtypes.UnbuiltColumn`).
     """
     table_id = require_id(table_id, what="table_id")
     with gc_paused(), api.get_table_stream(table_id) as body:
@@ -230,11 +230,11 @@ def fetch_table_arrays(
             built = {str(name): column.array for name, column in frame.items()}, frame.index
             return lambda: built
         payload, finite = _whole_payload(body)
-    return _payload_builder(api, payload, "table", table_id, defer_dates, plain, finite)
+    return _payload_builder(api, payload, "table", table_id, defer_dates, unbuilt, finite)
 
 
 def fetch_mapping_arrays(
-    api: Api, mapping_id: str, *, plain: bool = False
+    api: Api, mapping_id: str, *, unbuilt: bool = False
 ) -> Callable[[], tuple[dict[str, Any], pd.Index]]:
     """:func:`fetch_table_arrays` for a mapping: :func:`read_mapping`'s request, and a
     function that builds its frame's arrays and records the write-back context.
@@ -245,9 +245,9 @@ def fetch_mapping_arrays(
         The raw layer (``client.api``).
     mapping_id : str
         The mapping id.
-    plain : bool, default False
-        Leave the columns of one plain dtype unbuilt
-        (:class:`~mddframes.codec.dtypes.PlainValues`).
+    unbuilt : bool, default False
+        Leave the columns unbuilt
+        (:class:`~mddframes.codec.dtypes.UnbuiltColumn`).
 
     Returns
     -------
@@ -258,7 +258,7 @@ def fetch_mapping_arrays(
     mapping_id = require_id(mapping_id, what="mapping_id")
     with gc_paused():
         payload = api.get_mapping(mapping_id)
-    return _payload_builder(api, payload, "mapping", mapping_id, False, plain, False)
+    return _payload_builder(api, payload, "mapping", mapping_id, False, unbuilt, False)
 
 
 def _whole_payload(body: BodyStream) -> tuple[dict[str, Any], bool]:
@@ -272,11 +272,11 @@ def _whole_payload(body: BodyStream) -> tuple[dict[str, Any], bool]:
 
 def _payload_builder(
     api: Api, payload: dict[str, Any], kind: Kind, object_id: str, defer_dates: bool,
-    plain: bool, finite: bool,
+    unbuilt: bool, finite: bool,
 ) -> Callable[[], tuple[dict[str, Any], pd.Index]]:  # fmt: skip
     def build() -> tuple[dict[str, Any], pd.Index]:
         with gc_paused():
-            arrays, size = payload_arrays(payload, kind, defer_dates=defer_dates, plain=plain)
+            arrays, size = payload_arrays(payload, kind, defer_dates=defer_dates, unbuilt=unbuilt)
         registry_for(api).record(ReadContext(kind, object_id, payload, finite=finite))
         # object columns as Series.array has them (a NumpyExtensionArray, not an ndarray)
         return {

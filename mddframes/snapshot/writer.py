@@ -317,7 +317,7 @@ def _write_objects(
     chunk_count = itertools.count(1)
     chunks = iter_parts(api, ids, kind, chunksize=OBJECTS_PER_CHUNK, max_workers=workers,
                         progress=progress, errors="skip", ahead=READ_AHEAD * workers,
-                        plain=True)  # fmt: skip
+                        unbuilt=True)  # fmt: skip
     with _BackgroundWrites(writer) as files:
         for parts, failed in chunks:
             failures += [{"kind": kind, **failure} for failure in failed]
@@ -340,8 +340,8 @@ def _chunk_tables(kind: Kind, parts: list[tuple[str, Part]], registry: Any) -> C
 
     Converted a group at a time (each column's arrays joined first): converting object
     by object cost a few Arrow calls per column of every small table, more than the
-    rows themselves. A small object's plain columns come unbuilt
-    (:class:`~mddframes.codec.dtypes.PlainValues`): their values are joined and made
+    rows themselves. A small object's columns but the dates come unbuilt
+    (:class:`~mddframes.codec.dtypes.UnbuiltColumn`): their values are joined and made
     one Arrow array, no pandas array is built.
     """
     key = ID_COLUMNS[kind]

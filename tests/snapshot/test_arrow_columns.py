@@ -17,13 +17,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mddframes.codec import values
-from mddframes.codec.dtypes import PlainValues, column_array
+from mddframes.codec.dtypes import UnbuiltColumn, column_array
 from mddframes.codec.frame import from_payload, payload_arrays, to_payload
 from mddframes.codec.values import canonical_cells, canonical_json, digest
 from mddframes.errors import DataShapeError
 from mddframes.snapshot.arrow_columns import (
     arrays_to_arrow,
     arrow_to_frame,
+    dtype_metadata,
     frame_to_arrow,
     joined_column,
 )
@@ -114,18 +115,16 @@ def _as_series_arrays(arrays: dict[str, Any]) -> dict[str, Any]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(payloads())
-def test_unbuilt_plain_columns_make_the_arrow_table_the_frame_makes(kind_and_payload):
+def test_unbuilt_columns_make_the_arrow_table_the_frame_makes(kind_and_payload):
     kind, payload = kind_and_payload
     frame = from_payload(payload, kind)
-    arrays, size = payload_arrays(payload, kind, plain=True)
-    assert all(a.kind in ("string", "int", "float", "bool") for a in arrays.values()
-               if type(a) is PlainValues)  # fmt: skip
+    arrays, size = payload_arrays(payload, kind, unbuilt=True)
     table = arrays_to_arrow(_as_series_arrays(arrays), frame.index.name, rows=size)
     assert table.equals(frame_to_arrow(frame), check_metadata=True)
 
 
-#: Column values of every plain dtype and of none: ints, floats (NaN too), booleans,
-#: text, mixed, nested, big ints, all missing
+#: Column values of every kind: ints, floats (NaN too), booleans, text, mixed, nested,
+#: big ints, all missing
 COLUMN_VALUES = st.one_of(
     st.lists(st.none() | st.integers(-(2**63), 2**63 - 1), max_size=5),
     st.lists(
@@ -142,19 +141,19 @@ PLAIN_TYPES = st.sampled_from([None, "VARCHAR", "BIGINT", "DOUBLE", "DECIMAL", "
 @given(st.lists(COLUMN_VALUES, min_size=1, max_size=4), PLAIN_TYPES)
 @example([[1.5, math.nan, None], [2, None]], "DOUBLE")  # a NaN among numbers: missing
 def test_a_column_joined_from_unbuilt_values_is_the_column_of_the_joined_arrays(parts, data_type):
-    plain = [column_array(values, data_type, plain=True) for values in parts]
+    plain = [column_array(values, data_type, unbuilt=True) for values in parts]
     built = [_as_series_arrays({"c": column_array(values, data_type)})["c"] for values in parts]
     for one, array in zip(plain, built, strict=True):
-        if type(one) is PlainValues:
-            assert one.dtype == array.dtype
-            pd.testing.assert_extension_array_equal(one.array(), array)
-        else:
-            assert _as_series_arrays({"c": one})["c"].dtype == array.dtype
+        assert type(one) is UnbuiltColumn  # no date column here: every one is left unbuilt
+        assert dtype_metadata(one.dtype) == dtype_metadata(array.dtype)
+        made = _as_series_arrays({"c": one.array()})["c"]
+        assert type(made) is type(array) and made.dtype == array.dtype
+        pd.testing.assert_extension_array_equal(made, array)
     # the parts of one dtype are what a snapshot's group joins: unbuilt, or some of each
     same = [i for i, a in enumerate(built) if a.dtype == built[0].dtype]
     expected = {"c": type(built[0])._concat_same_type([built[i] for i in same])}
-    unbuilt = [plain[i] if type(plain[i]) is PlainValues else built[i] for i in same]
-    mixed = [plain[i] if n % 2 == 0 and type(plain[i]) is PlainValues else built[i]
+    unbuilt = [plain[i] if type(plain[i]) is UnbuiltColumn else built[i] for i in same]
+    mixed = [plain[i] if n % 2 == 0 and type(plain[i]) is UnbuiltColumn else built[i]
              for n, i in enumerate(same)]  # fmt: skip
     for columns in (unbuilt, mixed):
         try:
