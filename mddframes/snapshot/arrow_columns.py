@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mddframes.codec.dtypes import UnbuiltColumn
+from mddframes.codec.dtypes import UNBUILT_DTYPES, UnbuiltColumn
 from mddframes.codec.values import canonical_cells
 from mddframes.errors import DataShapeError
 from mddframes.frames.backends import require_module
@@ -123,7 +123,7 @@ def arrays_to_arrow(
         arrays.append(array)
     for name, values in columns.items():
         array, encoding = _column_to_arrow(values)
-        metadata = {DTYPE_KEY: dtype_metadata(values.dtype)}
+        metadata = {DTYPE_KEY: column_metadata(values)}
         if encoding is not None:
             metadata[ENCODING_KEY] = encoding.encode()
         fields.append(pa.field(name, array.type, nullable=True, metadata=metadata))
@@ -251,6 +251,25 @@ def dtype_metadata(dtype: Any) -> bytes:
 _DTYPE_METADATA: dict[Any, bytes] = {}
 
 
+def column_metadata(array: Any) -> bytes:
+    """:func:`dtype_metadata` of a column's dtype, without hashing the dtype of an
+    :class:`~mddframes.codec.dtypes.UnbuiltColumn` (a pandas dtype hashes in Python).
+
+    Parameters
+    ----------
+    array : array or UnbuiltColumn
+        A column, as :func:`arrays_to_arrow` takes it.
+
+    Returns
+    -------
+    bytes
+        ``dtype_metadata(array.dtype)``.
+    """
+    if type(array) is UnbuiltColumn:
+        return _UNBUILT_METADATA[array.kind]
+    return dtype_metadata(array.dtype)
+
+
 def _dtype_spec(dtype: Any) -> dict[str, Any]:
     dtype = _numpy_or_own(dtype)
     if isinstance(dtype, pd.StringDtype):
@@ -282,3 +301,6 @@ def _column_from_arrow(
     if isinstance(dtype, pd.api.extensions.ExtensionDtype) and hasattr(dtype, "__from_arrow__"):
         return dtype.__from_arrow__(column)
     return column.to_pandas().astype(dtype).array
+
+
+_UNBUILT_METADATA = {kind: dtype_metadata(dtype) for kind, dtype in UNBUILT_DTYPES.items()}

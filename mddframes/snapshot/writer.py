@@ -42,7 +42,7 @@ from mddframes.frames.listing import read_object_types, read_packages
 from mddframes.frames.tree import tree_frame
 from mddframes.snapshot.arrow_columns import (
     arrays_to_arrow,
-    dtype_metadata,
+    column_metadata,
     frame_to_arrow,
     joined_column,
 )
@@ -350,7 +350,7 @@ def _chunk_tables(kind: Kind, parts: list[tuple[str, Part]], registry: Any) -> C
         position = ROW_COLUMN
         while position in arrays:  # the long frames' rule (frames/long_frames.py)
             position = "_" + position
-        signature = (position, *((n, dtype_metadata(a.dtype)) for n, a in arrays.items()))
+        signature = (position, *((n, column_metadata(a)) for n, a in arrays.items()))
         groups.setdefault(signature, []).append((object_id, arrays, index, position))
     out: ChunkTables = []
     for members in groups.values():

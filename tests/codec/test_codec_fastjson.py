@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import mddframes.codec.splitter as splitter_module
 from mddframes.codec import fastjson
 from mddframes.codec.splitter import RowSplitter
-from mddframes.codec.values import has_non_finite
+from mddframes.codec.values import has_non_finite, json_text
 
 # JSON values with the awkward parts: ints far beyond 64 bits, lone surrogates, floats
 # of every size, -0.0, long digit strings in text, nesting and key order.
@@ -66,6 +66,16 @@ def test_where_orjson_differs_json_loads_decides(text):
     expected = json.loads(text)
     got = fastjson.loads(text)
     assert same(got, expected) or (got != got and expected != expected)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=st.recursive(
+    SCALARS | st.floats(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+))  # fmt: skip
+def test_json_text_reads_back_as_the_value(value):
+    assert same(json.loads(json_text(value)), value)
 
 
 #: Numbers as text, the awkward ones: huge and tiny exponents, long digit runs
