@@ -230,12 +230,13 @@ def digest(value: Any, *, finite: bool = False) -> str:
     value : Any
         A JSON value (or any value :func:`canonical_json` encodes).
     finite : bool, default False
-        The caller vouches that ``value`` is what a JSON decoder made of text with no
-        NaN or infinity (only dicts with text keys, lists, text, numbers, booleans and
-        None; no float that is NaN or infinite; see
-        :func:`~mddframes.codec.fastjson.surely_finite`). The canonical text is then
-        encoded by orjson, about five times faster, wherever orjson's text is
-        :func:`canonical_json`'s (the same digest: the text is the same bytes).
+        The caller vouches that ``value`` is decoded JSON (dicts with text keys, lists,
+        text, numbers, booleans and None, as ``json.loads`` makes them) without a NaN or
+        an infinite float: decoded from text that
+        :func:`~mddframes.codec.fastjson.surely_finite` passes, or checked by
+        :func:`has_non_finite`. The canonical text is then encoded by orjson, about
+        five times faster, wherever orjson's text is :func:`canonical_json`'s (the same
+        digest: the text is the same bytes).
 
     Returns
     -------

@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from mddframes.bulk import iter_bulk, resolve_workers
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.kinds import Kind
-from mddframes.codec.values import digest
+from mddframes.codec.values import digest, has_non_finite
 from mddframes.context import registry_for
 from mddframes.errors import InvalidArgumentError
 from mddframes.frames.bulk_tables import ROW_COLUMN, Part, failure_record, iter_parts
@@ -128,7 +128,8 @@ def write_snapshot(
     with gc_paused():  # as read_tree does: no cyclic GC passes over the parsed elements
         tree_payload = api.get_tree(system)
         tree = tree_frame(tree_payload, what=f"tree of system {system!r}")
-        tree_digest = digest(tree_payload)
+        # decoded JSON: without a NaN, digested the fast way (the same digest)
+        tree_digest = digest(tree_payload, finite=not has_non_finite(tree_payload))
     del tree_payload  # before the tree's Arrow copy is made: not both at once
     release_memory()  # the payload's pages back, before Arrow's pool takes its own
     files["tree"] = _write_frame(partial, "tree", tree, tree_digest)
