@@ -44,6 +44,10 @@ class ReadContext:
     fingerprint : FrameFingerprint, optional
         Of the frame the read made (a streamed read's): lets a write find the edited
         cells without comparing every column with the original.
+    finite : bool, default False
+        ``payload`` was decoded from JSON text that holds no NaN or infinity
+        (:func:`~mddframes.codec.fastjson.surely_finite`): its :attr:`digest` is then
+        taken the fast way (``digest(payload, finite=True)``, the same digest).
 
     Attributes
     ----------
@@ -65,7 +69,8 @@ class ReadContext:
     A context is immutable; it compares equal only to itself.
     """
 
-    __slots__ = ("_kind", "_object_id", "_payload", "_kept", "_read_at", "_fingerprint", "_digest")
+    __slots__ = ("_kind", "_object_id", "_payload", "_kept", "_read_at", "_fingerprint", "_finite",
+                 "_digest")  # fmt: skip
 
     def __init__(
         self,
@@ -76,6 +81,7 @@ class ReadContext:
         *,
         kept: KeptJson | None = None,
         fingerprint: FrameFingerprint | None = None,
+        finite: bool = False,
     ) -> None:
         if (payload is None) == (kept is None):
             raise TypeError("ReadContext takes either payload or kept, not both or neither")
@@ -85,6 +91,7 @@ class ReadContext:
         self._kept = kept
         self._read_at = read_at if read_at is not None else _dt.datetime.now(_dt.UTC)
         self._fingerprint = fingerprint
+        self._finite = finite and payload is not None
         self._digest: list[str] = []
 
     @property
@@ -148,7 +155,7 @@ class ReadContext:
         document (one parse, on first use).
         """
         if not self._digest:
-            self._digest.append(digest(self.payload))
+            self._digest.append(digest(self.payload, finite=self._finite))
         return self._digest[0]
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -165,8 +172,8 @@ class ReadContext:
 
     def __reduce__(self) -> tuple[Any, ...]:
         # (a pickled frame carries its context in attrs)
-        return (_rebuild_context, (self._kind, self._object_id, self._payload,
-                                   self._read_at, self._kept, self._fingerprint))  # fmt: skip
+        return (_rebuild_context, (self._kind, self._object_id, self._payload, self._read_at,
+                                   self._kept, self._fingerprint, self._finite))  # fmt: skip
 
     def __copy__(self) -> ReadContext:
         return self
@@ -182,8 +189,10 @@ def _rebuild_context(
     read_at: _dt.datetime,
     kept: KeptJson | None,
     fingerprint: FrameFingerprint | None = None,
+    finite: bool = False,
 ) -> ReadContext:
-    return ReadContext(kind, object_id, payload, read_at, kept=kept, fingerprint=fingerprint)
+    return ReadContext(kind, object_id, payload, read_at, kept=kept, fingerprint=fingerprint,
+                       finite=finite)  # fmt: skip
 
 
 class ContextRegistry:

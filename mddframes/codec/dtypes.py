@@ -145,19 +145,93 @@ def infer_array(values: list[Any], types: set[type] | None = None) -> Any:
     """The array of a column with no usable declared type (see the module table)."""
     if types is None:
         types, values = _classify(values)
+    return _BUILDERS[_inferred_kind(types, values)](values)
+
+
+def _inferred_kind(types: set[type], values: list[Any]) -> str:
+    """The kind of array :func:`infer_array` makes of values of these types."""
     if types == {bool}:
-        return _bool_array(values)
+        return "bool"
     if types == {int}:
-        if _ints_fit(values, _INT64_MIN, _INT64_MAX):
-            return _int_array(values)
-        return _object_array(values)
+        return "int" if _ints_fit(values, _INT64_MIN, _INT64_MAX) else "object"
     if types == {float} or types == {int, float}:
-        if _ints_fit(values, -_FLOAT_EXACT_INT, _FLOAT_EXACT_INT):
-            return _float_array(values)
-        return _object_array(values)
+        return "float" if _ints_fit(values, -_FLOAT_EXACT_INT, _FLOAT_EXACT_INT) else "object"
     if types == {str}:
-        return pd.array(values, dtype=STRING_DTYPE)
-    return _object_array(values)
+        return "string"
+    return "object"
+
+
+def _declared_kind(types: set[type], values: list[Any], family: str) -> str | None:
+    """The kind of array a declared family makes of values of these types; None when
+    they do not fit it. ``"dates"``: ISO strings to parse (they may still not be dates);
+    ``"nat"``: a date column without a value."""
+    if family == "string":
+        return "string" if types <= {str} else None
+    if family == "integer":
+        fits = types <= {int} and _ints_fit(values, _INT64_MIN, _INT64_MAX)
+        return "int" if fits else None
+    if family in ("float", "decimal"):
+        if types <= {str} and family == "decimal":
+            return "string"
+        fits = types <= {int, float} and _ints_fit(values, -_FLOAT_EXACT_INT, _FLOAT_EXACT_INT)
+        return "float" if fits else None
+    if family == "boolean":
+        return "bool" if types <= {bool} else None
+    if family in ("date", "datetime"):
+        return None if not types <= {str} else "dates" if types else "nat"
+    return "object"  # json
+
+
+def _string_array(values: list[Any]) -> Any:
+    return pd.array(values, dtype=STRING_DTYPE)
+
+
+#: What builds each kind of array (the dates are parsed by column_array itself).
+_BUILDERS: dict[str, Callable[[list[Any]], Any]] = {
+    "string": _string_array, "int": _int_array, "float": _float_array, "bool": _bool_array,
+    "object": _object_array,
+}  # fmt: skip
+#: The kinds of array a column may be left unbuilt as (:class:`UnbuiltColumn`), and
+#: the dtype of each (``object``: the values as they are, in a numpy array).
+UNBUILT_DTYPES: dict[str, Any] = {
+    "string": STRING_DTYPE, "int": pd.Int64Dtype(), "float": pd.Float64Dtype(),
+    "bool": pd.BooleanDtype(), "object": np.dtype(object),
+}  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class UnbuiltColumn:
+    """A column's values, left unbuilt, and the kind of array they would make.
+
+    What :func:`column_array` returns with ``unbuilt=True`` for every column but the
+    dates: a writer that turns the columns of many small tables into another form (a
+    snapshot's Arrow columns) builds each from the joined values of all the tables at
+    once, and no pandas array is made.
+
+    Attributes
+    ----------
+    values : list
+        The column's values as :func:`column_array` builds from them (a NaN that
+        counts as missing already None; in a ``float`` column a NaN is missing too).
+    kind : {"string", "int", "float", "bool", "object"}
+        The array's kind: ``string``, ``Int64``, ``Float64``, ``boolean``, or a numpy
+        ``object`` array of the values (:data:`UNBUILT_DTYPES`).
+    """
+
+    values: list[Any]
+    kind: str
+
+    @property
+    def dtype(self) -> Any:
+        """The dtype of the array :meth:`array` builds."""
+        return UNBUILT_DTYPES[self.kind]
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def array(self) -> Any:
+        """The array :func:`column_array` would have returned."""
+        return _BUILDERS[self.kind](self.values)
 
 
 _TZ_SUFFIX = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
@@ -286,7 +360,12 @@ def datetime_array(values: list[Any]) -> Any | None:
 
 
 def column_array(
-    values: list[Any], data_type: Any = None, *, name: Any = None, defer_dates: bool = False
+    values: list[Any],
+    data_type: Any = None,
+    *,
+    name: Any = None,
+    defer_dates: bool = False,
+    unbuilt: bool = False,
 ) -> Any:
     """Build the array of one column from its JSON values.
 
@@ -302,52 +381,35 @@ def column_array(
         Return a declared date column of plain ISO strings as :class:`PendingDates`,
         to be parsed with the same column of other tables
         (:func:`~mddframes.codec.date_batch.resolve_dates`).
+    unbuilt : bool, default False
+        Return any column but a date column as :class:`UnbuiltColumn` (its values and
+        the kind of array they make, unbuilt).
 
     Returns
     -------
-    pandas ExtensionArray or numpy.ndarray or PendingDates
+    pandas ExtensionArray or numpy.ndarray or PendingDates or UnbuiltColumn
         An array of the declared dtype when every value fits it, else of the inferred
         dtype. Nothing is ever rounded, truncated or stringified.
     """
     types, values = _classify(values)
     family = type_family(data_type)
-    if family is None:
-        return infer_array(values, types)
-    fits = True
-    if family == "string":
-        fits = types <= {str}
-        if fits:
-            return pd.array(values, dtype=STRING_DTYPE)
-    elif family == "integer":
-        fits = types <= {int} and _ints_fit(values, _INT64_MIN, _INT64_MAX)
-        if fits:
-            return _int_array(values)
-    elif family in ("float", "decimal"):
-        if types <= {str} and family == "decimal":
-            return pd.array(values, dtype=STRING_DTYPE)
-        fits = types <= {int, float} and _ints_fit(values, -_FLOAT_EXACT_INT, _FLOAT_EXACT_INT)
-        if fits:
-            return _float_array(values)
-    elif family == "boolean":
-        fits = types <= {bool}
-        if fits:
-            return _bool_array(values)
-    elif family in ("date", "datetime"):
-        fits = types <= {str}
-        if fits and types:
-            if defer_dates:
-                zones = _zones(values)
-                if len(zones) == 1 and _UNSURE not in zones:
-                    return PendingDates(values, next(iter(zones)),
-                                        lambda: column_array(values, data_type, name=name))  # fmt: skip
-            array = datetime_array(values)
-            if array is not None:
-                return array
-            fits = False
-        elif fits:
-            return pd.array([None] * len(values), dtype="datetime64[ns]")
-    elif family == "json":
-        return _object_array(values)
-    if not fits:
-        logger.debug("column %r: values do not fit dataType %r; inferring", name, data_type)
-    return infer_array(values, types)
+    kind = None if family is None else _declared_kind(types, values, family)
+    if kind == "dates":
+        if defer_dates:
+            zones = _zones(values)
+            if len(zones) == 1 and _UNSURE not in zones:
+                return PendingDates(values, next(iter(zones)),
+                                    lambda: column_array(values, data_type, name=name))  # fmt: skip
+        array = datetime_array(values)
+        if array is not None:
+            return array
+        kind = None
+    if kind == "nat":
+        return pd.array([None] * len(values), dtype="datetime64[ns]")
+    if kind is None:
+        if family is not None:
+            logger.debug("column %r: values do not fit dataType %r; inferring", name, data_type)
+        kind = _inferred_kind(types, values)
+    if unbuilt:
+        return UnbuiltColumn(values, kind)
+    return _BUILDERS[kind](values)

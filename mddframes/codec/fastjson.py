@@ -151,6 +151,41 @@ def _suspect_run(zeros: bytes) -> bool:
     return False
 
 
+#: The exponents of a number beyond the double range (``1e400`` decodes to infinity),
+#: digits made ``0``: an exponent of three digits or more.
+_HUGE_EXPONENTS = (b"e000", b"E000", b"e+000", b"E+000")
+
+
+def surely_finite(data: bytes | bytearray) -> bool:
+    """Whether the JSON text ``data`` surely decodes to no NaN and no infinite float.
+
+    :func:`loads` (``json.loads``) makes those only of a ``NaN``, ``Infinity`` or
+    ``-Infinity`` literal, or of a number beyond the double range: one with an exponent
+    of three digits or more, or with 309 digits or more before its point. A cheap byte
+    scan, conservative: text that only looks like one of those (in a string) says
+    False too.
+
+    Parameters
+    ----------
+    data : bytes or bytearray
+        The JSON text, UTF-8.
+
+    Returns
+    -------
+    bool
+        True when no value decoded from ``data`` is a NaN or an infinity.
+
+    Examples
+    --------
+    >>> surely_finite(b'{"a": 1.5e30, "b": "x"}'), surely_finite(b'[1e400]')
+    (True, False)
+    """
+    if b"NaN" in data or b"Infinity" in data or may_hold_big_int(data):
+        return False
+    zeros = data.translate(_DIGITS_TO_ZERO)
+    return not any(exponent in zeros for exponent in _HUGE_EXPONENTS)
+
+
 def loads(data: bytes | bytearray | str) -> Any:
     """Decode a JSON document exactly as :func:`json.loads` does, faster where it can.
 

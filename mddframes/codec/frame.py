@@ -205,6 +205,7 @@ def arrays_of_columns(
     declared: list[dict[str, Any]],
     *,
     defer_dates: bool = False,
+    unbuilt: bool = False,
     finish: ColumnFinish | None = None,
     direct: ColumnDirect | None = None,
 ) -> dict[str, Any]:
@@ -213,7 +214,9 @@ def arrays_of_columns(
     For callers that take the columns apart anyway (``read_tables`` concatenates the
     columns of many tables): the frame of each table would be built only to be
     taken apart again. With ``defer_dates``, declared date columns may come back as
-    :class:`~mddframes.codec.dtypes.PendingDates` (see :mod:`mddframes.codec.date_batch`).
+    :class:`~mddframes.codec.dtypes.PendingDates` (see :mod:`mddframes.codec.date_batch`);
+    with ``unbuilt``, every column but the dates as
+    :class:`~mddframes.codec.dtypes.UnbuiltColumn` (see :func:`~mddframes.codec.dtypes.column_array`).
     ``finish``, ``direct``: as :func:`frame_of_columns`.
     """
     data_types = {c["name"]: declared_type(c) for c in declared}
@@ -229,7 +232,8 @@ def arrays_of_columns(
         values = columns.pop(name, None)
         if values is None:
             values = [None] * n_rows
-        array = column_array(values, data_types.get(name), name=name, defer_dates=defer_dates)
+        array = column_array(values, data_types.get(name), name=name, defer_dates=defer_dates,
+                             unbuilt=unbuilt)  # fmt: skip
         del values
         arrays[name] = array if finish is None else finish(name, array)
         del array
@@ -237,16 +241,22 @@ def arrays_of_columns(
 
 
 def payload_arrays(
-    payload: dict[str, Any], kind: Kind = "table", *, defer_dates: bool = False
+    payload: dict[str, Any],
+    kind: Kind = "table",
+    *,
+    defer_dates: bool = False,
+    unbuilt: bool = False,
 ) -> tuple[dict[str, Any], int]:
     """The column arrays of :func:`from_payload`'s frame and its number of rows, no frame
-    (``defer_dates``: as :func:`arrays_of_columns`)."""
+    (``defer_dates``, ``unbuilt``: as :func:`arrays_of_columns`)."""
     rows = payload_rows(payload, kind)
     names = dict.fromkeys(chain.from_iterable(rows))
     size = len(rows)
     columns = {name: list(map(dict.get, rows, repeat(name, size))) for name in names}
     declared = declared_columns(payload, kind)
-    return arrays_of_columns(columns, size, declared, defer_dates=defer_dates), size
+    return arrays_of_columns(
+        columns, size, declared, defer_dates=defer_dates, unbuilt=unbuilt
+    ), size
 
 
 def frame_of_arrays(arrays: dict[str, Any], index: pd.Index) -> pd.DataFrame:

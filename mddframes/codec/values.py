@@ -219,11 +219,34 @@ def _is_missing_cell_value(value: Any) -> bool:
     return value is None or value is pd.NA or (type(value) is float and value != value)
 
 
-def digest(value: Any) -> str:
+def digest(value: Any, *, finite: bool = False) -> str:
     """SHA-256 (hex) of ``value``'s :func:`canonical_json`: equal for strictly equal values.
 
     The one digest of a payload's content: journals, read contexts, verifications and
     snapshot manifests compare these.
+
+    Parameters
+    ----------
+    value : Any
+        A JSON value (or any value :func:`canonical_json` encodes).
+    finite : bool, default False
+        The caller vouches that ``value`` is decoded JSON (dicts with text keys, lists,
+        text, numbers, booleans and None, as ``json.loads`` makes them) without a NaN or
+        an infinite float: decoded from text that
+        :func:`~mddframes.codec.fastjson.surely_finite` passes, or checked by
+        :func:`has_non_finite`. The canonical text is then encoded by orjson, about
+        five times faster, wherever orjson's text is :func:`canonical_json`'s (the same
+        digest: the text is the same bytes).
+
+    Returns
+    -------
+    str
+        64 hex digits.
+
+    Examples
+    --------
+    >>> digest({"b": 1, "a": [1.0, None]}) == digest({"a": [1.0, None], "b": 1}, finite=True)
+    True
     """
     if type(value) is list:
         # a long list (a tree of 100,000 elements) hashed a group of items at a time: the
@@ -231,11 +254,45 @@ def digest(value: Any) -> str:
         # memory at once, with one encoder per group instead of one per item
         hashed = hashlib.sha256(b"[")
         for start in range(0, len(value), _DIGEST_GROUP):
-            texts = _canonical_texts(value[start : start + _DIGEST_GROUP])
-            hashed.update((b"," if start else b"") + ",".join(texts).encode("utf-8"))
+            group = value[start : start + _DIGEST_GROUP]
+            fast = _orjson_canonical(group) if finite else None
+            text = ",".join(_canonical_texts(group)).encode("utf-8") if fast is None else fast[1:-1]
+            hashed.update((b"," if start else b"") + text)
         hashed.update(b"]")
         return hashed.hexdigest()
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    fast = _orjson_canonical(value) if finite else None
+    if fast is None:
+        fast = _canonical_text(value).encode("utf-8")
+    return hashlib.sha256(fast).hexdigest()
+
+
+def _canonical_text(value: Any) -> str:
+    """:func:`canonical_json`, by the encoder made once."""
+    if _encode_canonical is None or type(value) is str:  # pragma: no cover - CPython has it
+        return canonical_json(value)
+    return "".join(_encode_canonical(value, 0))
+
+
+def _orjson_canonical(value: Any) -> bytes | None:
+    """The UTF-8 of :func:`canonical_json` of a decoded JSON value without NaN or
+    infinity, by orjson; None where orjson's text may differ.
+
+    orjson sorts keys, escapes text and writes integers, ``true``/``false``/``null`` and
+    floats as ``json`` does with :func:`canonical_json`'s settings, but for floats of
+    magnitude below 1e-4 (``0.00001`` for ``1e-05``, ``1e-7`` for ``1e-07``): a text with
+    such a number, or with text that looks like one, is left to ``json``. What orjson
+    refuses (integers beyond 64 bits, lone surrogates, nesting deeper than it goes) too.
+    """
+    try:
+        encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONEncodeError, TypeError):
+        return None
+    if b"0.0000" in encoded or b"0e-" in encoded.translate(_DIGITS_TO_ZERO):
+        return None
+    return encoded
+
+
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -289,6 +346,39 @@ def canonical_bytes(value: Any) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except (orjson.JSONEncodeError, TypeError):
         return b"json:" + canonical_json(value).encode("utf-8", "surrogatepass")
+
+
+def json_text(value: Any) -> str:
+    """A JSON text that :func:`json.loads` reads back as ``value``, by orjson where it can.
+
+    The same value, types and key order as ``json.dumps(value, ensure_ascii=False)``
+    gives back (the texts may differ in spacing and in how a float is spelled). orjson,
+    several times faster, unless ``value`` holds a NaN or an infinity (orjson writes
+    ``null`` for them) or something orjson refuses (integers beyond 64 bits, lone
+    surrogates).
+
+    Parameters
+    ----------
+    value : Any
+        A decoded JSON value (``json.loads``' types).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> json_text({"b": [1, 1.0, None], "a": float("nan")})
+    '{"b": [1, 1.0, null], "a": NaN}'
+    >>> json_text({"b": [1, 1.0, None]})
+    '{"b":[1,1.0,null]}'
+    """
+    if not has_non_finite(value):
+        try:
+            return orjson.dumps(value).decode("utf-8")
+        except (orjson.JSONEncodeError, TypeError):
+            pass
+    return json.dumps(value, ensure_ascii=False)
 
 
 def has_non_finite(value: Any) -> bool:

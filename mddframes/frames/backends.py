@@ -123,7 +123,7 @@ def to_backend(
         Take the columns out of ``frame`` as they are converted (a reader's own frame),
         so that a column's Python objects are freed before the next one is converted:
         the peak is then about one column above the larger of the two frames, not
-        their sum. ``frame`` is left without columns.
+        their sum. ``frame`` is left without columns (and without attrs).
 
     Returns
     -------
@@ -143,10 +143,16 @@ def to_backend(
     """
     if check_dtype_backend(dtype_backend) == "numpy_nullable":
         return frame
-    if not consume or frame.columns.has_duplicates:
-        arrays = [arrow_array(frame.iloc[:, i].array) for i in range(frame.shape[1])]
-        return assemble_frame(arrays, frame.index, frame.columns, frame.attrs)
     names, attrs = frame.columns, dict(frame.attrs)
+    # each column taken out as a Series gets a deep copy of attrs (pandas' __finalize__):
+    # a long frame's attrs list every object's columns, so the columns are taken from a
+    # frame without them
+    if not consume or frame.columns.has_duplicates:
+        bare = frame.copy(deep=False) if attrs else frame
+        bare.attrs = {}
+        arrays = [arrow_array(bare.iloc[:, i].array) for i in range(bare.shape[1])]
+        return assemble_frame(arrays, frame.index, names, attrs)
+    frame.attrs = {}
     arrays = [arrow_array(frame.pop(name).array) for name in list(names)]
     return assemble_frame(arrays, frame.index, names, attrs)
 

@@ -29,7 +29,6 @@ from mddframes.frames.long_frames import (
     long_frame,
     row_column,
 )
-from mddframes.frames.stacking import column_arrays
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -289,6 +288,7 @@ def iter_parts(
     progress: bool = True,
     errors: ErrorPolicy = "raise",
     ahead: int | None = None,
+    unbuilt: bool = False,
 ) -> Iterator[PartChunk]:
     """:func:`iter_tables` / :func:`iter_mappings` before the long frames are stacked.
 
@@ -315,13 +315,17 @@ def iter_parts(
         As in :func:`iter_tables`.
     ahead : int, optional
         Objects read past the chunk being filled; default the number of workers.
+    unbuilt : bool, default False
+        Leave a small object's columns but the dates unbuilt, as
+        :class:`~mddframes.codec.dtypes.UnbuiltColumn` (``.array()`` is the array).
 
     Yields
     ------
     (list, list)
         The chunk's objects as ``(id, (arrays by column name, row index))`` (each
         object's column arrays exactly as :func:`~mddframes.frames.table.read_table`'s
-        frame holds them, dates parsed), and the failure records of its ids.
+        frame holds them, dates parsed, but for ``unbuilt``), and the failure records of
+        its ids.
 
     Examples
     --------
@@ -331,9 +335,10 @@ def iter_parts(
     >>> names
     ['tbl-0001', 'tbl-0109']
     """
-    reader, key = (
-        (_table_reader, "table_id") if kind == "table" else (_mapping_reader, "mapping_id")
-    )
+    readers = {"table": (_table_reader, _unbuilt_table_reader),
+               "mapping": (_mapping_reader, _unbuilt_mapping_reader)}  # fmt: skip
+    reader = readers[kind][int(unbuilt)]
+    key = f"{kind}_id"
     desc = f"iter_{kind}s"
     chunks: Iterator[PartChunk] = iter_many(api, ids, reader, key=key, desc=desc,
                                              chunksize=chunksize, max_workers=max_workers,
@@ -357,9 +362,19 @@ def _table_reader(api: Api, table_id: str) -> Callable[[], Part]:
     return fetch_table_arrays(api, table_id, defer_dates=True)
 
 
-def _mapping_reader(api: Api, mapping_id: str) -> Callable[[], Part]:
-    from mddframes.frames.table import read_mapping
+def _unbuilt_table_reader(api: Api, table_id: str) -> Callable[[], Part]:
+    from mddframes.frames.table import fetch_table_arrays
 
-    part = read_mapping(api, mapping_id)
-    built = column_arrays(part), part.index
-    return lambda: built
+    return fetch_table_arrays(api, table_id, defer_dates=True, unbuilt=True)
+
+
+def _mapping_reader(api: Api, mapping_id: str) -> Callable[[], Part]:
+    from mddframes.frames.table import fetch_mapping_arrays
+
+    return fetch_mapping_arrays(api, mapping_id)
+
+
+def _unbuilt_mapping_reader(api: Api, mapping_id: str) -> Callable[[], Part]:
+    from mddframes.frames.table import fetch_mapping_arrays
+
+    return fetch_mapping_arrays(api, mapping_id, unbuilt=True)

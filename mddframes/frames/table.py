@@ -18,7 +18,7 @@ import pandas as pd
 from mddframes.api_bodies import json_object
 from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
-from mddframes.codec.fastjson import gc_paused
+from mddframes.codec.fastjson import gc_paused, surely_finite
 from mddframes.codec.fingerprint import FingerprintBuilder, fingerprint
 from mddframes.codec.frame import (
     INDEX_NAME,
@@ -27,6 +27,7 @@ from mddframes.codec.frame import (
     frame_of_arrays,
     payload_arrays,
 )
+from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
 from mddframes.codec.read_route import choose_route
 from mddframes.codec.stream import frame_from_chunks
@@ -118,9 +119,9 @@ def read_table(
     # no cyclic GC passes over the many row objects a parse makes (see fastjson)
     with gc_paused(), api.get_table_stream(table_id) as body:
         if choose_route(body.length) == "whole":
-            payload = json_object(body.json(), body.entry.operation, body.url)
+            payload, finite = _whole_payload(body)
             frame = from_payload(payload, "table")
-            context = ReadContext("table", table_id, payload)
+            context = ReadContext("table", table_id, payload, finite=finite)
         else:
             frame, context = _streamed_frame(body, table_id, dtype_backend)
     frame = to_backend(frame, dtype_backend, consume=True)
@@ -209,7 +210,7 @@ def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index
 
 
 def fetch_table_arrays(
-    api: Api, table_id: str, *, defer_dates: bool = False
+    api: Api, table_id: str, *, defer_dates: bool = False, unbuilt: bool = False
 ) -> Callable[[], tuple[dict[str, Any], pd.Index]]:
     """The request of :func:`read_table_arrays`, and a function that builds its arrays.
 
@@ -218,7 +219,9 @@ def fetch_table_arrays(
     request that much later. A large table is parsed as it arrives (its arrays are
     then built already, as the body is read); the building function of a small one
     makes the arrays and records the write-back context; with ``defer_dates``, its
-    date columns may be left pending for :func:`~mddframes.codec.date_batch.resolve_dates`.
+    date columns may be left pending for :func:`~mddframes.codec.date_batch.resolve_dates`,
+    with ``unbuilt`` its columns but the dates left unbuilt
+    (:class:`~mddframes.codec.dtypes.UnbuiltColumn`).
     """
     table_id = require_id(table_id, what="table_id")
     with gc_paused(), api.get_table_stream(table_id) as body:
@@ -229,12 +232,55 @@ def fetch_table_arrays(
             # the columns are the document's keys, str already (pandas types them Hashable)
             built = {str(name): column.array for name, column in frame.items()}, frame.index
             return lambda: built
-        payload = json_object(body.json(), body.entry.operation, body.url)
+        payload, finite = _whole_payload(body)
+    return _payload_builder(api, payload, "table", table_id, defer_dates, unbuilt, finite)
 
+
+def fetch_mapping_arrays(
+    api: Api, mapping_id: str, *, unbuilt: bool = False
+) -> Callable[[], tuple[dict[str, Any], pd.Index]]:
+    """:func:`fetch_table_arrays` for a mapping: :func:`read_mapping`'s request, and a
+    function that builds its frame's arrays and records the write-back context.
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer (``client.api``).
+    mapping_id : str
+        The mapping id.
+    unbuilt : bool, default False
+        Leave the columns unbuilt
+        (:class:`~mddframes.codec.dtypes.UnbuiltColumn`).
+
+    Returns
+    -------
+    callable
+        Builds ``(arrays by column name, index)``: the columns of
+        :func:`read_mapping`'s frame as ``Series.array`` gives them, and its index.
+    """
+    mapping_id = require_id(mapping_id, what="mapping_id")
+    with gc_paused():
+        payload = api.get_mapping(mapping_id)
+    return _payload_builder(api, payload, "mapping", mapping_id, False, unbuilt, False)
+
+
+def _whole_payload(body: BodyStream) -> tuple[dict[str, Any], bool]:
+    """A small answer read whole and decoded (as ``body.json()``), and whether its text
+    surely holds no NaN or infinity (what makes its digest fast, see ReadContext)."""
+    content = body.content()
+    decoded = decode_json_content(body.entry, body.url, content, status=body.status,
+                                  content_type=body.content_type)  # fmt: skip
+    return json_object(decoded, body.entry.operation, body.url), surely_finite(content)
+
+
+def _payload_builder(
+    api: Api, payload: dict[str, Any], kind: Kind, object_id: str, defer_dates: bool,
+    unbuilt: bool, finite: bool,
+) -> Callable[[], tuple[dict[str, Any], pd.Index]]:  # fmt: skip
     def build() -> tuple[dict[str, Any], pd.Index]:
         with gc_paused():
-            arrays, size = payload_arrays(payload, "table", defer_dates=defer_dates)
-        registry_for(api).record(ReadContext("table", table_id, payload))
+            arrays, size = payload_arrays(payload, kind, defer_dates=defer_dates, unbuilt=unbuilt)
+        registry_for(api).record(ReadContext(kind, object_id, payload, finite=finite))
         # object columns as Series.array has them (a NumpyExtensionArray, not an ndarray)
         return {
             name: pd.arrays.NumpyExtensionArray(array) if isinstance(array, np.ndarray) else array

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from itertools import chain
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from mddframes.codec.dtypes import UNBUILT_DTYPES, UnbuiltColumn
 from mddframes.codec.values import canonical_cells
 from mddframes.errors import DataShapeError
 from mddframes.frames.backends import require_module
@@ -39,6 +41,10 @@ ENCODING_KEY = b"mddframes.encoding"
 INDEX_KEY = b"mddframes.index"
 #: The encoding of an ``object`` column: one canonical JSON text per cell.
 JSON_ENCODING = "json"
+#: The Arrow type of each kind of unbuilt column but ``object``
+#: (:data:`~mddframes.codec.dtypes.UNBUILT_DTYPES`): what its pandas array converts to.
+_UNBUILT_ARROW = {"string": pa.string(), "int": pa.int64(), "float": pa.float64(),
+                  "bool": pa.bool_()}  # fmt: skip
 
 
 def frame_to_arrow(frame: pd.DataFrame) -> pa.Table:
@@ -89,7 +95,8 @@ def arrays_to_arrow(
     Parameters
     ----------
     columns : mapping of str to array
-        The column arrays (as ``Series.array`` gives them), of equal length.
+        The column arrays (as ``Series.array`` gives them), of equal length; a
+        :class:`~mddframes.codec.dtypes.UnbuiltColumn` stands for its array.
     index_name : hashable, optional
         The name of the frame's ``RangeIndex``.
     leading : mapping of str to pyarrow.Array, optional
@@ -116,7 +123,7 @@ def arrays_to_arrow(
         arrays.append(array)
     for name, values in columns.items():
         array, encoding = _column_to_arrow(values)
-        metadata = {DTYPE_KEY: dtype_metadata(values.dtype)}
+        metadata = {DTYPE_KEY: column_metadata(values)}
         if encoding is not None:
             metadata[ENCODING_KEY] = encoding.encode()
         fields.append(pa.field(name, array.type, nullable=True, metadata=metadata))
@@ -160,14 +167,54 @@ def arrow_to_frame(table: pa.Table) -> pd.DataFrame:
     return pd.DataFrame(data, index=index, columns=list(data), copy=False)
 
 
+def joined_column(arrays: list[Any]) -> Any:
+    """One column of several frames, joined: :class:`~mddframes.codec.dtypes.UnbuiltColumn`
+    of all their values when each is one, else the array of their arrays.
+
+    Parameters
+    ----------
+    arrays : list
+        The column's arrays (as ``Series.array`` gives them) or ``UnbuiltColumn``, of
+        one dtype.
+
+    Returns
+    -------
+    UnbuiltColumn or pandas array
+        What :func:`arrays_to_arrow` takes for the joined column.
+
+    Examples
+    --------
+    >>> joined_column([UnbuiltColumn(["a"], "string"), UnbuiltColumn([None], "string")]).values
+    ['a', None]
+    """
+    if all(type(a) is UnbuiltColumn for a in arrays):
+        return UnbuiltColumn(list(chain.from_iterable(a.values for a in arrays)), arrays[0].kind)
+    built = [_series_array(a.array()) if type(a) is UnbuiltColumn else a for a in arrays]
+    return type(built[0])._concat_same_type(built)
+
+
+def _series_array(array: Any) -> Any:
+    # an object column as a frame holds it (Series.array), as the other arrays are
+    return pd.arrays.NumpyExtensionArray(array) if isinstance(array, np.ndarray) else array
+
+
 def _column_to_arrow(values: Any) -> tuple[pa.Array, str | None]:
+    if type(values) is UnbuiltColumn:
+        if values.kind == "object":
+            return _json_column(values.values)
+        # as each pandas array converts itself (NaN is missing in a Float64 column)
+        return pa.array(values.values, _UNBUILT_ARROW[values.kind], from_pandas=True), None
     dtype = _numpy_or_own(values.dtype)
     if isinstance(dtype, np.dtype) and dtype.kind == "O":
-        return pa.array(canonical_cells(values), type=pa.string()), JSON_ENCODING
+        return _json_column(values)
     if isinstance(dtype, np.dtype):
         return pa.array(np.asarray(values)), None
     # pandas' extension arrays (string, Int64, boolean, datetimes) convert themselves
     return pa.array(values, from_pandas=True), None
+
+
+def _json_column(cells: Any) -> tuple[pa.Array, str]:
+    return pa.array(canonical_cells(cells), type=pa.string()), JSON_ENCODING
 
 
 def _numpy_or_own(dtype: Any) -> Any:
@@ -204,6 +251,25 @@ def dtype_metadata(dtype: Any) -> bytes:
 _DTYPE_METADATA: dict[Any, bytes] = {}
 
 
+def column_metadata(array: Any) -> bytes:
+    """:func:`dtype_metadata` of a column's dtype, without hashing the dtype of an
+    :class:`~mddframes.codec.dtypes.UnbuiltColumn` (a pandas dtype hashes in Python).
+
+    Parameters
+    ----------
+    array : array or UnbuiltColumn
+        A column, as :func:`arrays_to_arrow` takes it.
+
+    Returns
+    -------
+    bytes
+        ``dtype_metadata(array.dtype)``.
+    """
+    if type(array) is UnbuiltColumn:
+        return _UNBUILT_METADATA[array.kind]
+    return dtype_metadata(array.dtype)
+
+
 def _dtype_spec(dtype: Any) -> dict[str, Any]:
     dtype = _numpy_or_own(dtype)
     if isinstance(dtype, pd.StringDtype):
@@ -235,3 +301,6 @@ def _column_from_arrow(
     if isinstance(dtype, pd.api.extensions.ExtensionDtype) and hasattr(dtype, "__from_arrow__"):
         return dtype.__from_arrow__(column)
     return column.to_pandas().astype(dtype).array
+
+
+_UNBUILT_METADATA = {kind: dtype_metadata(dtype) for kind, dtype in UNBUILT_DTYPES.items()}

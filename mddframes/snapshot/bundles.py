@@ -32,6 +32,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mddframes.codec.values import json_text
 from mddframes.snapshot.layout import ID_COLUMNS, OBJECT_FOLDERS
 
 #: Objects per file, and the Arrow bytes of their row groups, before the next file.
@@ -240,8 +241,7 @@ class BundleWriter:
             )
             offset += entry["rows"]
             target.entries.append(entry)
-            object_id = json.dumps(entry["id"], ensure_ascii=False)
-            target.envelopes.append(f"{object_id}:{json.dumps(envelope, ensure_ascii=False)}")
+            target.envelopes.append(f"{json_text(entry['id'])}:{json_text(envelope)}")
         target.writer.write_table(table, row_group_size=max(table.num_rows, 1))
         target.groups += 1
         target.size += table.nbytes

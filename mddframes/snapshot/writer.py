@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 from mddframes.bulk import iter_bulk, resolve_workers
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.kinds import Kind
-from mddframes.codec.values import digest
+from mddframes.codec.values import digest, has_non_finite
 from mddframes.context import registry_for
 from mddframes.errors import InvalidArgumentError
 from mddframes.frames.bulk_tables import ROW_COLUMN, Part, failure_record, iter_parts
@@ -42,8 +42,9 @@ from mddframes.frames.listing import read_object_types, read_packages
 from mddframes.frames.tree import tree_frame
 from mddframes.snapshot.arrow_columns import (
     arrays_to_arrow,
-    dtype_metadata,
+    column_metadata,
     frame_to_arrow,
+    joined_column,
 )
 from mddframes.snapshot.bundles import BundleWriter, Journal, next_part_number
 from mddframes.snapshot.layout import (
@@ -127,7 +128,8 @@ def write_snapshot(
     with gc_paused():  # as read_tree does: no cyclic GC passes over the parsed elements
         tree_payload = api.get_tree(system)
         tree = tree_frame(tree_payload, what=f"tree of system {system!r}")
-        tree_digest = digest(tree_payload)
+        # decoded JSON: without a NaN, digested the fast way (the same digest)
+        tree_digest = digest(tree_payload, finite=not has_non_finite(tree_payload))
     del tree_payload  # before the tree's Arrow copy is made: not both at once
     release_memory()  # the payload's pages back, before Arrow's pool takes its own
     files["tree"] = _write_frame(partial, "tree", tree, tree_digest)
@@ -315,7 +317,8 @@ def _write_objects(
     failures: list[dict[str, Any]] = []
     chunk_count = itertools.count(1)
     chunks = iter_parts(api, ids, kind, chunksize=OBJECTS_PER_CHUNK, max_workers=workers,
-                        progress=progress, errors="skip", ahead=READ_AHEAD * workers)  # fmt: skip
+                        progress=progress, errors="skip", ahead=READ_AHEAD * workers,
+                        unbuilt=True)  # fmt: skip
     with _BackgroundWrites(writer) as files:
         for parts, failed in chunks:
             failures += [{"kind": kind, **failure} for failure in failed]
@@ -338,7 +341,9 @@ def _chunk_tables(kind: Kind, parts: list[tuple[str, Part]], registry: Any) -> C
 
     Converted a group at a time (each column's arrays joined first): converting object
     by object cost a few Arrow calls per column of every small table, more than the
-    rows themselves.
+    rows themselves. A small object's columns but the dates come unbuilt
+    (:class:`~mddframes.codec.dtypes.UnbuiltColumn`): their values are joined and made
+    one Arrow array, no pandas array is built.
     """
     key = ID_COLUMNS[kind]
     groups: dict[tuple[Any, ...], list[tuple[str, dict[Any, Any], pd.Index, str]]] = {}
@@ -346,15 +351,16 @@ def _chunk_tables(kind: Kind, parts: list[tuple[str, Part]], registry: Any) -> C
         position = ROW_COLUMN
         while position in arrays:  # the long frames' rule (frames/long_frames.py)
             position = "_" + position
-        signature = (position, *((n, dtype_metadata(a.dtype)) for n, a in arrays.items()))
+        signature = (position, *((n, column_metadata(a)) for n, a in arrays.items()))
         groups.setdefault(signature, []).append((object_id, arrays, index, position))
     out: ChunkTables = []
     for members in groups.values():
         first, position = members[0][1], members[0][3]
-        columns = first if len(members) == 1 else {
-            name: type(array)._concat_same_type([m[1][name] for m in members])
-            for name, array in first.items()
-        }  # fmt: skip
+        columns = (
+            first
+            if len(members) == 1
+            else {name: joined_column([m[1][name] for m in members]) for name in first}
+        )
         lengths = [len(m[2]) for m in members]
         ids = np.repeat(np.array([m[0] for m in members], dtype=object), lengths)
         positions = np.concatenate([np.asarray(m[2], dtype=np.int64) for m in members])

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import mddframes.codec.splitter as splitter_module
 from mddframes.codec import fastjson
 from mddframes.codec.splitter import RowSplitter
+from mddframes.codec.values import has_non_finite, json_text
 
 # JSON values with the awkward parts: ints far beyond 64 bits, lone surrogates, floats
 # of every size, -0.0, long digit strings in text, nesting and key order.
@@ -65,6 +66,51 @@ def test_where_orjson_differs_json_loads_decides(text):
     expected = json.loads(text)
     got = fastjson.loads(text)
     assert same(got, expected) or (got != got and expected != expected)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=st.recursive(
+    SCALARS | st.floats(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+))  # fmt: skip
+def test_json_text_reads_back_as_the_value(value):
+    assert same(json.loads(json_text(value)), value)
+
+
+#: Numbers as text, the awkward ones: huge and tiny exponents, long digit runs
+NUMBER_TEXTS = st.from_regex(
+    r"-?(0|[1-9][0-9]{0,400})(\.[0-9]{1,20})?([eE][-+]?[0-9]{1,5})?", fullmatch=True
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    value=VALUES | st.lists(st.floats() | st.none(), max_size=4),
+    numbers=st.lists(NUMBER_TEXTS, max_size=3),
+)
+def test_text_surely_finite_decodes_to_no_nan_or_infinity(value, numbers):
+    text = ",".join([json.dumps(value), *numbers])
+    data = f"[{text}]".encode("utf-8", "surrogatepass")
+    decoded = json.loads(data)
+    if fastjson.surely_finite(data):
+        assert not has_non_finite(decoded)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"[NaN]",
+        b"[-Infinity]",
+        b"[1e400]",
+        b"[1E+309]",
+        b"[-2.5e00400]",
+        b"[" + b"9" * 400 + b".0]",
+    ],
+)
+def test_any_nan_or_infinity_is_not_surely_finite(text):
+    assert has_non_finite(json.loads(text))
+    assert not fastjson.surely_finite(text)
 
 
 def test_a_run_of_digits_across_scan_pieces_is_seen():

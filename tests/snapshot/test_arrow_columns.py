@@ -5,18 +5,29 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from codec_strategies import payloads
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from mddframes.codec.frame import from_payload, to_payload
+from mddframes.codec import values
+from mddframes.codec.dtypes import UnbuiltColumn, column_array
+from mddframes.codec.frame import from_payload, payload_arrays, to_payload
 from mddframes.codec.values import canonical_cells, canonical_json, digest
 from mddframes.errors import DataShapeError
-from mddframes.snapshot.arrow_columns import arrow_to_frame, frame_to_arrow
+from mddframes.snapshot.arrow_columns import (
+    arrays_to_arrow,
+    arrow_to_frame,
+    dtype_metadata,
+    frame_to_arrow,
+    joined_column,
+)
 from mddframes.snapshot.bundles import part_file
 from mddframes.snapshot.layout import envelope_of
 
@@ -94,3 +105,94 @@ def test_a_lists_digest_is_the_sha256_of_its_canonical_json(items):
                 digest(value)
             continue
         assert digest(value) == expected
+
+
+def _as_series_arrays(arrays: dict[str, Any]) -> dict[str, Any]:
+    # object columns as a frame holds them (what the readers hand the snapshot)
+    return {name: pd.arrays.NumpyExtensionArray(a) if isinstance(a, np.ndarray) else a
+            for name, a in arrays.items()}  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(payloads())
+def test_unbuilt_columns_make_the_arrow_table_the_frame_makes(kind_and_payload):
+    kind, payload = kind_and_payload
+    frame = from_payload(payload, kind)
+    arrays, size = payload_arrays(payload, kind, unbuilt=True)
+    table = arrays_to_arrow(_as_series_arrays(arrays), frame.index.name, rows=size)
+    assert table.equals(frame_to_arrow(frame), check_metadata=True)
+
+
+#: Column values of every kind: ints, floats (NaN too), booleans, text, mixed, nested,
+#: big ints, all missing
+COLUMN_VALUES = st.one_of(
+    st.lists(st.none() | st.integers(-(2**63), 2**63 - 1), max_size=5),
+    st.lists(
+        st.none() | st.just(math.nan) | st.floats() | st.integers(-(2**53), 2**53), max_size=5
+    ),
+    st.lists(st.none() | st.booleans(), max_size=5),
+    st.lists(st.none() | st.text(max_size=4), max_size=5),
+    st.lists(st.none() | CELLS, max_size=5),
+)
+PLAIN_TYPES = st.sampled_from([None, "VARCHAR", "BIGINT", "DOUBLE", "DECIMAL", "BOOLEAN", "JSON"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(COLUMN_VALUES, min_size=1, max_size=4), PLAIN_TYPES)
+@example([[1.5, math.nan, None], [2, None]], "DOUBLE")  # a NaN among numbers: missing
+def test_a_column_joined_from_unbuilt_values_is_the_column_of_the_joined_arrays(parts, data_type):
+    plain = [column_array(values, data_type, unbuilt=True) for values in parts]
+    built = [_as_series_arrays({"c": column_array(values, data_type)})["c"] for values in parts]
+    for one, array in zip(plain, built, strict=True):
+        assert type(one) is UnbuiltColumn  # no date column here: every one is left unbuilt
+        assert dtype_metadata(one.dtype) == dtype_metadata(array.dtype)
+        made = _as_series_arrays({"c": one.array()})["c"]
+        assert type(made) is type(array) and made.dtype == array.dtype
+        pd.testing.assert_extension_array_equal(made, array)
+    # the parts of one dtype are what a snapshot's group joins: unbuilt, or some of each
+    same = [i for i, a in enumerate(built) if a.dtype == built[0].dtype]
+    expected = {"c": type(built[0])._concat_same_type([built[i] for i in same])}
+    unbuilt = [plain[i] if type(plain[i]) is UnbuiltColumn else built[i] for i in same]
+    mixed = [plain[i] if n % 2 == 0 and type(plain[i]) is UnbuiltColumn else built[i]
+             for n, i in enumerate(same)]  # fmt: skip
+    for columns in (unbuilt, mixed):
+        try:
+            table = arrays_to_arrow({"c": joined_column(columns)})
+        except (UnicodeError, ValueError) as error:  # a lone surrogate: neither route writes it
+            with pytest.raises(type(error)):
+                arrays_to_arrow(expected)
+            continue
+        assert table.equals(arrays_to_arrow(expected), check_metadata=True)
+
+
+#: Floats of every magnitude, the tiny ones (which orjson writes otherwise) often
+FINITE_FLOATS = st.floats(allow_nan=False, allow_infinity=False) | st.builds(
+    lambda m, e: m * 10.0**e, st.floats(-10, 10), st.integers(-40, 40)
+)
+FINITE_CELLS = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**80), max_value=2**80)
+    | FINITE_FLOATS | st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+
+
+@pytest.fixture
+def monkeypatch_group(monkeypatch):
+    return lambda size: monkeypatch.setattr(values, "_DIGEST_GROUP", size)
+
+
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(value=FINITE_CELLS, group=st.integers(1, 3))
+def test_the_fast_digest_of_a_decoded_document_is_the_digest(value, group, monkeypatch_group):
+    monkeypatch_group(group)  # a list hashed a group of items at a time, groups of 1 to 3
+    for one in (value, [value, {"n": value}, 1e-7, 2.5e-05, "x"], {"rows": [value, value]}):
+        try:
+            expected = hashlib.sha256(canonical_json(one).encode("utf-8")).hexdigest()
+        except UnicodeEncodeError:  # a lone surrogate has no UTF-8: neither digests it
+            with pytest.raises(UnicodeEncodeError):
+                digest(one, finite=True)
+            continue
+        assert digest(one, finite=True) == expected == digest(one)
