@@ -153,7 +153,8 @@ def date_column(parts: list[Any]) -> Any | None:
         The column the default read's :func:`~mddframes.codec.dtypes.datetime_array`
         of all the values gives, converted to Arrow; None when any batch keeps its
         strings or the batches parse to different dtypes (several zones, naive and
-        aware, a finer unit in one batch): only the whole column's parse can say then.
+        aware, a finer unit in one batch): only the whole column's parse can say then;
+        None too for a zone other than UTC (see the code).
         The concatenation of batches of one dtype is that parse: each batch's values
         are their exact instants, and the whole column takes the same dtype.
     """
@@ -168,6 +169,11 @@ def date_column(parts: list[Any]) -> Any | None:
     if not parsed:
         return None
     arrow_type = pa.array(parsed[0][:0]).type
+    if arrow_type.tz not in (None, "UTC"):
+        # a fixed offset comes back from Arrow as another tzinfo than the parse's on
+        # pandas 2.x (datetime.timezone, not pytz's FixedOffset): the fingerprint's dtype
+        # would differ from the default read's
+        return None
     chunks = iter(parsed)
     return pa.chunked_array(
         [
