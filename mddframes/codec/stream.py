@@ -62,8 +62,10 @@ CHUNK_SIZE = 256 * 1024
 #: zlib level of the kept document: level 1 is the fast one, and higher levels gain
 #: little on JSON (the figures: docs/internals.md, Performance).
 COMPRESS_LEVEL = 1
-#: Chunks waiting for the background compressor at most (see ``_Keeper``).
-_QUEUED_CHUNKS = 64
+#: Bytes handed to the background compressor at once (see ``_Keeper``).
+_HANDOFF_BYTES = 1 << 20
+#: Pieces of :data:`_HANDOFF_BYTES` waiting for it at most (4 MiB).
+_QUEUED_PIECES = 4
 
 # An escaped UTF-16 surrogate, high (D800-DBFF) or low (DC00-DFFF). A literal first
 # byte lets the regex engine skip to each backslash; most documents have none.
@@ -142,9 +144,13 @@ class _Keeper:
     """Compresses and hashes the chunks of a document as they pass.
 
     With ``background``, a thread of its own does it: zlib and SHA-256 release the GIL
-    on large pieces, so they run beside the parse instead of before it. The chunks
-    wait in a short queue (:data:`_QUEUED_CHUNKS` of them at most, so memory stays
-    bounded); :meth:`finish` (or :meth:`close`, on an error) waits for the thread.
+    on large pieces, so they run beside the parse instead of before it. The chunks are
+    handed over joined into pieces of about :data:`_HANDOFF_BYTES`: the thread needs
+    the GIL back for each piece, which the parsing thread holds for up to the switch
+    interval (5 ms), so a 64 KiB chunk at a time starved it and filled the queue, and
+    the parse then waited for it. The pieces wait in a short queue
+    (:data:`_QUEUED_PIECES` of them at most, so memory stays bounded); :meth:`finish`
+    (or :meth:`close`, on an error) waits for the thread.
     """
 
     def __init__(self, *, background: bool = False) -> None:
@@ -155,8 +161,10 @@ class _Keeper:
         self._queue: queue.Queue[bytes | None] | None = None
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+        self._pending: list[bytes | memoryview] = []
+        self._pending_size = 0
         if background:
-            self._queue = queue.Queue(maxsize=_QUEUED_CHUNKS)
+            self._queue = queue.Queue(maxsize=_QUEUED_PIECES)
             self._thread = threading.Thread(target=self._work, name="mddframes-keeper", daemon=True)
             self._thread.start()
 
@@ -164,9 +172,17 @@ class _Keeper:
         self.size += len(chunk)
         if self._queue is None:
             self._take(chunk)
-        else:
-            # a copy of anything but bytes: a view's buffer may change once handed over
-            self._queue.put(chunk if type(chunk) is bytes else bytes(chunk))
+            return
+        self._pending.append(chunk)
+        self._pending_size += len(chunk)
+        if self._pending_size >= _HANDOFF_BYTES:
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        assert self._queue is not None
+        # joined: a copy, also of any view (its buffer may change once handed over)
+        self._queue.put(b"".join(self._pending))
+        self._pending, self._pending_size = [], 0
 
     def _take(self, chunk: bytes | memoryview) -> None:
         self._hash.update(chunk)
@@ -186,6 +202,8 @@ class _Keeper:
     def close(self) -> None:
         """Stop the background thread (if any) and wait for it."""
         if self._queue is not None and self._thread is not None:
+            if self._pending:
+                self._hand_over()
             self._queue.put(None)
             self._thread.join()
             self._queue = self._thread = None
