@@ -150,14 +150,16 @@ EDITS = {
 }
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(
-    edits=st.lists(
-        st.tuples(st.integers(0, ROWS - 1), st.sampled_from(sorted(EDITS)), st.data()),
-        min_size=0,
-        max_size=6,
-    )
+# up to 6 cells edited: (row, column, the draw of the column's new value)
+RANDOM_EDITS = st.lists(
+    st.tuples(st.integers(0, ROWS - 1), st.sampled_from(sorted(EDITS)), st.data()),
+    min_size=0,
+    max_size=6,
 )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(edits=RANDOM_EDITS)
 def test_random_cell_edits_give_the_whole_documents_outcome(client, large, edits):
     assert_edits_give_the_whole_documents_outcome(client, large, edits)
 
@@ -351,13 +353,7 @@ def written(client, large, tmp_path):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(
-    edits=st.lists(
-        st.tuples(st.integers(0, ROWS - 1), st.sampled_from(sorted(EDITS)), st.data()),
-        min_size=0,
-        max_size=6,
-    )
-)
+@given(edits=RANDOM_EDITS)
 def test_random_cell_edits_after_a_write_give_the_whole_documents_outcome(client, written, edits):
     assert_edits_give_the_whole_documents_outcome(client, written, edits)
 
