@@ -135,7 +135,8 @@ class ReadContext:
         ReadContext
         """
         return ReadContext(self._kind, self._object_id, self._payload, self._read_at,
-                           kept=self._kept, fingerprint=fingerprint)  # fmt: skip
+                           kept=self._kept, fingerprint=fingerprint,
+                           finite=self._finite)  # fmt: skip
 
     @property
     def payload(self) -> dict[str, Any]:

@@ -43,7 +43,9 @@ import orjson
 #: A run of this many digits may be an integer beyond 64 bits (2**64 has 20 digits;
 #: 19 leaves room for a minus sign's neighbour and costs nothing more).
 _BIG_RUN = 19
-_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
+#: ``bytes.translate`` table that makes every digit ``0``: number shapes found by one
+#: ``in`` test instead of a regex (here and in :mod:`mddframes.codec.values`)
+DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
 _ZEROS = b"0" * _BIG_RUN
 _ZERO_RUN = re.compile(rb"0*")
 _DOT = 0x2E
@@ -130,7 +132,7 @@ def may_hold_big_int(data: bytes | bytearray | memoryview) -> bool:
         # overlap by one run less one byte, so a run across two slices is still seen
         # overlap by one run, so a run across two slices is still seen with the byte before it
         piece = bytes(view[max(0, start - _BIG_RUN) : start + _SCAN_STEP])
-        if _suspect_run(piece.translate(_DIGITS_TO_ZERO)):
+        if _suspect_run(piece.translate(DIGITS_TO_ZERO)):
             return True
         start += _SCAN_STEP
     return False
@@ -182,7 +184,7 @@ def surely_finite(data: bytes | bytearray) -> bool:
     """
     if b"NaN" in data or b"Infinity" in data or may_hold_big_int(data):
         return False
-    zeros = data.translate(_DIGITS_TO_ZERO)
+    zeros = data.translate(DIGITS_TO_ZERO)
     return not any(exponent in zeros for exponent in _HUGE_EXPONENTS)
 
 

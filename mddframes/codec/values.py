@@ -22,6 +22,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from mddframes.codec.fastjson import DIGITS_TO_ZERO
 from mddframes.errors import DataShapeError
 
 
@@ -287,12 +288,9 @@ def _orjson_canonical(value: Any) -> bytes | None:
         encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except (orjson.JSONEncodeError, TypeError):
         return None
-    if b"0.0000" in encoded or b"0e-" in encoded.translate(_DIGITS_TO_ZERO):
+    if b"0.0000" in encoded or b"0e-" in encoded.translate(DIGITS_TO_ZERO):
         return None
     return encoded
-
-
-_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
 
 
 def same_json(a: Any, b: Any) -> bool:
