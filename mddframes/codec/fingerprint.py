@@ -3,31 +3,38 @@
 A streamed write (:class:`mddframes.writing.documents.EncodedDocument`) must find the
 few cells a user changed in a large table without rebuilding every column of the
 original and comparing it with the frame. A :class:`FrameFingerprint`, taken when the
-frame is read, keeps for each typed column one 64-bit sum of pandas' value hashes per
-block of :data:`BLOCK_ROWS` rows (a few hundred bytes per column; what it costs is in
-docs/internals.md, Performance). At write time the same sums of the frame say which blocks of which columns may hold a
-change; only those rows are compared with the original, exactly.
+frame is read, keeps for each typed column one digest per block of :data:`BLOCK_ROWS`
+rows (16 bytes a block). At write time the same digests of the frame say which blocks of
+which columns may hold a change; only those rows are compared with the original, exactly.
 
-A block whose sum is unchanged is taken as unchanged: an edit is missed only if it
-leaves a 64-bit sum of SipHash values, each weighted by an odd number drawn from its
-row's position, as it was (odds about 1 in 2**63 per block; the weights make values
-that trade places between rows count).
-Columns of dtype ``object`` (JSON values: dicts, lists, mixed types) are not hashed:
-their cells can be mutated in place, so the writer compares them with the original
-by content, batch by batch. A column whose dtype changed since the read is compared
-whole.
+Exactness (docs/internals.md, "Change detection"): a block counts as unchanged only when
+its digest is equal, and the digest is a keyed BLAKE2b of 128 bits (the key drawn at
+random once per process, never shown) over a typed, tagged encoding of the block's cells
+(:func:`cell_encoding`) that is injective: the column's dtype, which cells are missing, then
+the present values' exact bits (``-0.0`` apart from ``0.0``, NaN apart from a missing
+value) or, for text, each string's length and its UTF-8 bytes (so ``"<NA>"``, ``"nan"``,
+``""`` and a missing cell all differ). Two different blocks share a digest only by a
+collision of a keyed 128-bit hash, which no value chosen without the key can aim at. A
+digest that differs may be a false alarm (the cells are then compared and found equal);
+a digest never hides a change.
+
+Columns of dtype ``object`` (JSON values: dicts, lists, mixed types) are not digested:
+their cells can be mutated in place, so the writer compares them with the original by
+content, batch by batch. A column whose dtype changed since the read, or that no
+encoding covers (a categorical, say), is compared whole.
 
 An Arrow-backed column the read built needs no second pass at all while it holds the
 very ``pyarrow.ChunkedArray`` the read made (:class:`HeldArrays`): Arrow arrays are
 immutable, and pandas gives a column a new one on every edit (``at``, ``loc``,
-``fillna``...), so the same array object holds the same values and its sums are the
-read's. Only a column whose array is another object is hashed.
+``fillna``...), so the same array object holds the same values and its digests are the
+read's. Only a column whose array is another object is digested.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
+import hashlib
+import secrets
 import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,8 +45,13 @@ import pandas as pd
 
 #: Rows per hashed block.
 BLOCK_ROWS = 1024
-#: Rows hashed at once (a whole number of blocks, so slices never split a block).
+#: Rows encoded at once (a whole number of blocks, so slices never split a block).
 HASH_SLICE_ROWS = 64 * BLOCK_ROWS
+#: Bytes of a block's digest.
+DIGEST_BYTES = 16
+# drawn once per process and never shown: a fingerprint unpickled in another process
+# matches nothing there (every block is then compared), which is the safe way to differ
+_KEY = secrets.token_bytes(32)
 #: Rows of a column held in another form (Arrow) converted and hashed at once: each
 #: slice's Python objects exist only while it is hashed (16,384 strings: about 1.5 MB).
 CONVERT_SLICE_ROWS = 16 * BLOCK_ROWS
@@ -102,7 +114,7 @@ def _chunked_array(column: pd.Series) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class FrameFingerprint:
-    """Block hash sums of a frame's columns as read, and where each column's first value is.
+    """Block digests of a frame's columns as read, and where each column's first value is.
 
     Attributes
     ----------
@@ -112,19 +124,20 @@ class FrameFingerprint:
         Their dtypes (as ``str(dtype)``).
     n_rows : int
         The number of rows; the frame's index was ``RangeIndex(n_rows)``.
-    sums : dict of str to numpy.ndarray or None
-        Per column, the uint64 sum of the value hashes of each block of rows; None
-        for a column that is compared by content (``object`` dtype).
+    digests : dict of str to numpy.ndarray or None
+        Per column, the digest of each block of rows (an ``(n_blocks, 16)`` array of
+        ``uint8``, see the module notes); None for a column that is compared by content
+        (``object`` dtype, or one no encoding covers).
     first_value : dict of str to int
         Per column, the position of its first non-missing value (-1: none).
     arrays : HeldArrays
-        The Arrow arrays the sums are known to describe (see :meth:`holding`).
+        The Arrow arrays the digests are known to describe (see :meth:`holding`).
     """
 
     columns: tuple[str, ...]
     dtypes: tuple[str, ...]
     n_rows: int
-    sums: dict[str, np.ndarray | None]
+    digests: dict[str, np.ndarray | None]
     first_value: dict[str, int]
     arrays: HeldArrays = dataclasses.field(default_factory=HeldArrays)
 
@@ -150,7 +163,7 @@ class FrameFingerprint:
     ) -> dict[str, np.ndarray]:
         """For each hashed column, the sorted positions of the rows that may have changed.
 
-        Columns compared by content (``sums`` None) are not included. ``frame`` must
+        Columns compared by content (``digests`` None) are not included. ``frame`` must
         :meth:`fit`. ``convert``, when given, turns a slice of a column's array into
         the array the read made (an Arrow-backed column's slice into its numpy-nullable
         array): each column is then hashed a slice at a time in that form, never
@@ -163,8 +176,8 @@ class FrameFingerprint:
     ) -> tuple[dict[str, np.ndarray], FrameFingerprint]:
         """:meth:`candidate_rows`, and the fingerprint of ``frame`` as it is now.
 
-        The sums that find the candidates are those of the frame's fingerprint: a
-        write keeps it for the next write of the same frame instead of hashing every
+        The digests that find the candidates are those of the frame's fingerprint: a
+        write keeps it for the next write of the same frame instead of digesting every
         column a second time (equal to ``fingerprint(frame, convert)``).
 
         Returns
@@ -173,32 +186,33 @@ class FrameFingerprint:
         """
         candidates: dict[str, np.ndarray] = {}
         dtypes: list[str] = []
-        now_sums: dict[str, np.ndarray | None] = {}
+        now_digests: dict[str, np.ndarray | None] = {}
         firsts: dict[str, int] = {}
         step = HASH_SLICE_ROWS if convert is None else CONVERT_SLICE_ROWS
         held: list[str] = []
         for name, dtype in zip(self.columns, self.dtypes, strict=True):
             column = frame[name]
             if self.arrays.same(name, column):
-                # the very array the sums describe: its values are the read's
+                # the very array the digests describe: its values are the read's
                 held.append(name)
                 dtypes.append(dtype)
-                now_sums[name], firsts[name] = self.sums[name], self.first_value[name]
-                if self.sums[name] is not None:
+                now_digests[name], firsts[name] = self.digests[name], self.first_value[name]
+                if self.digests[name] is not None:
                     candidates[name] = np.zeros(0, dtype=np.int64)
                 continue
-            now_dtype, now, first = converted_sums(len(frame), _slicer(column, convert), step=step)
+            now_dtype, now, first = converted_digests(len(frame), _slicer(column, convert),
+                                                      step=step)  # fmt: skip
             dtypes.append(now_dtype)
-            now_sums[name], firsts[name] = now, first
-            sums = self.sums[name]
-            if sums is None:
+            now_digests[name], firsts[name] = now, first
+            then = self.digests[name]
+            if then is None:
                 continue
             if now is None or now_dtype != dtype:
                 candidates[name] = np.arange(self.n_rows)  # another dtype: compare all
                 continue
-            blocks = np.flatnonzero(now != sums)
+            blocks = np.flatnonzero((now != then).any(axis=1))
             candidates[name] = _rows_of_blocks(blocks, self.n_rows)
-        now_print = FrameFingerprint(self.columns, tuple(dtypes), self.n_rows, now_sums, firsts,
+        now_print = FrameFingerprint(self.columns, tuple(dtypes), self.n_rows, now_digests, firsts,
                                      self.arrays.only(held))  # fmt: skip
         return candidates, now_print
 
@@ -269,7 +283,7 @@ class FingerprintBuilder:
     def __init__(self) -> None:
         self._names: list[Any] = []
         self._dtypes: list[str] = []
-        self._sums: dict[str, np.ndarray | None] = {}
+        self._digests: dict[str, np.ndarray | None] = {}
         self._first: dict[str, int] = {}
 
     def add(self, name: Any, array: Any) -> None:
@@ -291,7 +305,7 @@ class FingerprintBuilder:
         self._names.append(name)
         self._dtypes.append(str(column.dtype))
         if isinstance(name, str):
-            self._sums[name] = _block_sums(column)
+            self._digests[name] = _column_digests(column)
             self._first[name] = _first_value(column)
 
     def add_converted(self, name: Any, n_rows: int, convert: Callable[[int, int], Any]) -> None:
@@ -306,13 +320,13 @@ class FingerprintBuilder:
             Its length.
         convert : callable
             ``(start, stop) -> array``: rows ``start:stop`` as the default read's array
-            (see :func:`converted_sums`).
+            (see :func:`converted_digests`).
         """
-        dtype, sums, first = converted_sums(n_rows, convert)
+        dtype, digests, first = converted_digests(n_rows, convert)
         self._names.append(name)
         self._dtypes.append(dtype)
         if isinstance(name, str):
-            self._sums[name] = sums
+            self._digests[name] = digests
             self._first[name] = first
 
     def finish(self, n_rows: int) -> FrameFingerprint | None:
@@ -331,59 +345,107 @@ class FingerprintBuilder:
         names = self._names
         if len(set(names)) != len(names) or not all(isinstance(n, str) for n in names):
             return None
-        return FrameFingerprint(tuple(names), tuple(self._dtypes), n_rows, self._sums, self._first)
+        return FrameFingerprint(tuple(names), tuple(self._dtypes), n_rows, self._digests, self._first)
 
 
 def _plain_index(index: pd.Index) -> bool:
     return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
 
 
-def _block_sums(column: pd.Series) -> np.ndarray | None:
+def _column_digests(column: pd.Series) -> np.ndarray | None:
     if column.dtype == object:
         return None
-    return _sums_of_slices(
-        len(column), lambda start, stop: column.iloc[start:stop], HASH_SLICE_ROWS
-    )
+    return _digests_of_slices(len(column), lambda start, stop: column.array[start:stop],
+                              HASH_SLICE_ROWS)  # fmt: skip
 
 
-def _sums_of_slices(
-    n_rows: int, part: Callable[[int, int], pd.Series], step: int
-) -> np.ndarray | None:
-    """The block sums of a column given ``step`` rows at a time (``part(start, stop)``)."""
-    if not n_rows:
-        return np.zeros(0, dtype=np.uint64)
-    weights = _row_weights(n_rows)
-    sums = []
-    # hashed a slice at a time: hash_pandas_object's temporaries (several arrays of the
-    # slice's length) stay small beside the column, and a value's hash does not depend
-    # on its neighbours, so the sums are the ones of the whole column at once
+def _digests_of_slices(n_rows: int, part: Callable[[int, int], Any], step: int) -> np.ndarray | None:
+    """The block digests of a column given ``step`` rows at a time (``part(start, stop)``),
+    or None when no encoding covers its cells."""
+    digests = np.zeros((-(-n_rows // BLOCK_ROWS), DIGEST_BYTES), dtype=np.uint8)
+    block = 0
+    # a slice at a time: an encoding's temporaries stay small beside the column
     for start in range(0, n_rows, step):
-        try:
-            # categorize=False: the same hashes (categorizing only saves work on repeated
-            # values), about 7x faster on the mostly distinct strings of a text column
-            hashes = pd.util.hash_pandas_object(
-                part(start, min(start + step, n_rows)), index=False, categorize=False
-            ).to_numpy(dtype=np.uint64)
-        except (TypeError, UnicodeEncodeError):
-            # a value pandas cannot hash (or a lone surrogate, which has no UTF-8):
-            # compared by content instead
+        stop = min(start + step, n_rows)
+        encode = cell_encoding(part(start, stop))
+        if encode is None:
             return None
-        # each hash weighted by its row: a plain sum cannot see two values of one block
-        # trade places (True -> False in one row, False -> True in another)
-        weighted = hashes * weights[start : start + len(hashes)]
-        sums.append(np.add.reduceat(weighted, np.arange(0, len(hashes), BLOCK_ROWS)))
-    return sums[0] if len(sums) == 1 else np.concatenate(sums)
+        for low in range(0, stop - start, BLOCK_ROWS):
+            hashed = hashlib.blake2b(key=_KEY, digest_size=DIGEST_BYTES)
+            try:
+                for piece in encode(low, min(low + BLOCK_ROWS, stop - start)):
+                    hashed.update(piece)
+            except (TypeError, ValueError):  # a cell its dtype does not promise
+                return None
+            digests[block] = np.frombuffer(hashed.digest(), dtype=np.uint8)
+            block += 1
+    return digests
 
 
-def converted_sums(
+def cell_encoding(array: Any) -> Callable[[int, int], Iterable[bytes]] | None:
+    """The typed, tagged encoding of an array's cells, rows ``start:stop`` at a time.
+
+    Injective for each dtype: two runs of cells give the same bytes only when they hold
+    the same values (bit for bit: ``-0.0`` apart from ``0.0``; a missing cell apart from
+    every value, NaN and the texts ``"<NA>"``, ``"nan"`` and ``""`` included). The
+    dtype's name leads, so that cells of two dtypes never share an encoding.
+
+    Parameters
+    ----------
+    array : numpy.ndarray or pandas.api.extensions.ExtensionArray
+        A column's values (a frame's ``column.array``).
+
+    Returns
+    -------
+    callable or None
+        ``(start, stop) -> iterable of bytes``; None for a dtype no encoding covers
+        (``object``, categoricals, intervals...): such a column is compared by content.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> encode = cell_encoding(pd.array(["<NA>", None], dtype="string"))
+    >>> b"".join(encode(0, 1)) == b"".join(encode(1, 2))
+    False
+    """
+    dtype = array.dtype
+    tag = f"{dtype}\x00".encode()
+    if isinstance(array, pd.arrays.IntegerArray | pd.arrays.FloatingArray | pd.arrays.BooleanArray):
+        missing = np.asarray(array.isna(), dtype=bool)
+        numpy_dtype = dtype.numpy_dtype
+        # missing cells' values zeroed: only the mask says what they are
+        bits = array.to_numpy(dtype=numpy_dtype, na_value=numpy_dtype.type(0))
+        return lambda start, stop: (tag, missing[start:stop].tobytes(), bits[start:stop].tobytes())
+    if isinstance(array, pd.arrays.DatetimeArray | pd.arrays.TimedeltaArray):
+        ticks = np.asarray(array.asi8)  # NaT is a tick no instant has
+        return lambda start, stop: (tag, ticks[start:stop].tobytes())
+    if isinstance(array, np.ndarray) and dtype.kind in "biufcmM":
+        return lambda start, stop: (tag, np.ascontiguousarray(array[start:stop]).tobytes())
+    if isinstance(dtype, pd.StringDtype):
+        missing = np.asarray(array.isna(), dtype=bool)
+        cells = array.to_numpy(dtype=object, na_value=None)
+        return lambda start, stop: _text_encoding(tag, cells[start:stop], missing[start:stop])
+    return None
+
+
+def _text_encoding(tag: bytes, cells: np.ndarray, missing: np.ndarray) -> tuple[bytes, ...]:
+    """Which cells are missing, each present string's length, then all their text."""
+    texts = cells[~missing].tolist()
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    # surrogatepass: a lone surrogate is text pandas holds too, and must count
+    data = "".join(texts).encode("utf-8", "surrogatepass")
+    return tag, missing.tobytes(), lengths.tobytes(), data
+
+
+def converted_digests(
     n_rows: int, convert: Callable[[int, int], Any], *, step: int | None = None
 ) -> tuple[str, np.ndarray | None, int]:
-    """The dtype, block sums and first value of a column held in another form.
+    """The dtype, block digests and first value of a column held in another form.
 
     ``convert(start, stop)`` gives rows ``start:stop`` of the column as the array the
     default read makes of them (an Arrow column's slice turned numpy-nullable): the
     column is converted :data:`CONVERT_SLICE_ROWS` rows at a time, so the transient
-    objects of one slice are all that exists at once, and the sums are those of the
+    objects of one slice are all that exists at once, and the digests are those of the
     whole converted column.
 
     Parameters
@@ -399,54 +461,40 @@ def converted_sums(
     Returns
     -------
     (str, numpy.ndarray or None, int)
-        ``str`` of the converted dtype, the block sums (None for an ``object`` column:
-        compared by content), the position of the first non-missing value (-1: none).
+        ``str`` of the converted dtype, the block digests (None for an ``object``
+        column: compared by content), the position of the first non-missing value
+        (-1: none).
     """
     step = CONVERT_SLICE_ROWS if step is None else step
-    first_part = _as_series(convert(0, min(n_rows, step)))
+    first_part = _as_array(convert(0, min(n_rows, step)))
     dtype = str(first_part.dtype)
     first = -1
     if first_part.dtype == object:
-        return dtype, None, _first_value(_as_series(convert(0, n_rows)))
+        return dtype, None, _first_value(_as_array(convert(0, n_rows)))
     held = {0: first_part}
 
-    def part(start: int, stop: int) -> pd.Series:
+    def part(start: int, stop: int) -> Any:
         nonlocal first
         piece = held.pop(start, None)
         if piece is None:
-            piece = _as_series(convert(start, stop))
+            piece = _as_array(convert(start, stop))
         if first < 0:
             found = _first_value(piece)
             first = start + found if found >= 0 else -1
         return piece
 
-    sums = _sums_of_slices(n_rows, part, step)
-    if sums is None:
-        first = _first_value(_as_series(convert(0, n_rows)))
-    return dtype, sums, first
+    digests = _digests_of_slices(n_rows, part, step)
+    if digests is None:
+        first = _first_value(_as_array(convert(0, n_rows)))
+    return dtype, digests, first
 
 
-def _as_series(array: Any) -> pd.Series:
-    if array.dtype == object:  # an ndarray or a NumpyExtensionArray: kept object
-        return pd.Series(np.asarray(array), dtype=object, copy=False)
-    return pd.Series(array, copy=False)
-
-
-@functools.lru_cache(maxsize=4)
-def _row_weights(n_rows: int) -> np.ndarray:
-    """An odd 64-bit multiplier per row position (splitmix64 of the position, made odd).
-
-    Odd, so a weight never loses a hash's bits; pseudo-random, so a change that moves
-    values between rows changes the sum except with odds of about 1 in 2**63.
-    """
-    with np.errstate(over="ignore"):
-        z = np.arange(n_rows, dtype=np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z = z ^ (z >> np.uint64(31))
-    weights = z | np.uint64(1)
-    weights.flags.writeable = False  # shared by every column of every frame of this length
-    return weights
+def _as_array(array: Any) -> Any:
+    """A converted slice as a frame's column would hold it (an object ndarray for a
+    ``NumpyExtensionArray`` of objects)."""
+    if array.dtype == object:
+        return np.asarray(array)
+    return array
 
 
 def _rows_of_blocks(blocks: np.ndarray, n_rows: int) -> np.ndarray:
@@ -458,9 +506,11 @@ def _rows_of_blocks(blocks: np.ndarray, n_rows: int) -> np.ndarray:
     )
 
 
-def _first_value(column: pd.Series) -> int:
+def _first_value(values: Any) -> int:
     # the array's own isna (a mask it holds already), not Series.notna's extra frames
-    present = ~np.asarray(column.array.isna(), dtype=bool)
+    array = values.array if isinstance(values, pd.Series) else values
+    present = ~np.asarray(pd.isna(array) if isinstance(array, np.ndarray) else array.isna(),
+                          dtype=bool)  # fmt: skip
     position = int(present.argmax()) if len(present) else 0
     return position if len(present) and present[position] else -1
 

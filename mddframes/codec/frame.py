@@ -368,6 +368,10 @@ def _same_fast_dtype(old: Any, new: Any) -> bool:
     return str(new.dtype) in _FAST_DTYPES or new.dtype == STRING_DTYPE or new.dtype.kind == "M"
 
 
+def _signbits(values: Any) -> np.ndarray:
+    return np.signbit(values.to_numpy(dtype="float64", na_value=0.0))
+
+
 def _candidate_changes(old: Any, new: Any, originals: list[Any]) -> np.ndarray:
     """Indices (into the kept rows) of cells that may have changed."""
     if _same_fast_dtype(old, new):
@@ -377,6 +381,8 @@ def _candidate_changes(old: Any, new: Any, originals: list[Any]) -> np.ndarray:
         if hasattr(equal, "to_numpy"):
             equal = equal.to_numpy(dtype=bool, na_value=False)
         equal = np.asarray(equal, dtype=bool) | (old_na & new_na)
+        if new.dtype.kind == "f":  # == holds -0.0 equal to 0.0: the sign is content too
+            equal &= _signbits(old) == _signbits(new)
         return np.flatnonzero(~equal)
     values = new.tolist() if hasattr(new, "tolist") else list(new)
     changed = [

@@ -202,7 +202,7 @@ class _Builder:
         self.by_content = {
             name: frame[name].to_numpy(dtype=object)
             for name in fingerprint.columns
-            if fingerprint.sums[name] is None
+            if fingerprint.digests[name] is None
         }
         self.templates: dict[str, Any] = {
             name: ABSENT for name, first in fingerprint.first_value.items() if first < 0

@@ -114,8 +114,9 @@ def json_equal(a: Any, b: Any) -> bool:
     """Type-aware equality of two JSON values, as the overlay sees it.
 
     Numbers compare by value (``1 == 1.0``) but a boolean never equals a number, a
-    string never equals a number, and nested values compare element by element with
-    the same rules (key order of objects does not matter).
+    string never equals a number, ``-0.0`` never equals ``0.0`` or ``0`` (a sign is
+    content), and nested values compare element by element with the same rules (key
+    order of objects does not matter).
     """
     if a is b:
         return True
@@ -123,7 +124,7 @@ def json_equal(a: Any, b: Any) -> bool:
     if ta is bool or tb is bool:
         return ta is tb and bool(a == b)
     if ta in (int, float) and tb in (int, float):
-        return bool(a == b)
+        return bool(a == b) and not _signed_zero_differs(a, b)
     if ta is not tb:
         return False
     if ta is dict:
@@ -147,9 +148,16 @@ def strict_equal(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
     if ta is list:
         return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
-    if ta is float and a != a:
-        return bool(b != b)
+    if ta is float:
+        if a != a:
+            return bool(b != b)
+        return bool(a == b) and not _signed_zero_differs(a, b)
     return bool(a == b)
+
+
+def _signed_zero_differs(a: Any, b: Any) -> bool:
+    """Whether two equal numbers are zeros of different signs (``-0.0`` and ``0.0``/``0``)."""
+    return a == 0 and math.copysign(1.0, a) != math.copysign(1.0, b)
 
 
 def canonical_json(value: Any) -> str:
@@ -476,8 +484,13 @@ def to_json_value(value: Any, template: Any = ABSENT, *, where: str = "") -> Any
         return int(value)
     if isinstance(value, float | np.floating):
         number = float(value)
-        if type(template) is int and number.is_integer() and abs(number) <= _FLOAT_EXACT_INT:
-            return int(number)  # an int column edited through a float dtype stays int
+        if (
+            type(template) is int
+            and number.is_integer()
+            and abs(number) <= _FLOAT_EXACT_INT
+            and not (number == 0 and math.copysign(1.0, number) < 0)
+        ):  # an int column edited through a float dtype stays int (not -0.0: no int has it)
+            return int(number)
         return number
     if isinstance(value, str):
         return str(value)
@@ -558,5 +571,14 @@ def cell_changed(original: Any, value: Any, template: Any = ABSENT) -> tuple[boo
         original, value
     ):
         return False, None
+    if type(value) in _PLAIN_NUMBERS and type(original) in _PLAIN_NUMBERS \
+            and type(value) is not type(original):  # fmt: skip
+        # a Python int or float, not a numpy scalar: the cell of an object column, which
+        # keeps the distinction, so 1 -> 1.0 is an edit there (a Float64 column's 1.0 is
+        # an np.float64 and keeps the original's int)
+        return True, value
     converted = to_json_value(value, original)
     return (not json_equal(original, converted)), converted
+
+
+_PLAIN_NUMBERS = (int, float)

@@ -42,9 +42,9 @@ def assert_same_fingerprint(got: FrameFingerprint | None, want: FrameFingerprint
         return
     assert (got.columns, got.dtypes, got.n_rows) == (want.columns, want.dtypes, want.n_rows)
     assert got.first_value == want.first_value
-    assert got.sums.keys() == want.sums.keys()
-    for name, sums in want.sums.items():
-        other = got.sums[name]
+    assert got.digests.keys() == want.digests.keys()
+    for name, sums in want.digests.items():
+        other = got.digests[name]
         assert (sums is None) == (other is None), name
         if sums is not None and other is not None:
             assert np.array_equal(sums, other), name

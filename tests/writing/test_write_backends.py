@@ -271,8 +271,8 @@ def test_a_streamed_write_keeps_the_fingerprint_its_survey_took(client, large, t
     assert kept is not None and want is not None
     assert (kept.columns, kept.dtypes, kept.n_rows) == (want.columns, want.dtypes, want.n_rows)
     assert kept.first_value == want.first_value
-    for name, sums in want.sums.items():
-        other = kept.sums[name]
+    for name, sums in want.digests.items():
+        other = kept.digests[name]
         assert (sums is None and other is None) or (
             sums is not None and other is not None and (sums == other).all()
         ), name
@@ -284,13 +284,13 @@ def test_a_streamed_write_keeps_the_fingerprint_its_survey_took(client, large, t
 def _hashed_columns(monkeypatch) -> list[int]:
     """The lengths of the columns the fingerprint hashes from now on (one per column)."""
     hashed: list[int] = []
-    real = fingerprint_module.converted_sums
+    real = fingerprint_module.converted_digests
 
     def spy(n_rows: int, convert: Any, **options: Any) -> Any:
         hashed.append(n_rows)
         return real(n_rows, convert, **options)
 
-    monkeypatch.setattr(fingerprint_module, "converted_sums", spy)
+    monkeypatch.setattr(fingerprint_module, "converted_digests", spy)
     return hashed
 
 
