@@ -26,6 +26,7 @@ from mddframes.api_bodies import (
 )
 from mddframes.codec.values import JsonObject, JsonValue
 from mddframes.config import Settings
+from mddframes.context import ContextRegistry
 from mddframes.errors import InvalidArgumentError, MddError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
 from mddframes.http.etags import Tagged, etag_of, if_match_headers
@@ -99,6 +100,9 @@ class Api:
         #: Show a progress bar while a paged list is followed (the command line turns it
         #: off when stderr is not a terminal).
         self.progress = True
+        #: The write-back context of each table and mapping read through this Api
+        #: (bounded: :class:`~mddframes.context.ContextRegistry`).
+        self.read_contexts = ContextRegistry()
 
     @property
     def tenant(self) -> str | None:

@@ -1,15 +1,24 @@
 """The write-back context: what a table or mapping held when it was read.
 
 A read records a :class:`ReadContext` in two places (docs/internals.md, "Write-back
-context"): in the client's :class:`ContextRegistry`, keyed by ``(kind, id)`` (the
-latest read of each object; it survives concat, merge and astype, which drop
-``attrs``), and in ``frame.attrs["mddframes"]`` as a convenience.
+context"): in its Api's :class:`ContextRegistry` (``api.read_contexts``), keyed by
+``(kind, id)`` (the latest read of each object; it survives concat, merge and astype,
+which drop ``attrs``), and in ``frame.attrs["mddframes"]`` as a convenience.
+
+The registry is bounded: it keeps the latest :data:`RECENT_CONTEXTS` reads alive, and
+any older one only while something else (a frame's ``attrs``) still holds it, so a
+process that reads thousands of tables and keeps no frame holds a few dozen contexts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import logging
 import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pandas as pd
@@ -22,8 +31,11 @@ from mddframes.codec.values import digest
 #: The ``frame.attrs`` key holding the context of the read that made the frame.
 ATTRS_KEY = "mddframes"
 
-_REGISTRY_ATTRIBUTE = "_mddframes_read_contexts"
-_REGISTRY_LOCK = threading.Lock()
+#: Reads a registry keeps alive whatever holds them: the latest ones (older reads stay
+#: only while a frame's ``attrs`` or another owner holds their context).
+RECENT_CONTEXTS = 32
+
+logger = logging.getLogger(__name__)
 
 
 class ReadContext:
@@ -44,6 +56,11 @@ class ReadContext:
     fingerprint : FrameFingerprint, optional
         Of the frame the read made (a streamed read's): lets a write find the edited
         cells without comparing every column with the original.
+    route : str, optional
+        How the document was read (:func:`~mddframes.codec.read_route.choose_route`:
+        ``"whole"``, ``"splitter"``, ``"ijson"`` or ``"kept"``), or where the context
+        came from (``"readback"``, a write's read-back; ``"workbook"``, ``"files"``);
+        None when unknown.
     finite : bool, default False
         ``payload`` was decoded from JSON text that holds no NaN or infinity
         (:func:`~mddframes.codec.fastjson.surely_finite`): its :attr:`digest` is then
@@ -51,14 +68,8 @@ class ReadContext:
 
     Attributes
     ----------
-    kind, object_id, read_at
+    kind, object_id, read_at, route
         As given.
-    payload : dict
-        The payload as parsed JSON. Treat it as read-only: the writer overlays edits
-        onto it and relies on it being what the service sent. For a context that
-        keeps the compressed document (:attr:`streamed`), every access decompresses
-        and parses it anew (the time and memory of a whole parse): take it into a local
-        once.
     streamed : bool
         True when the context keeps the compressed document rather than the payload.
 
@@ -70,7 +81,7 @@ class ReadContext:
     """
 
     __slots__ = ("_kind", "_object_id", "_payload", "_kept", "_read_at", "_fingerprint", "_finite",
-                 "_digest")  # fmt: skip
+                 "_route", "_digest", "__weakref__")  # fmt: skip
 
     def __init__(
         self,
@@ -82,6 +93,7 @@ class ReadContext:
         kept: KeptJson | None = None,
         fingerprint: FrameFingerprint | None = None,
         finite: bool = False,
+        route: str | None = None,
     ) -> None:
         if (payload is None) == (kept is None):
             raise TypeError("ReadContext takes either payload or kept, not both or neither")
@@ -92,6 +104,7 @@ class ReadContext:
         self._read_at = read_at if read_at is not None else _dt.datetime.now(_dt.UTC)
         self._fingerprint = fingerprint
         self._finite = finite and payload is not None
+        self._route = route
         self._digest: list[str] = []
 
     @property
@@ -105,6 +118,10 @@ class ReadContext:
     @property
     def read_at(self) -> _dt.datetime:
         return self._read_at
+
+    @property
+    def route(self) -> str | None:
+        return self._route
 
     @property
     def streamed(self) -> bool:
@@ -136,10 +153,20 @@ class ReadContext:
         """
         return ReadContext(self._kind, self._object_id, self._payload, self._read_at,
                            kept=self._kept, fingerprint=fingerprint,
-                           finite=self._finite)  # fmt: skip
+                           finite=self._finite, route=self._route)  # fmt: skip
 
-    @property
-    def payload(self) -> dict[str, Any]:
+    def document(self) -> dict[str, Any]:
+        """The document as parsed JSON.
+
+        A small read's payload as it was parsed (treat it as read-only: the writer
+        overlays edits onto it and relies on it being what the service sent); a
+        streamed read's kept document decompressed and parsed anew on each call (the
+        time and memory of a whole parse: take it into a local once).
+
+        Returns
+        -------
+        dict
+        """
         if self._payload is not None:
             return self._payload
         assert self._kept is not None
@@ -156,7 +183,7 @@ class ReadContext:
         document (one parse, on first use).
         """
         if not self._digest:
-            self._digest.append(digest(self.payload, finite=self._finite))
+            self._digest.append(digest(self.document(), finite=self._finite))
         return self._digest[0]
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -174,7 +201,8 @@ class ReadContext:
     def __reduce__(self) -> tuple[Any, ...]:
         # (a pickled frame carries its context in attrs)
         return (_rebuild_context, (self._kind, self._object_id, self._payload, self._read_at,
-                                   self._kept, self._fingerprint, self._finite))  # fmt: skip
+                                   self._kept, self._fingerprint, self._finite,
+                                   self._route))  # fmt: skip
 
     def __copy__(self) -> ReadContext:
         return self
@@ -191,69 +219,127 @@ def _rebuild_context(
     kept: KeptJson | None,
     fingerprint: FrameFingerprint | None = None,
     finite: bool = False,
+    route: str | None = None,
 ) -> ReadContext:
     return ReadContext(kind, object_id, payload, read_at, kept=kept, fingerprint=fingerprint,
-                       finite=finite)  # fmt: skip
+                       finite=finite, route=route)  # fmt: skip
 
 
 class ContextRegistry:
-    """The latest :class:`ReadContext` of each object read through one client (thread-safe)."""
+    """The latest :class:`ReadContext` of each object read through one Api (thread-safe).
 
-    def __init__(self) -> None:
+    Bounded: the :data:`RECENT_CONTEXTS` latest reads are held; an older read is held
+    by a weak reference only, so it stays while a frame (its ``attrs``) or anything
+    else keeps its context, and goes with the last of them.
+
+    Parameters
+    ----------
+    recent : int, default RECENT_CONTEXTS
+        How many of the latest reads are kept whatever holds them.
+    """
+
+    def __init__(self, recent: int = RECENT_CONTEXTS) -> None:
         self._lock = threading.Lock()
-        self._contexts: dict[tuple[str, str], ReadContext] = {}
+        self._recent = recent
+        self._strong: OrderedDict[tuple[str, str], ReadContext] = OrderedDict()
+        self._weak: weakref.WeakValueDictionary[tuple[str, str], ReadContext] = (
+            weakref.WeakValueDictionary()
+        )
+        self._pins: list[dict[tuple[str, str], ReadContext]] = []
+
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[dict[tuple[str, str], ReadContext]]:
+        """Hold every context recorded from now until the block ends.
+
+        For a bulk read that gathers many reads into one frame: they must outlive the
+        :data:`RECENT_CONTEXTS` bound until the frame holds them (:class:`ContextGroup`).
+        The caller may take contexts out of the dict it is given as it hands them on.
+        """
+        pins: dict[tuple[str, str], ReadContext] = {}
+        with self._lock:
+            self._pins.append(pins)
+        try:
+            yield pins
+        finally:
+            with self._lock:
+                self._pins.remove(pins)
 
     def record(self, context: ReadContext) -> None:
         """Remember ``context`` as the latest read of its object."""
+        key = (context.kind, context.object_id)
         with self._lock:
-            self._contexts[(context.kind, context.object_id)] = context
+            for pins in self._pins:
+                pins[key] = context
+            self._weak[key] = context
+            self._strong[key] = context
+            self._strong.move_to_end(key)
+            while len(self._strong) > self._recent:
+                self._strong.popitem(last=False)  # still found while a frame holds it
 
     def get(self, kind: Kind, object_id: str) -> ReadContext | None:
-        """The latest read of an object, or None if it was never read through this client."""
+        """The latest read of an object, or None if it was never read through this Api
+        (or its context was let go: neither recent nor held by a frame)."""
         with self._lock:
-            return self._contexts.get((kind, str(object_id)))
+            return self._weak.get((kind, str(object_id)))
 
     def forget(self, kind: Kind, object_id: str) -> None:
         """Drop the context of one object (nothing happens if there is none)."""
+        key = (kind, str(object_id))
         with self._lock:
-            self._contexts.pop((kind, str(object_id)), None)
+            self._strong.pop(key, None)
+            self._weak.pop(key, None)
 
     def forget_context(self, context: ReadContext) -> None:
         """Drop ``context`` if it is still its object's latest read (a later read stays)."""
+        key = (context.kind, context.object_id)
         with self._lock:
-            key = (context.kind, context.object_id)
-            if self._contexts.get(key) is context:
-                del self._contexts[key]
+            if self._weak.get(key) is context:
+                self._strong.pop(key, None)
+                del self._weak[key]
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._contexts)
+            return len(self._weak)
 
     def __repr__(self) -> str:
         with self._lock:
-            keys = [f"{kind} {object_id!r}" for kind, object_id in self._contexts]
+            keys = [f"{kind} {object_id!r}" for kind, object_id in self._weak.keys()]
         return f"<ContextRegistry of {len(keys)} read(s): {', '.join(keys[:5])}>"
 
 
+class ContextGroup:
+    """The contexts of the objects of one long frame (``read_tables``), held by its
+    ``attrs`` so that they live as long as the frame (copies are the group itself)."""
+
+    __slots__ = ("contexts",)
+
+    def __init__(self, contexts: Iterable[ReadContext]) -> None:
+        self.contexts = tuple(contexts)
+
+    def __copy__(self) -> ContextGroup:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ContextGroup:
+        return self
+
+    def __repr__(self) -> str:
+        return f"<ContextGroup of {len(self.contexts)} read(s)>"
+
+
 def registry_for(connection: Any) -> ContextRegistry:
-    """The context registry of a connection (an ``Api``), created on first use.
+    """The context registry of a connection: ``api.read_contexts``.
 
     A ``Client`` is accepted too and means its ``api``: the loaders record reads on the
-    Api they are given, so a Client and its Api must share one registry.
+    Api they are given, so a Client and its Api share one registry.
     """
     owner = getattr(connection, "api", connection)
-    registry = getattr(owner, _REGISTRY_ATTRIBUTE, None)
-    if registry is None:
-        with _REGISTRY_LOCK:
-            registry = getattr(owner, _REGISTRY_ATTRIBUTE, None)
-            if registry is None:
-                registry = ContextRegistry()
-                setattr(owner, _REGISTRY_ATTRIBUTE, registry)
+    registry: ContextRegistry = owner.read_contexts
     return registry
 
 
 def record_read(client: Any, frame: pd.DataFrame, context: ReadContext) -> None:
     """Record a read in the client's registry and in ``frame.attrs``."""
+    logger.debug("%s %r read by the %s route", context.kind, context.object_id, context.route)
     registry_for(client).record(context)
     frame.attrs[ATTRS_KEY] = context
 

@@ -38,7 +38,7 @@ import secrets
 import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -345,7 +345,9 @@ class FingerprintBuilder:
         names = self._names
         if len(set(names)) != len(names) or not all(isinstance(n, str) for n in names):
             return None
-        return FrameFingerprint(tuple(names), tuple(self._dtypes), n_rows, self._digests, self._first)
+        return FrameFingerprint(
+            tuple(names), tuple(self._dtypes), n_rows, self._digests, self._first
+        )
 
 
 def _plain_index(index: pd.Index) -> bool:
@@ -359,7 +361,9 @@ def _column_digests(column: pd.Series) -> np.ndarray | None:
                               HASH_SLICE_ROWS)  # fmt: skip
 
 
-def _digests_of_slices(n_rows: int, part: Callable[[int, int], Any], step: int) -> np.ndarray | None:
+def _digests_of_slices(
+    n_rows: int, part: Callable[[int, int], Any], step: int
+) -> np.ndarray | None:
     """The block digests of a column given ``step`` rows at a time (``part(start, stop)``),
     or None when no encoding covers its cells."""
     digests = np.zeros((-(-n_rows // BLOCK_ROWS), DIGEST_BYTES), dtype=np.uint8)
@@ -417,7 +421,7 @@ def cell_encoding(array: Any) -> Callable[[int, int], Iterable[bytes]] | None:
         bits = array.to_numpy(dtype=numpy_dtype, na_value=numpy_dtype.type(0))
         return lambda start, stop: (tag, missing[start:stop].tobytes(), bits[start:stop].tobytes())
     if isinstance(array, pd.arrays.DatetimeArray | pd.arrays.TimedeltaArray):
-        ticks = np.asarray(array.asi8)  # NaT is a tick no instant has
+        ticks = np.asarray(cast(Any, array).asi8)  # NaT is a tick no instant has
         return lambda start, stop: (tag, ticks[start:stop].tobytes())
     if isinstance(array, np.ndarray) and dtype.kind in "biufcmM":
         return lambda start, stop: (tag, np.ascontiguousarray(array[start:stop]).tobytes())

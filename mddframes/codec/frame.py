@@ -369,7 +369,8 @@ def _same_fast_dtype(old: Any, new: Any) -> bool:
 
 
 def _signbits(values: Any) -> np.ndarray:
-    return np.signbit(values.to_numpy(dtype="float64", na_value=0.0))
+    signs: np.ndarray = np.signbit(values.to_numpy(dtype="float64", na_value=0.0))
+    return signs
 
 
 def _candidate_changes(old: Any, new: Any, originals: list[Any]) -> np.ndarray:

@@ -37,7 +37,7 @@ import queue
 import re
 import threading
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +49,7 @@ from mddframes.codec.column_batches import ColumnBatches
 from mddframes.codec.fastjson import json_loads, nested_deeper
 from mddframes.codec.frame import ROWS_KEYS, ColumnFinish, declared_columns, frame_of_columns
 from mddframes.codec.kinds import Kind
-from mddframes.codec.read_route import Parsed, choose_route
+from mddframes.codec.read_route import Parsed, Route, choose_route
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.values import canonical_bytes, canonical_json
 
@@ -328,6 +328,7 @@ def frame_from_chunks(
     *,
     finish: ColumnFinish | None = None,
     finish_arrow: ColumnFinish | None = None,
+    on_route: Callable[[Route], None] | None = None,
 ) -> tuple[pd.DataFrame | None, KeptJson]:
     """Parse a table or mapping document streamed as byte chunks into its frame.
 
@@ -348,6 +349,10 @@ def frame_from_chunks(
         batches (:func:`~mddframes.codec.arrow_columns.arrow_column`) and handed to
         ``finish_arrow`` (name, chunked array) instead of ``finish``; the frame holds
         what it returns. Other columns go to ``finish`` as usual.
+    on_route : callable, optional
+        Called with the route that gave the result
+        (:func:`~mddframes.codec.read_route.choose_route`: ``"splitter"``, ``"ijson"``,
+        or ``"kept"`` when no frame is returned).
 
     Returns
     -------
@@ -366,7 +371,10 @@ def frame_from_chunks(
     """
     keeper = _Keeper(background=True)
     try:
-        return _split_frame(chunks, kind, finish, finish_arrow, keeper)
+        frame, kept, route = _split_frame(chunks, kind, finish, finish_arrow, keeper)
+        if on_route is not None:
+            on_route(route)
+        return frame, kept
     finally:
         keeper.close()  # after an error too: never leave the thread waiting
 
@@ -377,8 +385,8 @@ def _split_frame(
     finish: ColumnFinish | None,
     finish_arrow: ColumnFinish | None,
     keeper: _Keeper,
-) -> tuple[pd.DataFrame | None, KeptJson]:
-    """:func:`frame_from_chunks` with its keeper."""
+) -> tuple[pd.DataFrame | None, KeptJson, Route]:
+    """:func:`frame_from_chunks` with its keeper, and the route taken."""
     fast = ColumnBatches(exact=False, pack=PACK_FAST if finish_arrow is None else pack_arrow_batch)
 
     def take(rows: list[dict[str, Any]]) -> None:
@@ -413,11 +421,12 @@ def _split_frame(
                 return None if chunked is None else arrow_finish(name, chunked)
 
         frame = frame_of_columns(fast.columns, fast.count, declared, finish=finish, direct=direct)
-        return frame, kept
+        return frame, kept, "splitter"
     if route == "kept":
-        return None, kept
+        return None, kept, "kept"
     fast.columns.clear()  # what the splitter handed over before it gave up
-    return _frame_from_kept(kept, kind, split, finish), kept
+    parsed = _frame_from_kept(kept, kind, split, finish)
+    return parsed, kept, "ijson" if parsed is not None else "kept"
 
 
 def _frame_from_kept(

@@ -16,7 +16,7 @@ import pandas as pd
 from mddframes.bulk import ErrorPolicy, iter_bulk, resolve_workers
 from mddframes.codec.date_batch import resolve_dates
 from mddframes.codec.kinds import Kind
-from mddframes.context import ContextRegistry, registry_for
+from mddframes.context import ATTRS_KEY, ContextGroup, ContextRegistry, ReadContext, registry_for
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.frames.long_frames import Part, long_frame
 from mddframes.ids import id_list
@@ -90,7 +90,7 @@ def iter_many(
         whole=chunksize is None,
         registry=registry_for(api),
     )
-    return chunks if parts else _frames(chunks, key)
+    return chunks if parts else _frames(chunks, key, registry_for(api))
 
 
 def _part_chunks(
@@ -111,6 +111,21 @@ def _part_chunks(
     would grow with the number of ids. A chunk is written back before the next is taken.
     """
     kind: Kind = "table" if key == "table_id" else "mapping"
+    with registry.pinned() as pins:  # held past the registry's bound until chunked
+        yield from _pinned_chunks(outcomes, kind, size, total, whole, registry, pins)
+    if total == 0 and whole:
+        yield [], []
+
+
+def _pinned_chunks(
+    outcomes: Iterator[tuple[int, str, Any, Exception | None]],
+    kind: Kind,
+    size: int,
+    total: int,
+    whole: bool,
+    registry: ContextRegistry,
+    pins: dict[tuple[str, str], ReadContext],
+) -> Iterator[PartChunk]:
     parts: list[tuple[str, Part]] = []
     failures: list[dict[str, Any]] = []
     for position, object_id, part, error in outcomes:
@@ -120,7 +135,9 @@ def _part_chunks(
             failures.append(failure_record(object_id, error))
         if (position + 1) % size == 0 or position + 1 == total:
             resolve_dates([arrays for _, (arrays, _) in parts])
-            contexts = [registry.get(kind, object_id) for object_id, _ in parts]
+            # held while the chunk is out: its frame's ContextGroup takes them over
+            contexts = [pins.pop((kind, object_id), None) or registry.get(kind, object_id)
+                        for object_id, _ in parts]  # fmt: skip
             chunk = (parts, failures)
             parts, failures = [], []
             yield chunk
@@ -129,17 +146,21 @@ def _part_chunks(
                     if context is not None:
                         registry.forget_context(context)
                 del chunk, contexts
-    if total == 0 and whole:
-        yield [], []
 
 
-def _frames(chunks: Iterator[PartChunk], key: str) -> Iterator[pd.DataFrame]:
-    """Each chunk as its long frame, the index continuing the chunks before it."""
+def _frames(
+    chunks: Iterator[PartChunk], key: str, registry: ContextRegistry
+) -> Iterator[pd.DataFrame]:
+    """Each chunk as its long frame, the index continuing the chunks before it; the
+    frame holds its objects' contexts (a :class:`~mddframes.context.ContextGroup`)."""
+    kind: Kind = "table" if key == "table_id" else "mapping"
     offset = 0
     for parts, failures in chunks:
         frame = long_frame(key, parts)
         frame.index = pd.RangeIndex(offset, offset + len(frame))
         frame.attrs["failures"] = failures
+        held = (registry.get(kind, object_id) for object_id, _ in parts)
+        frame.attrs[ATTRS_KEY] = ContextGroup(c for c in held if c is not None)
         offset += len(frame)
         del parts
         yield frame

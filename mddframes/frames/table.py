@@ -121,7 +121,7 @@ def read_table(
         if choose_route(body.length) == "whole":
             payload, finite = _whole_payload(body)
             frame = from_payload(payload, "table")
-            context = ReadContext("table", table_id, payload, finite=finite)
+            context = ReadContext("table", table_id, payload, finite=finite, route="whole")
         else:
             frame, context = _streamed_frame(body, table_id, dtype_backend)
     frame = to_backend(frame, dtype_backend, consume=True)
@@ -148,12 +148,14 @@ def _streamed_frame(
     """
     prints = FingerprintBuilder()
     finish, finish_arrow = arrow_finishers(prints) if dtype_backend == "pyarrow" else (None, None)
+    routes: list[str] = []
     streamed, kept = frame_from_chunks(
-        body.chunks(), "table", finish=finish, finish_arrow=finish_arrow
+        body.chunks(), "table", finish=finish, finish_arrow=finish_arrow, on_route=routes.append
     )
+    route = routes[0]
     if streamed is not None and finish is not None:
         return streamed, ReadContext(
-            "table", table_id, kept=kept, fingerprint=prints.finish(len(streamed))
+            "table", table_id, kept=kept, fingerprint=prints.finish(len(streamed)), route=route
         )
     if streamed is None:  # the "kept" route: the stream could not vouch for it
         decoded = decode_json_content(
@@ -163,7 +165,7 @@ def _streamed_frame(
         streamed = from_payload(payload, "table")
         del payload
     taken = fingerprint(streamed)
-    return streamed, ReadContext("table", table_id, kept=kept, fingerprint=taken)
+    return streamed, ReadContext("table", table_id, kept=kept, fingerprint=taken, route=route)
 
 
 def arrow_finishers(prints: FingerprintBuilder) -> tuple[ColumnFinish, ColumnFinish]:
@@ -280,7 +282,9 @@ def _payload_builder(
     def build() -> tuple[dict[str, Any], pd.Index]:
         with gc_paused():
             arrays, size = payload_arrays(payload, kind, defer_dates=defer_dates, unbuilt=unbuilt)
-        registry_for(api).record(ReadContext(kind, object_id, payload, finite=finite))
+        registry_for(api).record(
+            ReadContext(kind, object_id, payload, finite=finite, route="whole")
+        )
         # object columns as Series.array has them (a NumpyExtensionArray, not an ndarray)
         return {
             name: pd.arrays.NumpyExtensionArray(array) if isinstance(array, np.ndarray) else array
@@ -319,7 +323,7 @@ def read_mapping(
     with gc_paused():
         payload = api.get_mapping(mapping_id)
         frame = to_backend(from_payload(payload, "mapping"), dtype_backend, consume=True)
-    record_read(api, frame, ReadContext("mapping", mapping_id, payload))
+    record_read(api, frame, ReadContext("mapping", mapping_id, payload, route="whole"))
     return frame
 
 

@@ -489,7 +489,7 @@ def _read_xlsx(path: Path) -> ObjectFile:
     context = frame.attrs.get(ATTRS_KEY)
     if not isinstance(context, ReadContext):
         raise DataShapeError(f"{path}: the workbook keeps no payload of its object (pull it again)")
-    pulled = context.payload
+    pulled = context.document()
     key, envelope = _envelope(pulled, context.kind)
     count = len(payload_rows(pulled, context.kind))
     # read_excel labels new rows after the pulled rows: they are new rows here too

@@ -35,11 +35,15 @@ from mddframes.writing.documents import (
     ParsedDocument,
     fetch,
 )
+from mddframes.writing.route import RouteChoice, choose_write_route, log_route
 
 if TYPE_CHECKING:
     from mddframes.api import Api
 
 logger = logging.getLogger(__name__)
+
+#: The route of a whole payload put back (a restore, a resumed or rolled-back batch).
+REPLACEMENT = RouteChoice("parsed", "a whole payload put back")
 
 
 @dataclass
@@ -72,6 +76,8 @@ class Change:
         The frame the user passed when ``frame`` is its numpy-nullable form (an Arrow-
         backed frame, see :func:`~mddframes.frames.backends.from_user_frame`): its
         ``attrs`` get the new context too.
+    route : RouteChoice
+        The route that built ``new`` and why (:func:`~mddframes.writing.route.choose_write_route`).
     """
 
     kind: Kind
@@ -85,6 +91,7 @@ class Change:
     foreign: bool = False
     owner: pd.DataFrame | None = None
     frame_print: FrameFingerprint | None = None
+    route: RouteChoice = REPLACEMENT
 
 
 def prepare_edit(
@@ -151,26 +158,28 @@ def _prepare_edit(
             "frame (keep its index), or pass force=True to take what the service holds now "
             "as the original"
         )
-    streams = (
-        stream
-        and columns is None
-        and context is not None
-        and context.kept is not None
-        and context.fingerprint is not None
-        and context.fingerprint.fits(frame)
-    )
-    held = fetch(api, kind, object_id, raw=streams)
-    if streams:
+    choice = choose_write_route(kind, context, frame, stream=stream,
+                                columns_given=columns is not None)  # fmt: skip
+    held = fetch(api, kind, object_id, raw=choice.route == "streamed")
+    if choice.route == "streamed":
         assert context is not None and context.kept is not None
-        if held.sha256 == context.kept.sha256:
-            # the very bytes the frame was read from: the kept copy serves as both
-            held = Held.of_kept(kind, object_id, context.kept, held.etag)
-            change = _streamed_edit(held, context, frame, allow_deletes)
-            if change is not None:
-                return _name_foreign(change, foreign)
+        same_bytes = held.sha256 == context.kept.sha256
+        choice = choose_write_route(kind, context, frame, same_bytes=same_bytes)
+    if choice.route == "streamed":
+        assert context is not None and context.kept is not None
+        # the very bytes the frame was read from: the kept copy serves as both
+        held = Held.of_kept(kind, object_id, context.kept, held.etag)
+        change = _streamed_edit(held, context, frame, allow_deletes)
+        if isinstance(change, Change):
+            change.route = choice
+            log_route(kind, object_id, choice)
+            return _name_foreign(change, foreign)
+        choice = RouteChoice("parsed", f"streamed declined: {change}")
+    log_route(kind, object_id, choice)
     frame = from_user_frame(frame, what=f"write_{kind}")  # Arrow-backed columns, whole
     change = _parsed_edit(held, context, frame, columns=columns, allow_deletes=allow_deletes,
                           force=force)  # fmt: skip
+    change.route = choice
     return _name_foreign(change, foreign)
 
 
@@ -209,16 +218,15 @@ def _read_from_elsewhere(frame: pd.DataFrame, kind: Kind, object_id: str) -> str
 
 def _streamed_edit(
     held: Held, context: ReadContext, frame: pd.DataFrame, allow_deletes: bool
-) -> Change | None:
-    """The streamed strategy, or None when this edit needs the parsed one."""
+) -> Change | str:
+    """The streamed strategy, or why this edit needs the parsed one."""
     assert context.kept is not None and context.fingerprint is not None
     try:
         new = overlay_document(context.kept, frame, context.fingerprint,
                                allow_deletes=allow_deletes, object_id=held.object_id,
                                convert=default_slice)  # fmt: skip
     except StreamUnsupported as exc:
-        logger.debug("table %r: whole-document write (%s)", held.object_id, exc)
-        return None
+        return str(exc)
     return Change(held.kind, held.object_id, held, EncodedDocument(new.body, new.plan), new.diff,
                   new.report, keeps_positions=True, frame=frame,
                   frame_print=new.fingerprint)  # fmt: skip
@@ -236,7 +244,7 @@ def _parsed_edit(
     """The parsed strategy: the frame's edits overlaid on the whole original payload."""
     kind, object_id = held.kind, held.object_id
     # once: a streamed read's context parses its kept document on each access
-    original = context.payload if context is not None else None
+    original = context.document() if context is not None else None
     if original is not None and context is not None and context.kept is not None \
             and context.kept.sha256 == held.sha256:  # fmt: skip
         current = original  # the very bytes that were read: no second parse to compare
@@ -292,7 +300,7 @@ def prepare_replacement(
         kind, object_id, held, ParsedDocument(payload),
         diff_payloads(current, payload, kind=kind),
         check_payload(payload, current, allow_deletes=True, kind=kind, object_id=object_id),
-        keeps_positions=records_context,
+        keeps_positions=records_context, route=REPLACEMENT,
     )  # fmt: skip
 
 

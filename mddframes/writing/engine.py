@@ -118,7 +118,8 @@ def not_sent(change: Change, status: Status) -> WriteResult:
     """The result of a change that was not sent (unchanged, or a dry run)."""
     held = change.held if status == "unchanged" else None
     return WriteResult(change.kind, change.object_id, status, change.diff, change.report,
-                       _payload=change.new.result_payload(held))  # fmt: skip
+                       _payload=change.new.result_payload(held), route=change.route.route,
+                       route_reason=change.route.reason)  # fmt: skip
 
 
 def take_backup(api: Api, change: Change, backup_dir: str | os.PathLike[str] | None) -> Path:
@@ -161,7 +162,8 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
     if change.keeps_positions:
         _record(api, change, readback_context(change, readback))
     return WriteResult(kind, object_id, "written", change.diff, change.report, backup, True,
-                       _payload=change.new.result_payload(readback))  # fmt: skip
+                       _payload=change.new.result_payload(readback), route=change.route.route,
+                       route_reason=change.route.reason)  # fmt: skip
 
 
 def readback_context(change: Change, readback: Held) -> ReadContext:
@@ -171,14 +173,16 @@ def readback_context(change: Change, readback: Held) -> ReadContext:
     the frame's fingerprint, so the next write of the same frame can stream too.
     """
     if readback.kept is None:
-        return ReadContext(change.kind, change.object_id, readback.document())
+        return ReadContext(change.kind, change.object_id, readback.document(), route="readback")
     # the streamed strategy's own survey of the frame, or (an Arrow-backed frame hashed
     # a slice at a time) the frame's fingerprint now
     frame = change.frame
     frame_print = change.frame_print
     if frame_print is None and frame is not None:
         frame_print = fingerprint(frame, convert=default_slice)
-    return ReadContext(change.kind, change.object_id, kept=readback.kept, fingerprint=frame_print)
+    return ReadContext(
+        change.kind, change.object_id, kept=readback.kept, fingerprint=frame_print, route="readback"
+    )
 
 
 def _record(api: Api, change: Change, context: ReadContext) -> None:

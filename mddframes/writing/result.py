@@ -12,6 +12,7 @@ from typing import Any, Literal
 from mddframes.codec import CheckReport, Diff
 from mddframes.codec.kinds import Kind
 from mddframes.codec.stream import KeptJson, load_document
+from mddframes.writing.route import WriteRoute
 
 Status = Literal["written", "unchanged", "dry-run"]
 
@@ -42,6 +43,11 @@ class WriteResult:
     payload : dict
         The full payload that was (or, for a dry run, would have been) sent. A large
         table's streamed write keeps it compressed and parses it on each access.
+    route : {"streamed", "parsed"}
+        How the document was built (:func:`~mddframes.writing.route.choose_write_route`).
+    route_reason : str
+        The condition of the rule that decided it (``"streamed declined: ..."`` when the
+        streamed overlay found something only the parsed route handles).
     """
 
     kind: Kind
@@ -52,6 +58,8 @@ class WriteResult:
     backup: Path | None = None
     verified: bool | None = None
     _payload: dict[str, Any] | KeptJson = field(default_factory=dict, repr=False)
+    route: WriteRoute = "parsed"
+    route_reason: str = ""
 
     @property
     def payload(self) -> dict[str, Any]:

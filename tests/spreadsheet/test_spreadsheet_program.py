@@ -225,7 +225,7 @@ def _new_value(encoding: str, old: Any, salt: int) -> tuple[Any, Any] | None:
 def _edit_resaved(path: Path, out: Path, salt: int) -> dict[tuple[int, str], Any]:
     """Type one new value per editable column type into a re-saved sheet (openpyxl)."""
     frame = read_excel(path)
-    rows = payload_rows(frame.attrs[ATTRS_KEY].payload, "table")
+    rows = payload_rows(frame.attrs[ATTRS_KEY].document(), "table")
     book = openpyxl.load_workbook(path)
     sheet = book.worksheets[0]  # the object's sheet; the hidden one comes after it
     assert sheet.sheet_state == "visible"

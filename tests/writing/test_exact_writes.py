@@ -26,11 +26,11 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from writing.test_write_backends import set_cell
 
 from mddframes import IncompletePayloadError, to_polars
 from mddframes.codec import fingerprint as fingerprint_module
 from mddframes.codec import read_route, splitter
-from writing.test_write_backends import set_cell
 
 KINDS = ["numpy_nullable", "pyarrow", "polars"]
 ROWS = 1_500
