@@ -134,7 +134,7 @@ def pull_folder(
     def pull_one(item: tuple[Kind, str]) -> dict[str, Any]:
         kind, object_id = item
         frame = read_table(api, object_id) if kind == "table" else read_mapping(api, object_id)
-        payload = frame.attrs["mddframes"].payload
+        payload = frame.attrs["mddframes"].document()
         stem = encode_id(object_id)
         present = existing_files(folder, kind, stem)
         chosen: str = fmt or next(

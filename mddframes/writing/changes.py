@@ -78,6 +78,9 @@ class Change:
         ``attrs`` get the new context too.
     route : RouteChoice
         The route that built ``new`` and why (:func:`~mddframes.writing.route.choose_write_route`).
+    labels : list or None
+        The frame's label of each row of ``new`` (None: each row's label is its
+        position, as in a streamed write).
     """
 
     kind: Kind
@@ -92,6 +95,7 @@ class Change:
     owner: pd.DataFrame | None = None
     frame_print: FrameFingerprint | None = None
     route: RouteChoice = REPLACEMENT
+    labels: list[Any] | None = None
 
 
 def prepare_edit(
@@ -277,7 +281,7 @@ def _parsed_edit(
                              labels=result.labels)  # fmt: skip
     keeps_positions = not result.deleted and all(p is not None for p in result.origin)
     return Change(kind, object_id, held, ParsedDocument(result.payload), diff, report,
-                  keeps_positions, frame)  # fmt: skip
+                  keeps_positions, frame, labels=result.labels)  # fmt: skip
 
 
 def prepare_replacement(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -177,6 +177,10 @@ class NewDocument(Protocol):
         the service holds with the same content (the read-back), if known."""
         ...
 
+    def rows_at(self, positions: Collection[int]) -> dict[int, dict[str, Any]]:
+        """The rows of the document at ``positions`` (parsing only what holds them)."""
+        ...
+
 
 @dataclass(frozen=True)
 class ParsedDocument:
@@ -204,6 +208,12 @@ class ParsedDocument:
 
     def result_payload(self, held: Held | None) -> dict[str, Any]:
         return self.document
+
+    def rows_at(self, positions: Collection[int]) -> dict[int, dict[str, Any]]:
+        rows = self.document.get("data")
+        if not isinstance(rows, list):
+            return {}
+        return {p: rows[p] for p in positions if 0 <= p < len(rows) and type(rows[p]) is dict}
 
 
 @dataclass(frozen=True)
@@ -253,6 +263,20 @@ class EncodedDocument:
         if held is not None and held.kept is not None:
             return held.kept
         return self.kept()
+
+    def rows_at(self, positions: Collection[int]) -> dict[int, dict[str, Any]]:
+        if self.plan is None:  # no batches known: the whole document
+            return ParsedDocument(self.payload()).rows_at(positions)
+        found: dict[int, dict[str, Any]] = {}
+        wanted = sorted(positions)
+        start, offset = 0, self.plan.head_size
+        for size, count in zip(self.plan.sizes, self.plan.rows, strict=True):
+            inside = [p for p in wanted if start <= p < start + count]
+            if inside:
+                rows = json.loads(b"[" + self.content[offset : offset + size] + b"]")
+                found.update((p, rows[p - start]) for p in inside)
+            start, offset = start + count, offset + size + 1  # the comma after a batch
+        return found
 
     def _chunks(self) -> Iterator[memoryview]:
         return byte_chunks(self.content)

@@ -37,6 +37,7 @@ from mddframes.frames.backends import default_slice
 from mddframes.writing.backups import save_backup, save_backup_document
 from mddframes.writing.changes import FOREIGN_FRAME, Change
 from mddframes.writing.documents import Held, fetch, put
+from mddframes.writing.intent import describe, unmet_intent
 from mddframes.writing.locks import object_lock
 from mddframes.writing.result import Status, WriteResult
 
@@ -135,10 +136,17 @@ def take_backup(api: Api, change: Change, backup_dir: str | os.PathLike[str] | N
 def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = None) -> WriteResult:
     """PUT the change's document, read it back, verify it, and re-record the context.
 
+    Verified: the object read back holds the document that was sent (bytes, else
+    content); and every cell the diff changed holds the frame's value there
+    (:func:`~mddframes.writing.intent.unmet_intent`). Not re-checked cell by cell: the
+    cells the diff found unchanged, whose decision rests on the exact change detection
+    (:mod:`mddframes.codec.fingerprint`).
+
     Raises
     ------
     WriteVerificationError
-        The object read back differs from what was sent (``backup`` holds what it held).
+        The object read back differs from what was sent, or a changed cell does not
+        hold the frame's value (``backup`` holds what it held).
     """
     kind, object_id = change.kind, change.object_id
     note = record or (lambda event: None)
@@ -154,6 +162,14 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
         raise WriteVerificationError(
             f"{kind} {object_id!r} was written but reads back different from what was sent "
             f"({mismatch.summary()}); what it held before is in {backup}",
+            operation=_OPERATION[kind],
+        )
+    unmet = unmet_intent(change)
+    if unmet:
+        raise WriteVerificationError(
+            f"{kind} {object_id!r} was written but does not hold what the frame says in "
+            f"{len(unmet)} changed cell(s) ({describe(unmet)}); what it held before is in "
+            f"{backup}",
             operation=_OPERATION[kind],
         )
     note("verified")

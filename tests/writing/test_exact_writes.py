@@ -332,3 +332,51 @@ def test_an_int_made_float_in_an_object_column_is_an_edit(client, table_id, tmp_
         assert result.status == "written"
         assert text(client.api.get_table(table_id)["data"][0]["mixed"]) == "1.0"
     assert pd.isna(frame.at[2, "mixed"])
+
+
+@pytest.mark.parametrize("n_rows", [ROWS, 60], ids=["streamed", "small"])
+def test_a_sent_value_that_is_not_the_frames_fails_the_verification(
+    client, table_id, tmp_path, monkeypatch, n_rows
+):
+    # an overlay that writes something else than the frame's value into a changed cell
+    # (a bug the read-back alone cannot see: the service holds exactly what was sent)
+    from mddframes.codec import frame as frame_module
+    from mddframes.errors import WriteVerificationError
+
+    put_table(client, table_id, n_rows)
+    real = frame_module.cell_changed
+
+    def tampered(original: Any, value: Any, template: Any = None) -> tuple[bool, Any]:
+        changed, converted = real(original, value, template)
+        return (True, "tampered") if changed else (changed, converted)
+
+    monkeypatch.setattr(frame_module, "cell_changed", tampered)
+    frame = client.read_table(table_id)
+    frame.at[3, "name"] = "edited"
+    with pytest.raises(WriteVerificationError, match=r"row 3 column 'name': frame 'edited'"):
+        client.write_table(table_id, frame, backup_dir=tmp_path)
+    assert client.api.get_table(table_id)["data"][3]["name"] == "tampered"  # and said so
+
+
+@pytest.mark.parametrize(
+    ("n_rows", "edit", "route", "reason"),
+    [
+        (ROWS, "cell", "streamed", "cells edited"),
+        (60, "cell", "parsed", "read whole"),
+        (ROWS, "add row", "parsed", "rows or columns were added"),
+        (ROWS, "reorder rows", "parsed", "rows or columns were added"),
+    ],
+)
+def test_the_result_names_the_route_the_rule_chose(
+    client, table_id, tmp_path, n_rows, edit, route, reason
+):
+    put_table(client, table_id, n_rows)
+    frame = client.read_table(table_id)
+    frame.at[3, "name"] = "edited"
+    if edit == "add row":
+        frame.loc[n_rows] = {"id": n_rows, "name": "new"}
+    elif edit == "reorder rows":
+        frame = frame.iloc[::-1]
+    result = client.write_table(table_id, frame, backup_dir=tmp_path, dry_run=True,
+                                allow_deletes=True)  # fmt: skip
+    assert (result.route, reason in result.route_reason) == (route, True), result.route_reason
