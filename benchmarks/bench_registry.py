@@ -48,8 +48,18 @@ def run() -> list[Result]:
         unbounded = _left_after(emu, ids, ContextRegistry(recent=10**9))
     mb = 1 << 20
     return [
-        at_most(f"memory left by {len(ids):,} reads vs {FEW} (registry bounded)",
-                few / mb, many / mb, 1.2, unit="MB"),  # fmt: skip
-        at_most(f"memory left by {len(ids):,} reads vs {FEW} (every read kept: before)",
-                few / mb, unbounded / mb, 1.2, unit="MB"),  # fmt: skip
+        at_most(
+            f"memory left by {len(ids):,} reads vs {FEW} (registry bounded)",
+            few / mb,
+            many / mb,
+            1.2,
+            unit="MB",
+        ),  # fmt: skip
+        at_most(
+            f"memory left by {len(ids):,} reads vs {FEW} (every read kept: before)",
+            few / mb,
+            unbounded / mb,
+            1.2,
+            unit="MB",
+        ),  # fmt: skip
     ]
