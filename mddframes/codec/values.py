@@ -331,9 +331,13 @@ def same_json_column(originals: list[Any], values: Any) -> bool:
     if any(value is pd.NA for value in new):
         return False  # NA where a value or null was: the cells decide
     try:
-        return canonical_bytes(originals) == canonical_bytes(new)
+        encoded = canonical_bytes(new)
+        if canonical_bytes(originals) != encoded:
+            return False
     except (TypeError, ValueError):
         return False
+    # orjson writes NaN and infinity as null: equal text may hide one where a null was
+    return b"null" not in encoded or not has_non_finite(new)
 
 
 def canonical_bytes(value: Any) -> bytes:

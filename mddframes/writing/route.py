@@ -10,9 +10,13 @@ A write builds its new document by one of two routes:
 
 Both decide what changed exactly (:mod:`mddframes.codec.fingerprint`); the route only
 decides how much of the document is parsed and rebuilt. :func:`choose_write_route` is
-asked once, with everything known before any work: the route it names is the route
-taken, except where the streamed overlay finds, inside the document, something only
-the parsed route handles (:data:`LATE_FALLBACKS`); the result then says so.
+asked with everything known before any work: the route it names is the route taken,
+except where the streamed overlay finds, inside the document, something only the parsed
+route handles; the result's ``route_reason`` then starts with "streamed declined". Those
+late fallbacks are what no earlier look can tell: a cell changed before its column's
+first value (the template that says how to write it is not known yet), an undeclared
+key added to a row, a problem of the whole table found in one batch, attributes after
+the rows, a kept batch that does not hold the rows it was kept with.
 """
 
 from __future__ import annotations
@@ -32,20 +36,6 @@ logger = logging.getLogger(__name__)
 
 #: The two ways a write builds its document (see the module notes).
 WriteRoute = Literal["streamed", "parsed"]
-
-#: What the streamed overlay can find only inside the document, and so hands to the
-#: parsed route after it began (the result's ``route_reason`` then starts with
-#: "streamed declined"): a cell changed before its column's first value (the template
-#: that says how to write it is not known yet), an undeclared key added to a row, a
-#: problem of the whole table found in one batch, attributes after the rows, a kept
-#: batch that does not hold the rows it was kept with.
-LATE_FALLBACKS = (
-    "a cell changed before the first value of its column",
-    "an undeclared key added to a row",
-    "a table-wide problem in one batch",
-    "attributes after the rows",
-    "a document the splitter cannot cut after all",
-)
 
 #: The read routes whose kept document the splitter vouched for (the streamed write
 #: cuts the same document with the same splitter).
