@@ -25,8 +25,8 @@ import pandas as pd
 
 from mddframes.codec.fingerprint import FrameFingerprint
 from mddframes.codec.kinds import Kind
-from mddframes.codec.stream import KeptJson, load_document
-from mddframes.codec.values import digest
+from mddframes.codec.stream import KeptJson, keep_chunks, load_document
+from mddframes.codec.values import digest, json_text
 
 #: The ``frame.attrs`` key holding the context of the read that made the frame.
 ATTRS_KEY = "mddframes"
@@ -47,12 +47,14 @@ class ReadContext:
     object_id : str
         The table or mapping id.
     payload : dict, optional
-        The payload as parsed JSON (small reads keep it as it is).
+        The payload as parsed JSON (small reads keep it as it is, beside ``kept``).
     read_at : datetime.datetime, optional
         When the read finished (UTC); default now.
     kept : KeptJson, optional
-        Instead of ``payload``: the document as received, kept compressed (large,
-        streamed reads keep only this, about a fifth of the document's size).
+        The document as received, kept compressed with its SHA-256 (about a fifth of
+        its size). Every context holds one: given only ``payload``, its JSON text is
+        kept (a context made from a workbook or files, which have no service bytes).
+        Large, streamed reads keep only this.
     fingerprint : FrameFingerprint, optional
         Of the frame the read made (a streamed read's): lets a write find the edited
         cells without comparing every column with the original.
@@ -71,7 +73,7 @@ class ReadContext:
     kind, object_id, read_at, route
         As given.
     streamed : bool
-        True when the context keeps the compressed document rather than the payload.
+        True when the context keeps only the compressed document, not the payload.
 
     Notes
     -----
@@ -95,12 +97,15 @@ class ReadContext:
         finite: bool = False,
         route: str | None = None,
     ) -> None:
-        if (payload is None) == (kept is None):
-            raise TypeError("ReadContext takes either payload or kept, not both or neither")
+        if payload is None and kept is None:
+            raise TypeError("ReadContext takes payload, kept, or both")
+        if kept is None:
+            assert payload is not None
+            kept = keep_chunks([json_text(payload).encode("utf-8", "surrogatepass")])
         self._kind = kind
         self._object_id = object_id
         self._payload = payload
-        self._kept = kept
+        self._kept: KeptJson = kept
         self._read_at = read_at if read_at is not None else _dt.datetime.now(_dt.UTC)
         self._fingerprint = fingerprint
         self._finite = finite and payload is not None
@@ -125,11 +130,12 @@ class ReadContext:
 
     @property
     def streamed(self) -> bool:
-        return self._kept is not None
+        return self._payload is None
 
     @property
-    def kept(self) -> KeptJson | None:
-        """The compressed document of a streamed read (None for a small read)."""
+    def kept(self) -> KeptJson:
+        """The document as received (or as its payload's JSON text), compressed, with
+        its SHA-256 (``kept.sha256``)."""
         return self._kept
 
     @property
@@ -169,7 +175,6 @@ class ReadContext:
         """
         if self._payload is not None:
             return self._payload
-        assert self._kept is not None
         payload: dict[str, Any] = load_document(self._kept, self._kind)  # JSON: Any
         return payload
 
@@ -192,7 +197,7 @@ class ReadContext:
         object.__setattr__(self, name, value)
 
     def __repr__(self) -> str:
-        kept = f", kept={self._kept!r}" if self._kept is not None else ""
+        kept = f", kept={self._kept!r}" if self._payload is None else ""
         return (
             f"ReadContext(kind={self._kind!r}, object_id={self._object_id!r}, "
             f"read_at={self._read_at!r}{kept})"

@@ -30,7 +30,7 @@ from mddframes.codec.frame import (
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
 from mddframes.codec.read_route import choose_route
-from mddframes.codec.stream import frame_from_chunks
+from mddframes.codec.stream import KeptJson, frame_from_chunks, keep_chunks
 from mddframes.context import ReadContext, record_read, registry_for
 from mddframes.frames.backends import (
     DtypeBackend,
@@ -102,9 +102,10 @@ def read_table(
     way. :func:`~mddframes.codec.read_route.choose_route` holds the whole rule.
 
     Nested cells (objects, lists) of a small table are the payload's own objects,
-    not copies: replace such a cell to edit it (``frame.at[i, "address"] = {...}``),
-    never mutate it in place, or the read's original changes with it and the next
-    write stops with a conflict.
+    not copies. Replacing such a cell (``frame.at[i, "address"] = {...}``) is the
+    clearest edit; a cell mutated in place is found too (the write compares with what
+    the service holds, parsed afresh), but the context's payload changed with it, so if
+    the service changed meanwhile the write stops with a conflict.
 
     Examples
     --------
@@ -119,9 +120,10 @@ def read_table(
     # no cyclic GC passes over the many row objects a parse makes (see fastjson)
     with gc_paused(), api.get_table_stream(table_id) as body:
         if choose_route(body.length) == "whole":
-            payload, finite = _whole_payload(body)
+            payload, kept, finite = _whole_payload(body)
             frame = from_payload(payload, "table")
-            context = ReadContext("table", table_id, payload, finite=finite, route="whole")
+            context = ReadContext("table", table_id, payload, kept=kept, finite=finite,
+                                  route="whole")  # fmt: skip
         else:
             frame, context = _streamed_frame(body, table_id, dtype_backend)
     frame = to_backend(frame, dtype_backend, consume=True)
@@ -234,8 +236,8 @@ def fetch_table_arrays(
             # the columns are the document's keys, str already (pandas types them Hashable)
             built = {str(name): column.array for name, column in frame.items()}, frame.index
             return lambda: built
-        payload, finite = _whole_payload(body)
-    return _payload_builder(api, payload, "table", table_id, defer_dates, unbuilt, finite)
+        payload, kept, finite = _whole_payload(body)
+    return _payload_builder(api, payload, "table", table_id, defer_dates, unbuilt, finite, kept)
 
 
 def fetch_mapping_arrays(
@@ -263,27 +265,29 @@ def fetch_mapping_arrays(
     mapping_id = require_id(mapping_id, what="mapping_id")
     with gc_paused():
         payload = api.get_mapping(mapping_id)
-    return _payload_builder(api, payload, "mapping", mapping_id, False, unbuilt, False)
+    return _payload_builder(api, payload, "mapping", mapping_id, False, unbuilt, False, None)
 
 
-def _whole_payload(body: BodyStream) -> tuple[dict[str, Any], bool]:
-    """A small answer read whole and decoded (as ``body.json()``), and whether its text
-    surely holds no NaN or infinity (what makes its digest fast, see ReadContext)."""
+def _whole_payload(body: BodyStream) -> tuple[dict[str, Any], KeptJson, bool]:
+    """A small answer read whole and decoded (as ``body.json()``), its bytes kept, and
+    whether its text surely holds no NaN or infinity (what makes its digest fast, see
+    ReadContext)."""
     content = body.content()
     decoded = decode_json_content(body.entry, body.url, content, status=body.status,
                                   content_type=body.content_type)  # fmt: skip
-    return json_object(decoded, body.entry.operation, body.url), surely_finite(content)
+    payload = json_object(decoded, body.entry.operation, body.url)
+    return payload, keep_chunks([content]), surely_finite(content)
 
 
 def _payload_builder(
     api: Api, payload: dict[str, Any], kind: Kind, object_id: str, defer_dates: bool,
-    unbuilt: bool, finite: bool,
+    unbuilt: bool, finite: bool, kept: KeptJson | None,
 ) -> Callable[[], tuple[dict[str, Any], pd.Index]]:  # fmt: skip
     def build() -> tuple[dict[str, Any], pd.Index]:
         with gc_paused():
             arrays, size = payload_arrays(payload, kind, defer_dates=defer_dates, unbuilt=unbuilt)
         registry_for(api).record(
-            ReadContext(kind, object_id, payload, finite=finite, route="whole")
+            ReadContext(kind, object_id, payload, kept=kept, finite=finite, route="whole")
         )
         # object columns as Series.array has them (a NumpyExtensionArray, not an ndarray)
         return {

@@ -166,11 +166,11 @@ def _prepare_edit(
                                 columns_given=columns is not None)  # fmt: skip
     held = fetch(api, kind, object_id, raw=choice.route == "streamed")
     if choice.route == "streamed":
-        assert context is not None and context.kept is not None
+        assert context is not None
         same_bytes = held.sha256 == context.kept.sha256
         choice = choose_write_route(kind, context, frame, same_bytes=same_bytes)
     if choice.route == "streamed":
-        assert context is not None and context.kept is not None
+        assert context is not None
         # the very bytes the frame was read from: the kept copy serves as both
         held = Held.of_kept(kind, object_id, context.kept, held.etag)
         change = _streamed_edit(held, context, frame, allow_deletes)
@@ -224,7 +224,7 @@ def _streamed_edit(
     held: Held, context: ReadContext, frame: pd.DataFrame, allow_deletes: bool
 ) -> Change | str:
     """The streamed strategy, or why this edit needs the parsed one."""
-    assert context.kept is not None and context.fingerprint is not None
+    assert context.fingerprint is not None
     try:
         new = overlay_document(context.kept, frame, context.fingerprint,
                                allow_deletes=allow_deletes, object_id=held.object_id,
@@ -247,13 +247,15 @@ def _parsed_edit(
 ) -> Change:
     """The parsed strategy: the frame's edits overlaid on the whole original payload."""
     kind, object_id = held.kind, held.object_id
-    # once: a streamed read's context parses its kept document on each access
-    original = context.document() if context is not None else None
-    if original is not None and context is not None and context.kept is not None \
-            and context.kept.sha256 == held.sha256:  # fmt: skip
-        current = original  # the very bytes that were read: no second parse to compare
+    current = held.document()
+    if context is not None and context.kept.sha256 == held.sha256:
+        # the very bytes that were read: no conflict to look for, and the service's parse
+        # is the original (a nested cell the user mutated in place is then an edit, where
+        # the read's own payload would have changed with it)
+        original: dict[str, Any] | None = current
     else:
-        current = held.document()
+        # once: a streamed read's context parses its kept document on each call
+        original = context.document() if context is not None else None
     conflict = original is not None and current is not original and not same_json(original, current)
     if conflict and not force:
         assert context is not None and original is not None

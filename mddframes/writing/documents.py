@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mddframes.api_bodies import json_object, require_document
 from mddframes.codec.diff import Diff, diff_payloads
+from mddframes.codec.frame import payload_rows
 from mddframes.codec.kept_batches import BatchPlan, keep_batches
 from mddframes.codec.kinds import Kind
 from mddframes.codec.readback import keep_compared
@@ -177,7 +178,7 @@ class NewDocument(Protocol):
         the service holds with the same content (the read-back), if known."""
         ...
 
-    def rows_at(self, positions: Collection[int]) -> dict[int, dict[str, Any]]:
+    def rows_at(self, kind: Kind, positions: Collection[int]) -> dict[int, dict[str, Any]]:
         """The rows of the document at ``positions`` (parsing only what holds them)."""
         ...
 
@@ -209,10 +210,8 @@ class ParsedDocument:
     def result_payload(self, held: Held | None) -> dict[str, Any]:
         return self.document
 
-    def rows_at(self, positions: Collection[int]) -> dict[int, dict[str, Any]]:
-        rows = self.document.get("data")
-        if not isinstance(rows, list):
-            return {}
+    def rows_at(self, kind: Kind, positions: Collection[int]) -> dict[int, dict[str, Any]]:
+        rows = payload_rows(self.document, kind)
         return {p: rows[p] for p in positions if 0 <= p < len(rows) and type(rows[p]) is dict}
 
 
@@ -264,9 +263,9 @@ class EncodedDocument:
             return held.kept
         return self.kept()
 
-    def rows_at(self, positions: Collection[int]) -> dict[int, dict[str, Any]]:
+    def rows_at(self, kind: Kind, positions: Collection[int]) -> dict[int, dict[str, Any]]:
         if self.plan is None:  # no batches known: the whole document
-            return ParsedDocument(self.payload()).rows_at(positions)
+            return ParsedDocument(self.payload()).rows_at(kind, positions)
         found: dict[int, dict[str, Any]] = {}
         wanted = sorted(positions)
         start, offset = 0, self.plan.head_size

@@ -53,7 +53,7 @@ def unmet_intent(change: Change) -> list[tuple[Any, str, Any, Any]]:
         position = label if position_of is None else position_of.get(label)
         if isinstance(position, int) and column in frame.columns and label in frame.index:
             wanted.setdefault(position, []).append((label, str(column)))
-    rows = change.new.rows_at(wanted)
+    rows = change.new.rows_at(change.kind, wanted)
     unmet = []
     for position, cells in wanted.items():
         row = rows.get(position)

@@ -115,7 +115,7 @@ def choose_write_route(
         return RouteChoice("parsed", "columns= replaces the column metadata")
     if context is None:
         return RouteChoice("parsed", "no read of this table to overlay on (force=True)")
-    if context.kept is None or context.fingerprint is None:
+    if not context.streamed or context.fingerprint is None:
         return RouteChoice("parsed", "the table was read whole (small)")
     if context.route is not None and context.route not in SPLIT_READS:
         return RouteChoice("parsed", f"the read could not cut the document ({context.route} route)")

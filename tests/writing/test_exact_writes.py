@@ -380,3 +380,15 @@ def test_the_result_names_the_route_the_rule_chose(
     result = client.write_table(table_id, frame, backup_dir=tmp_path, dry_run=True,
                                 allow_deletes=True)  # fmt: skip
     assert (result.route, reason in result.route_reason) == (route, True), result.route_reason
+
+
+def test_a_nested_cell_mutated_in_place_in_a_small_table_is_written(client, tmp_path):
+    table_id = client.read_tree("DWH")["table_id"].dropna().iloc[0]
+    document = client.api.get_table(table_id)
+    document["data"] = [{"id": i, "attributes": {"k": i}} for i in range(5)]
+    client.api.put_table(table_id, document)
+    frame = client.read_table(table_id)
+    frame.at[2, "attributes"]["k"] = "mutated"  # the read's own dict, changed in place
+    result = client.write_table(table_id, frame, backup_dir=tmp_path)
+    assert result.status == "written" and result.route == "parsed"
+    assert client.api.get_table(table_id)["data"][2]["attributes"] == {"k": "mutated"}
