@@ -58,15 +58,16 @@ class ReadContext:
     fingerprint : FrameFingerprint, optional
         Of the frame the read made (a streamed read's): lets a write find the edited
         cells without comparing every column with the original.
-    route : str, optional
-        How the document was read (:func:`~mddframes.codec.read_route.choose_route`:
-        ``"whole"``, ``"splitter"``, ``"ijson"`` or ``"kept"``), or where the context
-        came from (``"readback"``, a write's read-back; ``"workbook"``, ``"files"``);
-        None when unknown.
     finite : bool, default False
         ``payload`` was decoded from JSON text that holds no NaN or infinity
         (:func:`~mddframes.codec.fastjson.surely_finite`): its :attr:`digest` is then
         taken the fast way (``digest(payload, finite=True)``, the same digest).
+    route : str, optional
+        How the document was read (:func:`~mddframes.codec.read_route.choose_route`:
+        ``"whole"``, ``"splitter"``, ``"ijson"`` or ``"kept"``), or ``"readback"`` for
+        a write's read-back; None when not read from the service here (a workbook,
+        pulled files).
+
 
     Attributes
     ----------
