@@ -282,8 +282,14 @@ class ExportTask:
         if target.is_dir():
             target = target / f"export-{id_file_name(self.task_id)}.zip"
         target.parent.mkdir(parents=True, exist_ok=True)
+        return self._fetch(target, output=True)
+
+    def _fetch(self, target: Path, *, output: bool) -> ExportArchive:
+        """Download the result to ``target``: an output (the user's umask), or a private
+        scratch copy (0600, as downloaded)."""
         written = Path(self.api.structure_mass_export_async_result(self.task_id, target) or target)
-        as_output(written)  # downloaded privately, then named: the user's umask decides
+        if output:
+            as_output(written)  # downloaded privately, then named: the user's umask decides
         self.archive = ExportArchive(
             written, task_id=self.task_id, structure_ids=self.structure_ids
         )
@@ -294,7 +300,7 @@ class ExportTask:
             folder = Path(tempfile.mkdtemp(prefix="mddframes-export-"))
             # the scratch copy lives as long as this task object
             weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
-            self.download(folder / f"export-{id_file_name(self.task_id)}.zip")
+            self._fetch(folder / f"export-{id_file_name(self.task_id)}.zip", output=False)
         assert self.archive is not None
         return self.archive
 
