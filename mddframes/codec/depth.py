@@ -177,7 +177,7 @@ def equal(a: Any, b: Any) -> bool:
     try:
         return bool(a == b)
     except RecursionError:
-        canonical = {"sort_keys": True, "ensure_ascii": False, "separators": (",", ":")}
+        canonical: dict[str, Any] = {"sort_keys": True, "separators": (",", ":")}
         return dumps(a, **canonical) == dumps(b, **canonical)
 
 
