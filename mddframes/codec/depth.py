@@ -40,7 +40,7 @@ def depth_of(value: Any, *, stop_after: int = MAX_DEPTH) -> int:
     Examples
     --------
     >>> depth_of({"a": [1, {"b": []}]})
-    3
+    4
     """
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 0)]
