@@ -8,7 +8,8 @@ Two rules, one helper each (docs/guide/security.md says them to users):
   (:func:`private_dir`, :func:`open_private`, :func:`write_private`). A folder of these
   that already exists with wider permissions (an older version made backup folders
   ``0755``) is left as it is and named in one :class:`~mddframes.errors.MddWarning`
-  per process.
+  per process (a shared sticky folder such as ``/tmp`` is not: what mddframes makes in
+  it is ``0700``).
 - **Outputs to a folder the user names** (pulled tables as code, export zips, snapshots,
   extracted and exported scripts, workbooks, plans): the user's umask, like every other
   tool that writes where it is told (``0644``/``0755`` under umask ``022``, ``0600``/``0700``
@@ -21,6 +22,7 @@ On Windows the modes are not enforced (the ACLs of the user's profile folders ap
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import warnings
 from pathlib import Path
@@ -136,11 +138,11 @@ def _warn_if_wide(path: Path, root: Path, created: set[Path]) -> None:
         if folder in created:
             continue
         try:
-            mode = folder.stat().st_mode & 0o777
+            mode = folder.stat().st_mode & 0o1777
         except OSError:
             continue
-        if not mode & _WIDE_BITS:
-            continue
+        if not mode & _WIDE_BITS or mode & stat.S_ISVTX:
+            continue  # owner-only, or a shared sticky folder (/tmp) that is meant to be
         with _warned_guard:
             if folder in _warned:
                 continue
@@ -148,7 +150,7 @@ def _warn_if_wide(path: Path, root: Path, created: set[Path]) -> None:
         warnings.warn(
             f"{folder} holds what mddframes keeps (backups, journals or locks) and is "
             f"readable by others (mode {mode:o}); new files in it are owner-only, but "
-            f"restrict the folder too: chmod -R go-rwx {folder}",
+            f"older ones may not be: restrict the folder with chmod 700 {folder}",
             MddWarning,
             stacklevel=4,
         )

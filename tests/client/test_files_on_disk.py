@@ -396,3 +396,15 @@ def test_a_structure_nested_1000_levels_is_snapshotted_read_and_searched(emu, tm
         edited = _edit_first_label(client, "lab-source")
         with pytest.raises(MddError, match="nested deeper than 100"):
             client.write_table("lab-source", edited, backup_dir=tmp_path / "b")
+
+
+@posix_only
+def test_a_shared_sticky_folder_is_not_named(tmp_path, umask):
+    umask(0o022)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)  # as /tmp
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        made = private_dir(shared / "mddframes" / "locks", root=shared)
+    assert _mode(made) == 0o700
