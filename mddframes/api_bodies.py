@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mddframes.disk_names import id_file_name
 from mddframes.errors import InvalidArgumentError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
 
@@ -45,9 +46,9 @@ def json_object(value: Any, operation: str, url: str) -> dict[str, Any]:
 
 
 def attachment_filename_fallback(structure_id: str) -> str:
-    """The file name of a single export whose answer names none."""
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(structure_id))
-    return f"{safe.strip('.') or 'export'}.txt"
+    """The file name of a single export whose answer names none: the element id as a
+    file name (:func:`mddframes.disk_names.id_file_name`) and ``.txt``."""
+    return id_file_name(str(structure_id), ".txt")
 
 
 def require_document(method: str, name: str, value: Any) -> None:

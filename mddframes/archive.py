@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from mddframes.disk_names import cap_name, served_file_name
 from mddframes.errors import DataShapeError, InvalidArgumentError, UnsafeArchiveError
 
 __all__ = [
@@ -44,7 +45,8 @@ def safe_file_name(name: str, *, fallback: str) -> str:
 
     The name comes from a ``Content-Disposition`` header, so it must never choose the
     folder it lands in: only its last path component is kept (``/`` and ``\\`` both
-    count as separators), and an empty or dot-only name becomes ``fallback``.
+    count as separators), and an empty or dot-only name becomes ``fallback``; the rest
+    of :func:`mddframes.disk_names.served_file_name` applies (reserved names, length).
 
     Parameters
     ----------
@@ -57,11 +59,7 @@ def safe_file_name(name: str, *, fallback: str) -> str:
     -------
     str
     """
-    base = PureWindowsPath(PurePosixPath(str(name or "")).name).name
-    base = base.replace("\x00", "").strip()
-    if base in {"", ".", ".."}:
-        return fallback
-    return base
+    return served_file_name(name, fallback=fallback)
 
 
 # --------------------------------------------------------------------------- zip layout
@@ -330,7 +328,7 @@ class ExportArchive:
         budget = max_total_bytes
         with zipfile.ZipFile(self.path) as zf:
             for info in infos:
-                target = (root / info.filename.replace("\\", "/")).resolve()
+                target = (root / _capped(info.filename)).resolve()
                 if target != root and root not in target.parents:
                     raise UnsafeArchiveError(
                         f"archive {self.path}: entry {info.filename!r} resolves outside {root}"
@@ -356,6 +354,12 @@ class ExportArchive:
                     ) from None
                 written.append(target)
         return written
+
+
+def _capped(entry: str) -> str:
+    """An entry's path with each component capped in length (:func:`cap_name`): a long
+    element id in an entry name must not make the extraction fail."""
+    return "/".join(cap_name(part) for part in entry.replace("\\", "/").split("/"))
 
 
 def _copy_within_budget(

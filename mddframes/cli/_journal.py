@@ -1,4 +1,5 @@
-"""The write journal's commands: ``writes``, ``resume BATCH``, ``roll-back BATCH``."""
+"""The write journal's commands: ``writes`` (``--prune DAYS``), ``resume BATCH``,
+``roll-back BATCH``."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.cli._output import progress_wanted
+from mddframes.writing.pruning import prune_backups
 
 if TYPE_CHECKING:
     from mddframes.client import Client
@@ -28,6 +30,18 @@ def add_commands(commands: Any, service_command: Any) -> None:
     _backup_dir(writes)
     writes.add_argument(
         "--all", action="store_true", help="also list batches that finished or were rolled back"
+    )
+    writes.add_argument(
+        "--prune",
+        type=float,
+        metavar="DAYS",
+        help=(
+            "remove backups and finished journals older than DAYS days instead; unfinished "
+            "batches are refused and kept (exit 2 when some were)"
+        ),
+    )
+    writes.add_argument(
+        "--dry-run", action="store_true", help="with --prune: list what would go, remove nothing"
     )
     for name, handler, what in (
         ("resume", _resume, "finish an interrupted batch: send what the service does not hold yet"),
@@ -52,6 +66,11 @@ def _backup_dir(parser: argparse.ArgumentParser) -> None:
 
 
 def _writes(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
+    if args.prune is not None:
+        pruned = prune_backups(
+            client.api, args.prune, backup_dir=args.backup_dir, dry_run=args.dry_run
+        )
+        return pruned, EXIT_PENDING if pruned.attrs["refused"] else 0
     frame = client.pending_writes(backup_dir=args.backup_dir, include_finished=args.all)
     pending = frame["state"].isin(["interrupted", "failed", "rolling back"]).any()
     return frame, EXIT_PENDING if pending else 0

@@ -27,11 +27,11 @@ whole table (:attr:`Stage.whole_table`) once at the end.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mddframes.codec import depth
 from mddframes.codec.check_context import CheckContext, Record
 from mddframes.codec.frame import ROWS_KEYS
 from mddframes.codec.kinds import Kind
@@ -365,7 +365,7 @@ def _serialisable(value: Any) -> bool:
     # the C encoder finds a NaN, an infinity or a non-JSON object far faster than a
     # Python walk; the walk runs only to locate what it found
     try:
-        json.dumps(value, allow_nan=False)
+        depth.dumps(value, allow_nan=False)
     except (ValueError, TypeError):
         return False
     return True

@@ -22,6 +22,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from mddframes.codec import depth
 from mddframes.codec.fastjson import DIGITS_TO_ZERO
 from mddframes.errors import DataShapeError
 
@@ -167,7 +168,7 @@ def canonical_json(value: Any) -> str:
     different. NaN and infinity are allowed here (this text is for comparing and
     hashing, never sent).
     """
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return depth.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 # canonical_json's encoder made once: json.dumps builds a new one per call, which is
@@ -189,7 +190,10 @@ def _canonical_texts(values: Iterable[Any]) -> list[str]:
     if _encode_canonical is None:  # pragma: no cover - CPython always has the C encoder
         return [canonical_json(v) for v in values]
     encode = _encode_canonical
-    return [encode_basestring(v) if type(v) is str else "".join(encode(v, 0)) for v in values]
+    try:
+        return [encode_basestring(v) if type(v) is str else "".join(encode(v, 0)) for v in values]
+    except RecursionError:  # a value nested past the C encoder's reach (codec/depth.py)
+        return [canonical_json(v) for v in values]
 
 
 def canonical_cells(values: Iterable[Any]) -> list[str | None]:
@@ -215,12 +219,15 @@ def canonical_cells(values: Iterable[Any]) -> list[str | None]:
     if _encode_canonical is None:  # pragma: no cover - CPython always has the C encoder
         return [None if _is_missing_cell_value(v) else canonical_json(v) for v in values]
     encode = _encode_canonical
-    return [
-        None if _is_missing_cell_value(v)
-        else encode_basestring(v) if type(v) is str
-        else "".join(encode(v, 0))
-        for v in values
-    ]  # fmt: skip
+    try:
+        return [
+            None if _is_missing_cell_value(v)
+            else encode_basestring(v) if type(v) is str
+            else "".join(encode(v, 0))
+            for v in values
+        ]  # fmt: skip
+    except RecursionError:  # a value nested past the C encoder's reach (codec/depth.py)
+        return [None if _is_missing_cell_value(v) else canonical_json(v) for v in values]
 
 
 def _is_missing_cell_value(value: Any) -> bool:
@@ -279,7 +286,10 @@ def _canonical_text(value: Any) -> str:
     """:func:`canonical_json`, by the encoder made once."""
     if _encode_canonical is None or type(value) is str:  # pragma: no cover - CPython has it
         return canonical_json(value)
-    return "".join(_encode_canonical(value, 0))
+    try:
+        return "".join(_encode_canonical(value, 0))
+    except RecursionError:  # a value nested past the C encoder's reach (codec/depth.py)
+        return canonical_json(value)
 
 
 def _orjson_canonical(value: Any) -> bytes | None:

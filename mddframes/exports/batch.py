@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 import warnings
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mddframes.archive import ExportArchive, archive_entry_name
 from mddframes.bulk import ProgressCallback, resolve_workers, run_bulk
+from mddframes.disk_modes import open_private
 from mddframes.errors import ExportFailedError, LegacyExportWarning, MddError, NotFoundError
 from mddframes.exports.tasks import require_object_type, start_export, unknown_object_type
 from mddframes.ids import Ids
@@ -158,8 +160,8 @@ def _legacy_export(
                     **exc.request_details(),
                 ) from exc
             part = folder / f"{position[structure_id]}.part"
-            with open(part, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
+            with io.TextIOWrapper(open_private(part, "xb"), encoding="utf-8", newline="") as fh:
+                fh.write(text)  # a scratch copy: owner-only, as everything mddframes keeps
             return {"entry": archive_entry_name(structure_id, file_name), "part": str(part)}
 
         # errors="raise": the first failure cancels the rest, as a failing task would

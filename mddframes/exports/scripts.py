@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.archive import safe_file_name
+from mddframes.api_bodies import attachment_filename_fallback
 from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
+from mddframes.disk_names import bare_name, id_file_name, served_file_name
+from mddframes.errors import MddError
 from mddframes.exports.tasks import require_object_type
 from mddframes.ids import Ids
 from mddframes.ids import id_list as ids_of
@@ -73,7 +75,8 @@ class Script:
         """
         path = Path(dest)
         if path.is_dir():
-            path = path / safe_file_name(self.file_name, fallback=f"{self.structure_id}.txt")
+            fallback = f"{id_file_name(str(self.structure_id))}.txt"
+            path = path / served_file_name(self.file_name, fallback=fallback)
         path.parent.mkdir(parents=True, exist_ok=True)
         # newline="" keeps the service's line endings byte-for-byte
         with open(path, "w", encoding="utf-8", newline="") as fh:
@@ -122,12 +125,47 @@ def export_script(api: Api, structure_id: str, object_type_id: str) -> Script:
     """
     require_object_type(object_type_id, "export_script")
     file_name, text = api.external_export_structure(structure_id, object_type_id)
+    served = bare_name(file_name)
+    if served is None or file_name == attachment_filename_fallback(structure_id):
+        served = fallback_name(api, structure_id, object_type_id)  # none or none usable
     return Script(
-        file_name=safe_file_name(file_name, fallback=f"{structure_id}.txt"),
+        file_name=served,
         text=text,
         structure_id=str(structure_id),
         object_type_id=str(object_type_id),
     )
+
+
+def fallback_name(api: Api, structure_id: str, object_type_id: str) -> str:
+    """The file name of a script whose served name is unusable (none, ``..``, ``/``):
+    the element id (:func:`~mddframes.disk_names.id_file_name`) with the object type's
+    ``fileExtension`` (``.txt`` when the object type does not say).
+
+    Parameters
+    ----------
+    api : Api
+    structure_id : str
+        The element.
+    object_type_id : str
+        The object type that selected the template.
+
+    Returns
+    -------
+    str
+    """
+    extension = "txt"
+    try:
+        listed = api.get_object_types()
+    except MddError as exc:  # the name is a courtesy: the script itself was received
+        log.debug("object types for the file name of %s: %s", structure_id, exc)
+        listed = None
+    for entry in listed if isinstance(listed, list) else []:
+        if isinstance(entry, dict) and str(entry.get("id")) == str(object_type_id):
+            given = str(entry.get("fileExtension") or "").strip().lstrip(".")
+            if given and bare_name(f"x.{given}") == f"x.{given}" and len(given) <= 16:
+                extension = given
+            break
+    return f"{id_file_name(str(structure_id))}.{extension}"
 
 
 def export_scripts(

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.archive import ExportArchive, safe_file_name
+from mddframes.archive import ExportArchive
 from mddframes.bulk import ProgressCallback
+from mddframes.disk_modes import as_output
+from mddframes.disk_names import id_file_name
 from mddframes.errors import (
     DataShapeError,
     ExportFailedError,
@@ -278,11 +280,18 @@ class ExportTask:
         """
         target = Path(path)
         if target.is_dir():
-            target = target / f"export-{safe_file_name(self.task_id, fallback='task')}.zip"
+            target = target / f"export-{id_file_name(self.task_id)}.zip"
         target.parent.mkdir(parents=True, exist_ok=True)
-        written = self.api.structure_mass_export_async_result(self.task_id, target)
+        return self._fetch(target, output=True)
+
+    def _fetch(self, target: Path, *, output: bool) -> ExportArchive:
+        """Download the result to ``target``: an output (the user's umask), or a private
+        scratch copy (0600, as downloaded)."""
+        written = Path(self.api.structure_mass_export_async_result(self.task_id, target) or target)
+        if output:
+            as_output(written)  # downloaded privately, then named: the user's umask decides
         self.archive = ExportArchive(
-            Path(written or target), task_id=self.task_id, structure_ids=self.structure_ids
+            written, task_id=self.task_id, structure_ids=self.structure_ids
         )
         return self.archive
 
@@ -291,7 +300,7 @@ class ExportTask:
             folder = Path(tempfile.mkdtemp(prefix="mddframes-export-"))
             # the scratch copy lives as long as this task object
             weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
-            self.download(folder / f"export-{safe_file_name(self.task_id, fallback='task')}.zip")
+            self._fetch(folder / f"export-{id_file_name(self.task_id)}.zip", output=False)
         assert self.archive is not None
         return self.archive
 

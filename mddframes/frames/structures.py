@@ -51,13 +51,19 @@ def structure_record(payload: Any, *, what: str = "element") -> dict[str, Any]:
 
 
 def _flatten(value: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """``value``'s leaves under dotted names, depth first, without recursion (a served
+    value may nest as deep as the decoder goes: codec/depth.py)."""
     flat: dict[str, Any] = {}
-    for key, item in value.items():
-        name = f"{prefix}.{key}"
-        if isinstance(item, Mapping) and item:
-            flat.update(_flatten(item, name))
+    stack = [(prefix, iter(value.items()))]
+    while stack:
+        name, items = stack[-1]
+        for key, item in items:
+            if isinstance(item, Mapping) and item:
+                stack.append((f"{name}.{key}", iter(item.items())))
+                break
+            flat[f"{name}.{key}"] = item
         else:
-            flat[name] = item
+            stack.pop()
     return flat
 
 

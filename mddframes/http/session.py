@@ -23,7 +23,6 @@ here too.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -34,6 +33,7 @@ from urllib.parse import urlencode, urlsplit
 import requests
 
 from mddframes import errors
+from mddframes.codec import depth
 from mddframes.config import Secret, Settings
 from mddframes.http.auth import BearerAuth, TokenGrant, TokenProvider
 from mddframes.http.decoding import (
@@ -438,7 +438,7 @@ def _encode_json(value: Any, entry: Endpoint, url: str) -> bytes:
     if isinstance(value, EncodedJson):
         return value.content
     try:
-        return json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+        return depth.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError) as exc:
         raise errors.InvalidArgumentError(
             f"the request body cannot be sent as JSON: {exc} "

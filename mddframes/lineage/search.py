@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from mddframes.api import Api
+from mddframes.codec import depth
 from mddframes.errors import InvalidArgumentError
 from mddframes.frames.bulk_tables import ROW_COLUMN, read_mappings, read_tables
 from mddframes.frames.tree import read_tree
@@ -146,7 +147,12 @@ def _matches(values: pd.Series, pattern: re.Pattern[str]) -> pd.Series:
 def _as_text(value: Any) -> str | None:
     if value is None or (isinstance(value, float) and value != value):
         return None
-    return value if isinstance(value, str) else str(value)
+    if isinstance(value, str):
+        return value
+    try:
+        return str(value)
+    except RecursionError:  # a value nested past repr's reach: its JSON text instead
+        return depth.dumps(value, what="a searched value", default=str)
 
 
 def _name_hits(tree: pd.DataFrame, pattern: re.Pattern[str]) -> pd.DataFrame:

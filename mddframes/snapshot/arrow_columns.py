@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mddframes.codec import depth
 from mddframes.codec.dtypes import UNBUILT_DTYPES, UnbuiltColumn
 from mddframes.codec.values import canonical_cells
 from mddframes.errors import DataShapeError
@@ -293,7 +294,7 @@ def _column_from_arrow(
     if encoding == JSON_ENCODING:
         cells = column.to_pylist()
         out = np.empty(len(cells), dtype=object)
-        out[:] = [None if c is None else json.loads(c) for c in cells]
+        out[:] = [None if c is None else depth.loads(c, what="a snapshot cell") for c in cells]
         return out
     if spec is None:  # a file not written by mddframes: Arrow's own conversion
         return column.to_pandas()

@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mddframes.codec import depth
 from mddframes.codec.frame import INDEX_NAME
 from mddframes.codec.kinds import Kind
 from mddframes.errors import DataShapeError, InvalidArgumentError, NotFoundError
@@ -167,7 +168,7 @@ class Snapshot:
             for element_id, record in zip(
                 table.column("id").to_pylist(), table.column("record").to_pylist(), strict=True
             ):
-                yield element_id, json.loads(record)
+                yield element_id, depth.loads(record, what=f"element {element_id!r}")
 
     def read_table(self, table_id: str) -> pd.DataFrame:
         """The frame ``read_table(table_id)`` returned at snapshot time.

@@ -18,7 +18,6 @@ import ctypes
 import ctypes.util
 import datetime as _dt
 import itertools
-import json
 import logging
 import os
 from collections import deque
@@ -32,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mddframes.bulk import iter_bulk, resolve_workers
+from mddframes.codec import depth
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest, has_non_finite
@@ -286,7 +286,9 @@ def _write_structures(
                 failures.append({"kind": "structure", **failure_record(element_id, error)})
                 continue
             # the text as received (key order kept: it orders read_structures' columns)
-            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+            text = depth.dumps(
+                payload, what=f"element {element_id!r}", ensure_ascii=False, separators=(",", ":")
+            )
             batch.append((element_id, digest(payload), text))
             if len(batch) >= STRUCTURES_PER_GROUP:
                 rows += _write_structure_group(writer, batch)

@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 from openpyxl.cell import WriteOnlyCell
 
+from mddframes.codec import depth
 from mddframes.codec.values import format_timestamp, is_missing_cell, same_instant, to_json_value
 
 Encoding = Literal["text", "integer", "number", "boolean", "datetime", "json"]
@@ -271,7 +272,7 @@ def encode(encoding: Encoding, value: Any, original: Any = None, template: Any =
     if encoding == "json":
         if is_missing_cell(value):
             return EMPTY
-        text = json.dumps(value, ensure_ascii=False, default=_json_default)
+        text = depth.dumps(value, what="a cell", ensure_ascii=False, default=_json_default)
         return text_cell(text)
     if is_missing_cell(value):
         return EMPTY
@@ -454,7 +455,7 @@ def _decode_datetime(raw: Any, dtype: Any) -> Any:
 def _decode_json(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
-            return json.loads(raw)
+            return depth.loads(raw, what="a cell")
         except json.JSONDecodeError as exc:
             raise CellError(
                 f"holds {raw[:60]!r}{'...' if len(raw) > 60 else ''}, which is not valid JSON "

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from mddframes.codec import depth
 from mddframes.errors import DataShapeError
 from mddframes.spreadsheet.cells import (
     ENCODINGS,
@@ -103,7 +104,11 @@ def _rows(layout: str, records: Iterable[SheetRecord]) -> Iterable[tuple[str | N
         yield record.sheet, "columns", json.dumps(columns, ensure_ascii=False)
         if record.payload is not None:
             # key order and number types as read: json.loads gives the same payload back
-            yield record.sheet, "payload", json.dumps(record.payload, ensure_ascii=False)
+            yield (
+                record.sheet,
+                "payload",
+                depth.dumps(record.payload, what=f"sheet {record.sheet!r}", ensure_ascii=False),
+            )
 
 
 def write_metadata(sheet: Any, layout: str, records: Iterable[SheetRecord]) -> None:
@@ -186,7 +191,7 @@ def _record(title: str, texts: dict[tuple[str | None, str], str]) -> SheetRecord
         if text is None:
             continue
         try:
-            values[field] = json.loads(text)
+            values[field] = depth.loads(text, what=f"sheet {title!r}")
         except json.JSONDecodeError as exc:
             raise DataShapeError(
                 f"sheet {META_SHEET!r}: the {field} of sheet {title!r} is not valid JSON "

@@ -34,6 +34,8 @@ from typing import Any
 
 import pandas as pd
 
+from mddframes.codec import depth
+
 #: A column is reported as re-formatted from this many same-number changes on.
 RESAVED_MIN_CELLS = 3
 
@@ -144,7 +146,7 @@ def resaved_note(frame: pd.DataFrame, rows: list[dict[str, Any]], file: str) -> 
             if not 0 <= label < len(rows):
                 continue
             old, new = rows[label].get(column), None if _missing(new) else new
-            if old == new:
+            if depth.equal(old, new):
                 continue
             changed[column] = changed.get(column, 0) + 1
             if same_number_rewritten(old, new):

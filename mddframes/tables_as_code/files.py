@@ -30,7 +30,6 @@ the service holds.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from typing import Any
 
 import pandas as pd
 
+from mddframes.codec import depth
 from mddframes.codec.align import align_rows, primary_key_columns
 from mddframes.codec.dtypes import type_family
 from mddframes.codec.frame import (
@@ -54,6 +54,7 @@ from mddframes.codec.frame import (
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext
+from mddframes.disk_modes import as_output
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.tables_as_code.csvedits import resolve_bare_empties
 from mddframes.tables_as_code.csvtext import CsvSyntaxError, format_csv, parse_csv
@@ -192,7 +193,7 @@ def _envelope(payload: dict[str, Any], kind: Kind) -> tuple[str, dict[str, Any]]
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return depth.dumps(value, ensure_ascii=False, allow_nan=False)
 
 
 def _encodings(payload: dict[str, Any], kind: Kind, names: list[str]) -> dict[str, str]:
@@ -259,6 +260,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
+        as_output(temp)  # mkstemp made it 0600: an output follows the user's umask
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
@@ -332,7 +334,7 @@ def _digest(paths: list[Path]) -> str:
 
 def _load_json(path: Path) -> dict[str, Any]:
     try:
-        document = json.loads(path.read_text("utf-8"), parse_constant=_no_constant)
+        document = depth.loads(path.read_text("utf-8"), what=str(path), parse_constant=_no_constant)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise DataShapeError(f"{path}: not readable as JSON ({exc})") from exc
     if not isinstance(document, dict) or document.get("format") != OBJECT_FORMAT:
@@ -440,7 +442,7 @@ def _cell(raw: str | None, encoding: str, place: str, column: Any) -> Any:
     if raw is None or encoding == _TEXT:
         return raw
     try:
-        return json.loads(raw, parse_constant=_no_constant)
+        return depth.loads(raw, what=place, parse_constant=_no_constant)
     except ValueError as exc:
         hint = ""
         if raw.strip().lower() in ("true", "false"):

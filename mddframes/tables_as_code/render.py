@@ -6,9 +6,9 @@
 from __future__ import annotations
 
 import html
-import json
 from typing import Any
 
+from mddframes.codec import depth
 from mddframes.tables_as_code.plan import Plan, PlannedObject
 
 #: How many changed cells or problems the text and Markdown show per object.
@@ -18,7 +18,7 @@ _MARK = {"changes": "~", "refused": "!", "failed": "x", "unchanged": "="}
 
 
 def _value(value: Any, limit: int = 60) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = value if isinstance(value, str) else depth.dumps(value, ensure_ascii=False)
     text = text.replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -34,7 +34,7 @@ two document strategies), :mod:`~mddframes.writing.single` (one object from a fr
 :mod:`~mddframes.writing.batch` (a long frame of objects),
 :mod:`~mddframes.writing.restores` (backups put back),
 :mod:`~mddframes.writing.recovery` (resume, roll back), :mod:`~mddframes.writing.backups`
-(backup files), :mod:`~mddframes.writing.journal_file` (the batch journal's format),
+(backup files), :mod:`~mddframes.writing.pruning` (old backups removed), :mod:`~mddframes.writing.journal_file` (the batch journal's format),
 :mod:`~mddframes.writing.result` (:class:`WriteResult`).
 """
 
@@ -47,6 +47,7 @@ from mddframes.writing.backups import (
     save_backup,
 )
 from mddframes.writing.batch import RESULT_COLUMNS, write_mappings, write_tables
+from mddframes.writing.pruning import PRUNE_COLUMNS, prune_backups
 from mddframes.writing.recovery import (
     PENDING_COLUMNS,
     RECOVERY_COLUMNS,
@@ -60,6 +61,7 @@ from mddframes.writing.single import write_mapping, write_table
 
 __all__ = [
     "PENDING_COLUMNS",
+    "PRUNE_COLUMNS",
     "RECOVERY_COLUMNS",
     "RESTORE_COLUMNS",
     "RESULT_COLUMNS",
@@ -71,6 +73,7 @@ __all__ = [
     "default_backup_root",
     "load_backup",
     "pending_writes",
+    "prune_backups",
     "restore",
     "restore_backups",
     "resume",

@@ -3,6 +3,9 @@
 A backup is one JSON file per write, ``<root>/<tenant>/<kind>/<id>/<UTC timestamp>.json``,
 written atomically: to a temporary file in the same folder, flushed to disk, then
 given its final name, so a crash or a full disk never leaves a half-written backup.
+Backup files are ``0600`` and their folders ``0700`` whatever the umask
+(:mod:`mddframes.disk_modes`); ``<tenant>`` and ``<id>`` are
+:func:`~mddframes.disk_names.id_file_name` of them (the file's ``id`` maps back).
 
 The root (:func:`backup_root`) is the ``backup_dir`` argument of the write, else the
 client's ``backup_dir`` setting (``MDD_BACKUP_DIR``, a profile's ``backup_dir``, or
@@ -25,12 +28,14 @@ from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 import platformdirs
 
+from mddframes.codec import depth
 from mddframes.codec.kinds import Kind
 from mddframes.codec.stream import KeptJson
+from mddframes.disk_modes import private_dir
+from mddframes.disk_names import id_file_name
 from mddframes.errors import BackupError, DataShapeError, MddWarning
 
 if TYPE_CHECKING:
@@ -105,8 +110,8 @@ def legacy_backup_root() -> Path | None:
 
 
 def path_segment(value: str) -> str:
-    """``value`` as one safe folder name: percent-encoded, dots included (``..`` too)."""
-    return quote(value, safe="").replace(".", "%2E") or "%00"
+    """``value`` as one safe folder or file name: :func:`mddframes.disk_names.id_file_name`."""
+    return id_file_name(value)
 
 
 def backup_folder(
@@ -174,16 +179,17 @@ def save_backup(
         names the folder and the cause; no partial file is left).
     """
     folder = backup_folder(api, kind, object_id, backup_dir)
+    root = backup_root(api, backup_dir)
     now = _dt.datetime.now(_dt.UTC)
     document = {**_header(api, kind, object_id, now), "payload": payload}
     try:
-        text = json.dumps(document, ensure_ascii=False, allow_nan=False)
+        text = depth.dumps(document, ensure_ascii=False, allow_nan=False)
     except ValueError as exc:
         raise BackupError(
             f"cannot back up {kind} {object_id!r}: what the service holds is not strict JSON "
             f"({exc}); nothing was sent"
         ) from None
-    return _store(folder, now, kind, object_id, text)
+    return _store(folder, root, now, kind, object_id, text)
 
 
 def save_backup_document(
@@ -206,10 +212,11 @@ def save_backup_document(
         The file could not be written (nothing was sent).
     """
     folder = backup_folder(api, kind, object_id, backup_dir)
+    root = backup_root(api, backup_dir)
     now = _dt.datetime.now(_dt.UTC)
     head = json.dumps(_header(api, kind, object_id, now), ensure_ascii=False)
     pieces = chain([head[:-1].encode("utf-8"), b', "payload": '], document.chunks(), [b"}"])
-    return _store(folder, now, kind, object_id, pieces)
+    return _store(folder, root, now, kind, object_id, pieces)
 
 
 def _header(api: Api, kind: Kind, object_id: str, now: _dt.datetime) -> dict[str, Any]:
@@ -223,11 +230,17 @@ def _header(api: Api, kind: Kind, object_id: str, now: _dt.datetime) -> dict[str
 
 
 def _store(
-    folder: Path, now: _dt.datetime, kind: Kind, object_id: str, content: str | Iterable[bytes]
+    folder: Path,
+    root: Path,
+    now: _dt.datetime,
+    kind: Kind,
+    object_id: str,
+    content: str | Iterable[bytes],
 ) -> Path:
-    """Write a backup file named by ``now``; an ``OSError`` becomes a ``BackupError``."""
+    """Write a backup file named by ``now`` (owner-only, in owner-only folders under
+    ``root``); an ``OSError`` becomes a ``BackupError``."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder, root=root)
         return _write_new(folder, now.strftime("%Y%m%dT%H%M%S.%fZ"), content)
     except OSError as exc:
         raise BackupError(
@@ -293,7 +306,7 @@ def load_backup(path: str | os.PathLike[str]) -> dict[str, Any]:
     """
     path = Path(path)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = depth.loads(path.read_text(encoding="utf-8"), what=str(path))
     except (OSError, ValueError) as exc:
         raise DataShapeError(f"cannot read backup {path}: {exc}") from None
     if not isinstance(document, dict):

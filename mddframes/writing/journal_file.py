@@ -36,6 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
 
+from mddframes.codec import depth
+from mddframes.disk_modes import open_private, private_dir
+from mddframes.disk_names import id_file_name
 from mddframes.errors import InvalidArgumentError, JournalError
 from mddframes.writing.backups import backup_root, legacy_backup_root, path_segment
 
@@ -141,7 +144,7 @@ def read_journal(path: str | os.PathLike[str]) -> JournalState | None:
     records: list[dict[str, Any]] = []
     for number, raw in enumerate(lines, start=1):
         try:
-            record = json.loads(raw)
+            record = depth.loads(raw, what=f"journal {path}")
             if not isinstance(record, dict) or "type" not in record:
                 raise ValueError("not a journal record")
         except ValueError as exc:
@@ -229,14 +232,14 @@ class JournalWriter:
             "objects": [vars(item) for item in objects],
         }  # fmt: skip
         try:
-            line = json.dumps(plan, ensure_ascii=False, allow_nan=False)
+            line = depth.dumps(plan, ensure_ascii=False, allow_nan=False)
         except ValueError as exc:
             raise JournalError(f"cannot journal the batch: a payload is not strict JSON ({exc})",
                                path=str(folder)) from None  # fmt: skip
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{batch}.jsonl"
-            handle = open(path, "xb")  # noqa: SIM115 (kept open for the batch's appends)
+            private_dir(folder, root=backup_root(api, backup_dir))
+            path = folder / id_file_name(batch, ".jsonl")
+            handle = open_private(path, "xb")  # kept open for the batch's appends
             _fsync_folder(folder)  # the new name is durable too, not only the bytes
         except OSError as exc:
             raise JournalError(f"cannot create a journal in {folder}: {exc}; nothing was sent",
@@ -250,7 +253,7 @@ class JournalWriter:
         """Open an existing journal for appending; a torn last line is ended first."""
         path = Path(path)
         try:
-            handle = open(path, "ab")  # noqa: SIM115
+            handle = open_private(path, "ab")
             size = path.stat().st_size
             writer = cls(path, handle)
             if size:
@@ -337,7 +340,7 @@ def find_journal(
         raise InvalidArgumentError(f"{name!r} is not a batch id (see pending_writes())")
     folders = journal_folders(api, backup_dir)
     for folder in folders:
-        path = folder / f"{name}.jsonl"
+        path = folder / id_file_name(name, ".jsonl")
         if path.is_file():
             return path
     raise InvalidArgumentError(

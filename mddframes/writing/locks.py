@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Any
 import filelock
 import platformdirs
 
+from mddframes.disk_modes import PRIVATE_FILE_MODE, private_dir, write_private
+from mddframes.disk_names import id_file_name
 from mddframes.errors import LockTimeoutError
-from mddframes.writing.backups import path_segment
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -60,7 +61,7 @@ def lock_folder(api: Api) -> Path:
     root = api.settings.lock_dir
     tenant = api.tenant or "default"
     service = hashlib.sha256(f"{api.settings.base_url}|{tenant}".encode()).hexdigest()[:12]
-    return (Path(root) if root else default_lock_dir()) / f"{path_segment(tenant)}-{service}"
+    return (Path(root) if root else default_lock_dir()) / f"{id_file_name(tenant)[:80]}-{service}"
 
 
 @contextlib.contextmanager
@@ -76,7 +77,7 @@ def object_locks(api: Api, keys: Iterable[tuple[str, str]], *, purpose: str) -> 
         holder); nothing was sent, and the locks taken are released.
     """
     folder = lock_folder(api)
-    names = sorted({f"{kind}-{path_segment(object_id)}" for kind, object_id in keys})
+    names = sorted({f"{kind}-{id_file_name(object_id)}" for kind, object_id in keys})
     with contextlib.ExitStack() as stack:
         for name in names:
             stack.enter_context(
@@ -93,7 +94,7 @@ def object_lock(api: Api, kind: str, object_id: str, *, purpose: str) -> Any:
 def batch_lock(api: Api, batch: str, *, purpose: str) -> Any:
     """Hold the lock of one batch of writes (its journal) for the block."""
     return _locked(
-        lock_folder(api) / f"batch-{path_segment(batch)}.lock", api.settings.lock_timeout, purpose
+        lock_folder(api) / f"batch-{id_file_name(batch)}.lock", api.settings.lock_timeout, purpose
     )
 
 
@@ -106,8 +107,10 @@ def _locked(path: Path, timeout: float, purpose: str) -> Iterator[None]:
         raise _timed_out(path, timeout, purpose)
     try:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            file_lock = filelock.FileLock(path, is_singleton=False, thread_local=False)
+            private_dir(path.parent, root=_lock_root(path))
+            file_lock = filelock.FileLock(
+                path, mode=PRIVATE_FILE_MODE, is_singleton=False, thread_local=False
+            )
             file_lock.acquire(timeout=max(deadline - time.monotonic(), 0))
         except filelock.Timeout:
             raise _timed_out(path, timeout, purpose) from None
@@ -124,6 +127,11 @@ def _locked(path: Path, timeout: float, purpose: str) -> Iterator[None]:
             file_lock.release()
     finally:
         thread_lock.release()
+
+
+def _lock_root(path: Path) -> Path:
+    """The machine's lock folder above a lock file (``<lock folder>/<service>/x.lock``)."""
+    return path.parent.parent
 
 
 def _thread_lock(path: Path) -> threading.Lock:
@@ -145,10 +153,8 @@ def _write_holder(path: Path, purpose: str) -> None:
         "thread": threading.current_thread().name, "purpose": purpose,
         "since": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
     }  # fmt: skip
-    temp = path.with_name(f"{path.name}.holder.{os.getpid()}.{threading.get_ident()}")
     try:
-        temp.write_text(json.dumps(holder), encoding="utf-8")
-        os.replace(temp, _holder_path(path))
+        write_private(_holder_path(path), json.dumps(holder).encode("utf-8"))
     except OSError:
         pass  # who holds it is a courtesy to the next writer's error message, not the lock
 

@@ -65,6 +65,7 @@ JOURNAL = {
     "mddframes resume BATCH": 0,
     "mddframes roll-back BATCH": 0,
     "mddframes writes --all": 0,  # README: `mddframes writes [--all]`
+    "mddframes writes --prune 90": 0,  # docs/guide/security.md: nothing that old here
 }
 EMULATOR = {
     ".venv/bin/mddframes demo": 0,
@@ -237,6 +238,7 @@ def test_journal_commands(sh, emu):
     assert "sent" in sh("mddframes resume BATCH", BATCH=batch).stdout
     sh("mddframes roll-back BATCH", BATCH=batch)
     assert batch in sh("mddframes writes --all").stdout
+    assert sh("mddframes writes --prune 90").stdout.splitlines() == ["path,kind,saved_at,action"]
 
 
 def test_demo_command(sh):
