@@ -2,8 +2,8 @@
 
 A streamed write sends a large table as bytes and reads it back to verify it. The
 service usually answers with the very bytes it was sent: the write then keeps, as the
-next write's context, the sent document it has kept already (one member per batch,
-:mod:`mddframes.codec.kept_batches`), instead of compressing the read-back again.
+next write's context, the sent document kept (compressed once), instead of hashing and
+compressing the read-back as well.
 :func:`keep_compared` compares each chunk of the read-back with the sent bytes at its
 place and keeps nothing while they agree. At the first chunk that differs it keeps the
 read-back from its first byte (the agreeing part taken from the sent bytes, which are

@@ -84,49 +84,33 @@ class KeptJson:
 
     Attributes
     ----------
-    members : tuple of bytes
-        The document compressed: one zlib stream (a read keeps it so), or several whose
-        contents follow one another (a streamed write's new document, one per batch of
-        rows: :mod:`mddframes.codec.kept_batches`).
+    compressed : bytes
+        The document compressed: one zlib stream.
     size : int
         Its size in bytes, uncompressed.
     sha256 : str
         SHA-256 (hex) of the uncompressed bytes, exactly as received.
-    batch_rows : tuple of int or None
-        When the members are the document cut at its rows (the first member up to and
-        including the rows' ``[``, then one member per batch of whole rows, each after
-        the first starting with its comma, the last member from the rows' ``]`` on): the
-        rows of each batch. None otherwise.
     """
 
-    members: tuple[bytes, ...]
+    compressed: bytes
     size: int
     sha256: str
-    batch_rows: tuple[int, ...] | None = None
-
-    @property
-    def compressed(self) -> bytes:
-        """The members, one after the other."""
-        return self.members[0] if len(self.members) == 1 else b"".join(self.members)
 
     def chunks(self, size: int = CHUNK_SIZE) -> Iterator[bytes]:
         """The document's bytes, decompressed piece by piece (about ``size`` each)."""
         step = max(1, size // 4)  # JSON compresses about 4 to 5 times at level 1
-        for member in self.members:
-            inflater = zlib.decompressobj()
-            for start in range(0, len(member), step):
-                piece = inflater.decompress(member[start : start + step])
-                if piece:
-                    yield piece
-            rest = inflater.flush()
-            if rest:
-                yield rest
+        inflater = zlib.decompressobj()
+        for start in range(0, len(self.compressed), step):
+            piece = inflater.decompress(self.compressed[start : start + step])
+            if piece:
+                yield piece
+        rest = inflater.flush()
+        if rest:
+            yield rest
 
     def content(self) -> bytes:
         """The document's bytes (the whole of it, decompressed)."""
-        if len(self.members) == 1:
-            return zlib.decompress(self.members[0])
-        return b"".join(map(zlib.decompress, self.members))
+        return zlib.decompress(self.compressed)
 
     def loads(self) -> Any:
         """The document parsed by :func:`json.loads` (the whole of it, each call).
@@ -136,8 +120,7 @@ class KeptJson:
         return json_loads(self.content())
 
     def __repr__(self) -> str:
-        compressed = sum(map(len, self.members))
-        return f"<KeptJson of {self.size:,} bytes, {compressed:,} compressed>"
+        return f"<KeptJson of {self.size:,} bytes, {len(self.compressed):,} compressed>"
 
 
 class _Keeper:
@@ -215,7 +198,7 @@ class _Keeper:
         self._parts.append(self._compressor.flush())
         compressed = b"".join(self._parts)
         self._parts = []
-        return KeptJson((compressed,), self.size, self._hash.hexdigest())
+        return KeptJson(compressed, self.size, self._hash.hexdigest())
 
 
 class _SurrogateWatch:

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mddframes.api_bodies import json_object, require_document
 from mddframes.codec.diff import Diff, diff_payloads
-from mddframes.codec.kept_batches import BatchPlan, keep_batches
 from mddframes.codec.kinds import Kind
 from mddframes.codec.readback import keep_compared
 from mddframes.codec.stream import (
@@ -36,6 +35,7 @@ from mddframes.codec.stream import (
     load_document,
     same_document,
 )
+from mddframes.codec.streamed_overlay import BatchPlan
 from mddframes.codec.values import same_json
 from mddframes.http.decoding import decode_json_content
 from mddframes.http.session import EncodedJson
@@ -231,13 +231,9 @@ class EncodedDocument:
         return self
 
     def kept(self) -> KeptJson:
-        """The document kept compressed (once): one member per batch, the members of the
-        batches taken as they were kept reused, when the plan is known."""
+        """The document kept compressed (once)."""
         if not self._kept:
-            self._kept.append(
-                keep_chunks(self._chunks()) if self.plan is None
-                else keep_batches(self.content, self.plan)
-            )  # fmt: skip
+            self._kept.append(keep_chunks(self._chunks()))
         return self._kept[0]
 
     def payload(self) -> dict[str, Any]:
