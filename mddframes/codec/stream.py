@@ -130,7 +130,7 @@ class _Keeper:
     on large pieces, so they run beside the parse instead of before it. The chunks are
     handed over joined into pieces of about :data:`_HANDOFF_BYTES`: the thread needs
     the GIL back for each piece, which the parsing thread holds for up to the switch
-    interval (5 ms), so a 64 KiB chunk at a time starved it and filled the queue, and
+    interval (``sys.getswitchinterval``), so a chunk at a time starved it and filled the queue, and
     the parse then waited for it. The pieces wait in a short queue
     (:data:`_QUEUED_PIECES` of them at most, so memory stays bounded); :meth:`finish`
     (or :meth:`close`, on an error) waits for the thread.
@@ -348,8 +348,8 @@ def frame_from_chunks(
     Notes
     -----
     The rows are first cut into batches and parsed by orjson as the chunks arrive
-    (:class:`~mddframes.codec.splitter.RowSplitter`, three to four times faster than
-    the incremental parser). A document the splitter cannot vouch for is parsed again
+    (:class:`~mddframes.codec.splitter.RowSplitter`, faster than the incremental
+    parser: docs/internals.md, Performance). A document the splitter cannot vouch for is parsed again
     from the kept bytes by the incremental parser (ijson), as described above.
     """
     keeper = _Keeper(background=True)
@@ -495,9 +495,9 @@ def same_document(kept: KeptJson, payload: Any, kind: Kind = "table") -> bool:
 def load_document(kept: KeptJson, kind: Kind = "table") -> Any:
     """A kept table or mapping document parsed whole: exactly ``json.loads`` of its bytes.
 
-    The rows are parsed a batch at a time by orjson (:class:`RowSplitter`), three
-    times faster than ``json.loads`` and without orjson's transient memory of a whole
-    document; a document the splitter cannot vouch for goes to ``json.loads``.
+    The rows are parsed a batch at a time by orjson (:class:`RowSplitter`), faster
+    than ``json.loads`` (docs/internals.md, Performance) and without orjson's transient
+    memory of a whole document; a document the splitter cannot vouch for goes to ``json.loads``.
     """
     key = ROWS_KEYS[kind][0]
     rows: list[Any] = []
