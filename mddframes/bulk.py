@@ -20,7 +20,6 @@ Example
 from __future__ import annotations
 
 import logging
-import time
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -378,10 +377,6 @@ class _Run(Generic[T, R]):
             value = future.result()
             if self.then is not None:
                 value = self.then(value)
-                # give up the GIL between builds: a worker whose answer came in sends
-                # its next request now, not after the holder's 5 ms switch interval
-                # (sys.getswitchinterval)
-                time.sleep(0)
             self.results[position] = value
         except Exception as exc:  # noqa: BLE001 - then's failure is the item's
             return exc

@@ -145,23 +145,6 @@ class ReadContext:
         :mod:`mddframes.codec.fingerprint`); None when it was not taken."""
         return self._fingerprint
 
-    def with_fingerprint(self, fingerprint: FrameFingerprint) -> ReadContext:
-        """The same read, with another fingerprint of the same frame.
-
-        Parameters
-        ----------
-        fingerprint : FrameFingerprint
-            The fingerprint of the frame the read made (e.g. knowing its Arrow arrays:
-            :meth:`~mddframes.codec.fingerprint.FrameFingerprint.holding`).
-
-        Returns
-        -------
-        ReadContext
-        """
-        return ReadContext(self._kind, self._object_id, self._payload, self._read_at,
-                           kept=self._kept, fingerprint=fingerprint,
-                           finite=self._finite, route=self._route)  # fmt: skip
-
     def document(self) -> dict[str, Any]:
         """The document as parsed JSON.
 

@@ -22,21 +22,13 @@ Columns of dtype ``object`` (JSON values: dicts, lists, mixed types) are not dig
 their cells can be mutated in place, so the writer compares them with the original by
 content, batch by batch. A column whose dtype changed since the read, or that no
 encoding covers (a categorical, say), is compared whole.
-
-An Arrow-backed column the read built needs no second pass at all while it holds the
-very ``pyarrow.ChunkedArray`` the read made (:class:`HeldArrays`): Arrow arrays are
-immutable, and pandas gives a column a new one on every edit (``at``, ``loc``,
-``fillna``...), so the same array object holds the same values and its digests are the
-read's. Only a column whose array is another object is digested.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import secrets
-import weakref
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -57,61 +49,6 @@ _KEY = secrets.token_bytes(32)
 CONVERT_SLICE_ROWS = 16 * BLOCK_ROWS
 
 
-class HeldArrays:
-    """The Arrow arrays of a read's frame, known by identity: the columns whose values
-    need no hashing while they hold them.
-
-    Only arrays a read built are held (:meth:`FrameFingerprint.holding`): their memory
-    is Arrow's own, which pandas and pyarrow never write into, whereas an array a user
-    makes may share a numpy array's memory that stays writable. Each is held by a weak
-    reference (never kept alive; a dead one matches nothing) together with its column's
-    dtype. A pickled frame's arrays are new objects: the holding is not pickled.
-    """
-
-    __slots__ = ("_refs",)
-
-    def __init__(self, refs: Mapping[str, tuple[weakref.ref[Any], str]] | None = None) -> None:
-        self._refs = dict(refs or {})
-
-    @classmethod
-    def of(cls, frame: pd.DataFrame) -> HeldArrays:
-        """The Arrow-backed columns of ``frame``, as they are now."""
-        refs: dict[str, tuple[weakref.ref[Any], str]] = {}
-        for name, column in frame.items():
-            chunked = _chunked_array(column)
-            if isinstance(name, str) and chunked is not None:
-                refs[name] = (weakref.ref(chunked), str(column.dtype))
-        return cls(refs)
-
-    def same(self, name: str, column: pd.Series) -> bool:
-        """Whether ``column`` holds the array held for ``name``, with the same dtype."""
-        held = self._refs.get(name)
-        if held is None:
-            return False
-        ref, dtype = held
-        chunked = ref()
-        same = chunked is not None and chunked is _chunked_array(column)
-        return same and str(column.dtype) == dtype
-
-    def only(self, names: Iterable[str]) -> HeldArrays:
-        """The arrays held for ``names``."""
-        return HeldArrays({name: self._refs[name] for name in names if name in self._refs})
-
-    def __len__(self) -> int:
-        return len(self._refs)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (HeldArrays, ())
-
-
-def _chunked_array(column: pd.Series) -> Any:
-    """The ``pyarrow.ChunkedArray`` an Arrow-backed column holds (None for others)."""
-    array: Any = column.array
-    if isinstance(column.array, pd.arrays.ArrowExtensionArray):  # ArrowStringArray too
-        return array._pa_array
-    return None
-
-
 @dataclass(frozen=True, eq=False)
 class FrameFingerprint:
     """Block digests of a frame's columns as read, and where each column's first value is.
@@ -130,8 +67,6 @@ class FrameFingerprint:
         (``object`` dtype, or one no encoding covers).
     first_value : dict of str to int
         Per column, the position of its first non-missing value (-1: none).
-    arrays : HeldArrays
-        The Arrow arrays the digests are known to describe (see :meth:`holding`).
     """
 
     columns: tuple[str, ...]
@@ -139,15 +74,6 @@ class FrameFingerprint:
     n_rows: int
     digests: dict[str, np.ndarray | None]
     first_value: dict[str, int]
-    arrays: HeldArrays = dataclasses.field(default_factory=HeldArrays)
-
-    def holding(self, frame: pd.DataFrame) -> FrameFingerprint:
-        """This fingerprint, knowing ``frame``'s Arrow arrays as the ones it describes.
-
-        Only for the frame a read built, right after it took the fingerprint: a column
-        that still holds its array then needs no hashing in :meth:`survey`.
-        """
-        return dataclasses.replace(self, arrays=HeldArrays.of(frame))
 
     def fits(self, frame: pd.DataFrame) -> bool:
         """Whether ``frame`` has the read's columns (same order) and its index, so that
@@ -189,17 +115,8 @@ class FrameFingerprint:
         now_digests: dict[str, np.ndarray | None] = {}
         firsts: dict[str, int] = {}
         step = HASH_SLICE_ROWS if convert is None else CONVERT_SLICE_ROWS
-        held: list[str] = []
         for name, dtype in zip(self.columns, self.dtypes, strict=True):
             column = frame[name]
-            if self.arrays.same(name, column):
-                # the very array the digests describe: its values are the read's
-                held.append(name)
-                dtypes.append(dtype)
-                now_digests[name], firsts[name] = self.digests[name], self.first_value[name]
-                if self.digests[name] is not None:
-                    candidates[name] = np.zeros(0, dtype=np.int64)
-                continue
             now_dtype, now, first = converted_digests(len(frame), _slicer(column, convert),
                                                       step=step)  # fmt: skip
             dtypes.append(now_dtype)
@@ -212,8 +129,7 @@ class FrameFingerprint:
                 continue
             blocks = np.flatnonzero((now != then).any(axis=1))
             candidates[name] = _rows_of_blocks(blocks, self.n_rows)
-        now_print = FrameFingerprint(self.columns, tuple(dtypes), self.n_rows, now_digests, firsts,
-                                     self.arrays.only(held))  # fmt: skip
+        now_print = FrameFingerprint(self.columns, tuple(dtypes), self.n_rows, now_digests, firsts)
         return candidates, now_print
 
     def undeclared(self, declared: Collection[str]) -> list[str]:

@@ -84,49 +84,33 @@ class KeptJson:
 
     Attributes
     ----------
-    members : tuple of bytes
-        The document compressed: one zlib stream (a read keeps it so), or several whose
-        contents follow one another (a streamed write's new document, one per batch of
-        rows: :mod:`mddframes.codec.kept_batches`).
+    compressed : bytes
+        The document compressed: one zlib stream.
     size : int
         Its size in bytes, uncompressed.
     sha256 : str
         SHA-256 (hex) of the uncompressed bytes, exactly as received.
-    batch_rows : tuple of int or None
-        When the members are the document cut at its rows (the first member up to and
-        including the rows' ``[``, then one member per batch of whole rows, each after
-        the first starting with its comma, the last member from the rows' ``]`` on): the
-        rows of each batch. None otherwise.
     """
 
-    members: tuple[bytes, ...]
+    compressed: bytes
     size: int
     sha256: str
-    batch_rows: tuple[int, ...] | None = None
-
-    @property
-    def compressed(self) -> bytes:
-        """The members, one after the other."""
-        return self.members[0] if len(self.members) == 1 else b"".join(self.members)
 
     def chunks(self, size: int = CHUNK_SIZE) -> Iterator[bytes]:
         """The document's bytes, decompressed piece by piece (about ``size`` each)."""
         step = max(1, size // 4)  # JSON compresses about 4 to 5 times at level 1
-        for member in self.members:
-            inflater = zlib.decompressobj()
-            for start in range(0, len(member), step):
-                piece = inflater.decompress(member[start : start + step])
-                if piece:
-                    yield piece
-            rest = inflater.flush()
-            if rest:
-                yield rest
+        inflater = zlib.decompressobj()
+        for start in range(0, len(self.compressed), step):
+            piece = inflater.decompress(self.compressed[start : start + step])
+            if piece:
+                yield piece
+        rest = inflater.flush()
+        if rest:
+            yield rest
 
     def content(self) -> bytes:
         """The document's bytes (the whole of it, decompressed)."""
-        if len(self.members) == 1:
-            return zlib.decompress(self.members[0])
-        return b"".join(map(zlib.decompress, self.members))
+        return zlib.decompress(self.compressed)
 
     def loads(self) -> Any:
         """The document parsed by :func:`json.loads` (the whole of it, each call).
@@ -136,8 +120,7 @@ class KeptJson:
         return json_loads(self.content())
 
     def __repr__(self) -> str:
-        compressed = sum(map(len, self.members))
-        return f"<KeptJson of {self.size:,} bytes, {compressed:,} compressed>"
+        return f"<KeptJson of {self.size:,} bytes, {len(self.compressed):,} compressed>"
 
 
 class _Keeper:
@@ -147,7 +130,7 @@ class _Keeper:
     on large pieces, so they run beside the parse instead of before it. The chunks are
     handed over joined into pieces of about :data:`_HANDOFF_BYTES`: the thread needs
     the GIL back for each piece, which the parsing thread holds for up to the switch
-    interval (5 ms), so a 64 KiB chunk at a time starved it and filled the queue, and
+    interval (``sys.getswitchinterval``), so a chunk at a time starved it and filled the queue, and
     the parse then waited for it. The pieces wait in a short queue
     (:data:`_QUEUED_PIECES` of them at most, so memory stays bounded); :meth:`finish`
     (or :meth:`close`, on an error) waits for the thread.
@@ -215,7 +198,7 @@ class _Keeper:
         self._parts.append(self._compressor.flush())
         compressed = b"".join(self._parts)
         self._parts = []
-        return KeptJson((compressed,), self.size, self._hash.hexdigest())
+        return KeptJson(compressed, self.size, self._hash.hexdigest())
 
 
 class _SurrogateWatch:
@@ -365,8 +348,8 @@ def frame_from_chunks(
     Notes
     -----
     The rows are first cut into batches and parsed by orjson as the chunks arrive
-    (:class:`~mddframes.codec.splitter.RowSplitter`, three to four times faster than
-    the incremental parser). A document the splitter cannot vouch for is parsed again
+    (:class:`~mddframes.codec.splitter.RowSplitter`, faster than the incremental
+    parser: docs/internals.md, Performance). A document the splitter cannot vouch for is parsed again
     from the kept bytes by the incremental parser (ijson), as described above.
     """
     keeper = _Keeper(background=True)
@@ -512,9 +495,9 @@ def same_document(kept: KeptJson, payload: Any, kind: Kind = "table") -> bool:
 def load_document(kept: KeptJson, kind: Kind = "table") -> Any:
     """A kept table or mapping document parsed whole: exactly ``json.loads`` of its bytes.
 
-    The rows are parsed a batch at a time by orjson (:class:`RowSplitter`), three
-    times faster than ``json.loads`` and without orjson's transient memory of a whole
-    document; a document the splitter cannot vouch for goes to ``json.loads``.
+    The rows are parsed a batch at a time by orjson (:class:`RowSplitter`), faster
+    than ``json.loads`` (docs/internals.md, Performance) and without orjson's transient
+    memory of a whole document; a document the splitter cannot vouch for goes to ``json.loads``.
     """
     key = ROWS_KEYS[kind][0]
     rows: list[Any] = []

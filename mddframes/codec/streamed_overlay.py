@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
 
@@ -45,7 +45,6 @@ from mddframes.codec.diff import Diff, concat_changes, diff_payloads
 from mddframes.codec.fastjson import loads_strict_or_none
 from mddframes.codec.fingerprint import FrameFingerprint, rows_in
 from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_arrays, overlay
-from mddframes.codec.kept_batches import BatchPlan, batches_of
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.stream import KeptJson
 from mddframes.codec.values import (
@@ -57,6 +56,30 @@ from mddframes.codec.values import (
 )
 
 _KEY = ROWS_KEYS["table"][0]
+
+
+@dataclass
+class BatchPlan:
+    """Where a new document's batches of rows are, as the write built it.
+
+    Attributes
+    ----------
+    head_size : int
+        The bytes before the first batch (up to and including the rows' ``[``).
+    sizes : list of int
+        Each batch's bytes, without the comma before it.
+    rows : list of int
+        Each batch's rows.
+    """
+
+    head_size: int = 0
+    sizes: list[int] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)
+
+    def add(self, size: int, rows: int) -> None:
+        """One more batch."""
+        self.sizes.append(size)
+        self.rows.append(rows)
 
 
 class StreamUnsupported(Exception):
@@ -79,8 +102,8 @@ class StreamedPayload:
         The fingerprint of the frame written (taken while looking for its edits): the
         context of the next write of the same frame.
     plan : BatchPlan or None
-        Where ``body``'s batches are, and which are a kept member's
-        (:func:`~mddframes.codec.kept_batches.keep_batches` keeps it with them).
+        Where ``body``'s batches are (a new document's rows are found by parsing only
+        the batches that hold them).
     """
 
     body: bytes
@@ -131,10 +154,7 @@ def overlay_document(
     if not fingerprint.fits(frame):
         raise StreamUnsupported("rows or columns were added, deleted or moved")
     builder = _Builder(kept, frame, fingerprint, allow_deletes, object_id, convert)
-    if kept.batch_rows is not None:
-        head, tail, envelope = _take_members(builder, kept)
-    else:
-        head, tail, envelope = _take_split(builder, kept)
+    head, tail, envelope = _take_split(builder, kept)
     if builder.position != fingerprint.n_rows:
         raise StreamUnsupported("the document does not hold the rows the frame was read from")
     if builder.envelope is None:
@@ -145,38 +165,14 @@ def overlay_document(
 
 
 def _take_split(builder: _Builder, kept: KeptJson) -> tuple[bytes, bytes, dict[str, Any] | None]:
-    """Hand the builder the batches of a document kept as one stream, cut by the
+    """Hand the builder the batches of the kept document, cut by the
     splitter (which proves each cut by parsing the batch); its head, tail and envelope."""
-    splitter = RowSplitter(_KEY, lambda rows, raw: builder.take(raw, len(rows), rows),
+    splitter = RowSplitter(_KEY, lambda rows, raw: builder.take(raw, rows),
                            raw=True)  # fmt: skip
     builder.head = lambda: splitter.head
     if not splitter.split(kept.chunks()):
         raise StreamUnsupported("the document cannot be cut into batches of rows")
     return splitter.head, splitter.tail, splitter.envelope
-
-
-def _take_members(builder: _Builder, kept: KeptJson) -> tuple[bytes, bytes, dict[str, Any] | None]:
-    """Hand the builder the batches of a document kept one member per batch (a
-    streamed write's): parsed only where the builder must look into them."""
-    try:
-        head, batches, tail = batches_of(kept)
-    except ValueError as exc:
-        raise StreamUnsupported(str(exc)) from None
-    builder.head = lambda: head
-    builder.plan.head, builder.plan.tail = kept.members[0], kept.members[-1]
-    for raw, member, count in _unsupported_on_error(batches):
-        builder.take(raw, count, None, member)
-    envelope = loads_strict_or_none(head + tail)
-    if type(envelope) is not dict or envelope.get(_KEY) != []:
-        raise StreamUnsupported("the attributes around the rows are not a JSON object")
-    return head, tail, envelope
-
-
-def _unsupported_on_error(batches: Iterator[Any]) -> Iterator[Any]:
-    try:
-        yield from batches
-    except ValueError as exc:  # a member that is not what batches_of expects
-        raise StreamUnsupported(str(exc)) from None
 
 
 def _as_read(array: Any) -> Any:
@@ -217,11 +213,9 @@ class _Builder:
         self.records: list[Record] = []
         self.changes: list[Diff] = []
 
-    def take(
-        self, raw: bytes, count: int, rows: list[dict[str, Any]] | None, member: bytes | None = None
-    ) -> None:
-        """The next batch: its bytes, its rows (None: not parsed yet) and, when it is a
-        kept document's member, that member."""
+    def take(self, raw: bytes, rows: list[dict[str, Any]]) -> None:
+        """The next batch: its bytes and its rows (the splitter parsed them)."""
+        count = len(rows)
         start, stop = self.position, self.position + count
         self.position = stop
         if self.envelope is None:
@@ -231,36 +225,19 @@ class _Builder:
         columns = [
             name for name, rows_ in self.candidates.items() if len(rows_in(rows_, start, stop))
         ]
-        if rows is None and (columns or self._looks_into(start, stop)):
-            rows = _parse_batch(raw, count)
-        if rows is not None:
-            self._learn_templates(rows, start, stop)
-            columns += [name for name, values in self.by_content.items()
-                        if not same_json_column(_column(rows, name), values[start:stop])]  # fmt: skip
+        self._learn_templates(rows, start, stop)
+        columns += [name for name, values in self.by_content.items()
+                    if not same_json_column(_column(rows, name), values[start:stop])]  # fmt: skip
         if not columns:
             self.pieces.append(raw)
-            self.plan.add(len(raw), count, member)
+            self.plan.add(len(raw), count)
             if self.keys is not None:
-                assert rows is not None  # _looks_into: every batch, for the keys
                 self.keys.add(rows, start, ())
             return
         late = [name for name in columns if name not in self.templates]
         if late:
             raise StreamUnsupported(f"a cell changed before the first value of column {late[0]!r}")
-        assert rows is not None
-        self._overlay(rows, start, stop, raw, member)
-
-    def _looks_into(self, start: int, stop: int) -> bool:
-        """Whether a batch with no candidate row must be parsed all the same: for the
-        primary keys, the JSON columns compared by content, or a column's template."""
-        return (
-            self.keys is not None
-            or bool(self.by_content)
-            or any(
-                start <= first < stop and name not in self.templates
-                for name, first in self.fingerprint.first_value.items()
-            )
-        )
+        self._overlay(rows, start, stop, raw)
 
     def _begin(self) -> None:
         envelope = loads_strict_or_none(self.head() + b"]}")
@@ -280,9 +257,7 @@ class _Builder:
                     raise StreamUnsupported(f"column {name!r} does not hold what was read")
                 self.templates[name] = value
 
-    def _overlay(
-        self, rows: list[dict[str, Any]], start: int, stop: int, raw: bytes, member: bytes | None
-    ) -> None:
+    def _overlay(self, rows: list[dict[str, Any]], start: int, stop: int, raw: bytes) -> None:
         assert self.envelope is not None
         batch = {**self.envelope, _KEY: rows}
         part = self.frame.iloc[start:stop].set_axis(pd.RangeIndex(stop - start), axis=0)
@@ -321,10 +296,10 @@ class _Builder:
         if touched:
             piece = _dump_rows(new_rows)
             self.pieces.append(piece)
-            self.plan.add(len(piece), stop - start, None)
+            self.plan.add(len(piece), stop - start)
         else:  # a candidate block, no row changed: the bytes as they were read
             self.pieces.append(raw)
-            self.plan.add(len(raw), stop - start, member)
+            self.plan.add(len(raw), stop - start)
 
     def result(self, head: bytes, tail: bytes) -> StreamedPayload:
         whole = [s for s in check.STAGES if s.whole_table]
@@ -446,14 +421,6 @@ def _key_hash(value: Any) -> int:
         return hash(value)
     except TypeError:
         return hash(tuple(canonical_json(p) if isinstance(p, dict | list) else p for p in parts))
-
-
-def _parse_batch(raw: bytes, count: int) -> list[dict[str, Any]]:
-    """The rows of a kept member's batch (parsed as the splitter parses its batches)."""
-    rows = loads_strict_or_none(b"[" + raw + b"]")
-    if type(rows) is not list or len(rows) != count or not all(type(r) is dict for r in rows):
-        raise StreamUnsupported("a kept batch does not hold the rows it was kept with")
-    return rows
 
 
 def _column(rows: list[dict[str, Any]], name: str) -> list[Any]:

@@ -14,8 +14,6 @@ not in them, and completes it.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import datetime as _dt
 import itertools
 import logging
@@ -217,28 +215,8 @@ def _resume(partial: Path, journal: Journal) -> list[dict[str, Any]]:
 
 
 def release_memory() -> None:
-    """Give freed memory back to the system: Arrow's pool, and glibc's malloc arenas.
-
-    The workers' answers are allocated by several threads, so glibc keeps one arena per
-    thread, each holding on to what was freed in it: the process's RSS then grew with
-    the objects read (about 50 MB over the 7,500 objects of the scale system) although
-    what it held did not. ``malloc_trim`` returns those pages (it takes milliseconds;
-    called every :data:`TRIM_EVERY` chunks). Elsewhere than glibc, only Arrow's pool.
-    """
+    """Give the memory Arrow's pool holds unused back to the system."""
     pa.default_memory_pool().release_unused()
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
-
-
-def _glibc_malloc_trim() -> Any:
-    name = ctypes.util.find_library("c")
-    try:
-        return ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):  # not glibc (musl, macOS, Windows)
-        return None
-
-
-_MALLOC_TRIM = _glibc_malloc_trim()
 
 
 def _now() -> str:

@@ -26,9 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mddframes.api_bodies import json_object, require_document
 from mddframes.codec.diff import Diff, diff_payloads
 from mddframes.codec.frame import payload_rows
-from mddframes.codec.kept_batches import BatchPlan, keep_batches
 from mddframes.codec.kinds import Kind
-from mddframes.codec.readback import keep_compared
 from mddframes.codec.stream import (
     KeptJson,
     byte_chunks,
@@ -37,6 +35,7 @@ from mddframes.codec.stream import (
     load_document,
     same_document,
 )
+from mddframes.codec.streamed_overlay import BatchPlan
 from mddframes.codec.values import same_json
 from mddframes.http.decoding import decode_json_content
 from mddframes.http.session import EncodedJson
@@ -103,14 +102,11 @@ def fetch(
     object_id: str,
     *,
     raw: bool = False,
-    expect: EncodedDocument | None = None,
 ) -> Held:
     """Read what the service holds for one object (one GET).
 
     A table is fetched as bytes: compressed as they arrive, or with ``raw`` kept as
-    received (when the caller expects them to equal a kept document and be dropped), or
-    compared with the bytes a write sent (``expect``: a read-back), kept only from where
-    they differ (:func:`~mddframes.codec.readback.keep_compared`).
+    received (when the caller expects them to equal a kept document and be dropped).
     """
     if kind == "mapping":
         tagged = api.get_mapping_with_etag(object_id)
@@ -125,10 +121,7 @@ def fetch(
                 digest.update(chunk)
                 chunks.append(chunk)
             return Held(kind, object_id, digest.hexdigest(), etag, _raw=chunks, _source=source)
-        if expect is not None:
-            kept = keep_compared(body.chunks(), expect.content, expect.kept)
-        else:
-            kept = keep_chunks(body.chunks())
+        kept = keep_chunks(body.chunks())
         return Held(kind, object_id, kept.sha256, etag, _kept=kept, _source=source)
 
 
@@ -168,11 +161,6 @@ class NewDocument(Protocol):
         """The new document parsed (a journal keeps it)."""
         ...
 
-    def expected(self) -> EncodedDocument | None:
-        """The bytes the read-back is compared with as it arrives (None: the read-back
-        is kept as received)."""
-        ...
-
     def result_payload(self, held: Held | None) -> dict[str, Any] | KeptJson:
         """The payload a :class:`~mddframes.writing.result.WriteResult` keeps, given what
         the service holds with the same content (the read-back), if known."""
@@ -194,9 +182,6 @@ class ParsedDocument:
 
     def payload(self) -> dict[str, Any]:
         return self.document
-
-    def expected(self) -> None:
-        return None
 
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
         # a table's read-back is compared batch by batch, never parsed whole, when equal
@@ -226,17 +211,10 @@ class EncodedDocument:
     def body(self) -> EncodedJson:
         return EncodedJson(self.content)
 
-    def expected(self) -> EncodedDocument:
-        return self
-
     def kept(self) -> KeptJson:
-        """The document kept compressed (once): one member per batch, the members of the
-        batches taken as they were kept reused, when the plan is known."""
+        """The document kept compressed (once)."""
         if not self._kept:
-            self._kept.append(
-                keep_chunks(self._chunks()) if self.plan is None
-                else keep_batches(self.content, self.plan)
-            )  # fmt: skip
+            self._kept.append(keep_chunks(self._chunks()))
         return self._kept[0]
 
     def payload(self) -> dict[str, Any]:
@@ -244,7 +222,7 @@ class EncodedDocument:
         return document
 
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
-        if readback.sha256 == self.kept().sha256:
+        if readback.sha256 == hashlib.sha256(self.content).hexdigest():
             return None
         # other bytes: the same content, batch by batch, or the documents whole to tell
         kept = readback.kept

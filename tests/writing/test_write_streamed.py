@@ -11,7 +11,6 @@ included), the same diff and the same report, line for line. Batches are made sm
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import json
 
 import pandas as pd
@@ -341,14 +340,12 @@ def test_write_tables_streams_a_large_tables_cell_edits(client, large, tmp_path)
 
 @pytest.fixture
 def written(client, large, tmp_path):
-    """The large table after one streamed write: its context keeps the document one
-    member per batch (the next write takes the batches from the members)."""
+    """The large table after one streamed write: its context keeps the new document (the
+    next write streams from it)."""
     table_id, frame, _ = large
     frame.at[3000, "name"] = "written once"  # (rows 3 and 5 read back in other bytes)
     assert client.write_table(table_id, frame, backup_dir=tmp_path).status == "written"
-    kept = frame.attrs["mddframes"].kept
-    assert kept.batch_rows is not None and len(kept.members) == len(kept.batch_rows) + 2
-    assert len(kept.members) > 10 and sum(kept.batch_rows) == ROWS
+    assert frame.attrs["mddframes"].kept is not None
     return table_id, frame, client.api.get_table(table_id)
 
 
@@ -356,56 +353,3 @@ def written(client, large, tmp_path):
 @given(edits=RANDOM_EDITS)
 def test_random_cell_edits_after_a_write_give_the_whole_documents_outcome(client, written, edits):
     assert_edits_give_the_whole_documents_outcome(client, written, edits)
-
-
-def test_a_write_after_a_write_compresses_only_the_batches_it_changes(client, written, tmp_path):
-    table_id, frame, held = written
-    before = frame.attrs["mddframes"].kept
-    frame.at[ROWS - 1, "note"] = "in the last batch"
-    result = client.write_table(table_id, frame, backup_dir=tmp_path)
-    assert result.status == "written" and result.verified
-    after = frame.attrs["mddframes"].kept
-    kept_as_they_were = [a is b for a, b in zip(before.members, after.members, strict=True)]
-    assert kept_as_they_were.index(False) == len(kept_as_they_were) - 2  # the last batch
-    assert kept_as_they_were.count(False) == 1
-    now = client.api.get_table(table_id)
-    assert json.loads(after.content()) == now and now["data"][:-1] == held["data"][:-1]
-
-
-def test_a_batch_a_write_need_not_look_into_is_not_parsed(client, small_batches, monkeypatch,
-                                                          tmp_path):  # fmt: skip
-    # no primary key and no JSON column: only the batches with an edit (and the first,
-    # where every column's first value is) are parsed
-    from mddframes.codec import streamed_overlay
-
-    table_id = client.read_tree("DWH")["table_id"].dropna().iloc[0]
-    payload = big_table(table_id, n_rows=2 * ROWS, n_cols=8)  # 1.8 MB: a streamed read
-    for column in payload["metadata"]["columns"]:
-        column["primaryKey"] = False
-    client.api.put_table(table_id, payload)
-    frame = client.read_table(table_id, dtype_backend="pyarrow")
-    assert frame.attrs["mddframes"].streamed
-    frame.at[1000, "name"] = "first"
-    assert client.write_table(table_id, frame, backup_dir=tmp_path).status == "written"
-    parsed: list[int] = []
-    real = streamed_overlay.loads_strict_or_none
-
-    def spy(data):
-        parsed.append(len(data))
-        return real(data)
-
-    monkeypatch.setattr(streamed_overlay, "loads_strict_or_none", spy)
-    frame.at[4000, "name"] = "second"
-    assert client.write_table(table_id, frame, backup_dir=tmp_path).status == "written"
-    counts = frame.attrs["mddframes"].kept.batch_rows
-    ends = list(itertools.accumulate(counts))
-    block = 4000 // fingerprint_module.BLOCK_ROWS * fingerprint_module.BLOCK_ROWS
-    looked_into = {0} | {
-        i
-        for i, end in enumerate(ends)
-        if end > block and end - counts[i] < block + fingerprint_module.BLOCK_ROWS
-    }  # the first batch, and those holding the edited block
-    assert len(counts) > 10 and len([size for size in parsed if size > 10_000]) == len(looked_into)
-    now = client.api.get_table(table_id)
-    assert (now["data"][1000]["name"], now["data"][4000]["name"]) == ("first", "second")
-    assert now["data"][:1000] == payload["data"][:1000]
