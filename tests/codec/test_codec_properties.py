@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -140,7 +141,8 @@ def expected_cell(original: Any, value: Any, sample: Any = ABSENT) -> tuple[bool
     if not is_missing_json(original) and json_equal(original, plain):
         return False, original
     template = sample if is_missing_json(original) else original
-    if type(template) is int and type(plain) is float and plain.is_integer():
+    negative_zero = plain == 0 and math.copysign(1.0, plain) < 0  # no int holds -0.0
+    if type(template) is int and type(plain) is float and plain.is_integer() and not negative_zero:
         if abs(plain) <= 2**53:
             return True, int(plain)
     return True, plain
