@@ -381,7 +381,7 @@ def _frame(
     kind: Kind, envelope: dict[str, Any], columns: dict[str, list[Any]], n_rows: int
 ) -> pd.DataFrame:
     declared = [c for c in declared_columns(envelope, kind) if c["name"] in columns]
-    return frame_of_columns(columns, n_rows, declared)
+    return frame_of_columns(columns, n_rows, declared, kind=kind)
 
 
 def _read_csv(path: Path) -> ObjectFile:
