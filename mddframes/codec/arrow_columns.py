@@ -122,8 +122,8 @@ def arrow_column(parts: list[Any], data_type: Any) -> Any | None:
         return None  # mixed, lists (nested values, big ints...), or all null
     kind = kinds.pop()
     family = type_family(data_type)
-    if family is None and data_type is not None:
-        return None  # a table's undeclared key or unknown type: object, the default route
+    if family is None and data_type is not None and kind != "str":
+        return None  # a table's undeclared key or unknown type: object unless text
     if kind == "str" and family in ("date", "datetime"):
         return date_column(parts)
     if kind is None or family in _NOT_PLAIN[kind]:

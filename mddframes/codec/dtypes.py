@@ -120,7 +120,7 @@ class _Undeclared:
 
 
 #: What a table reader passes as the ``dataType`` of a row key its table does not
-#: declare (:func:`column_array` then gives ``object``, as for an unknown type).
+#: declare (:func:`column_array` then treats it as an unknown type).
 UNDECLARED: Any = _Undeclared()
 
 
@@ -186,10 +186,11 @@ DTYPE_RULES: tuple[DtypeRule, ...] = (
               "as TIMESTAMP, but a column without values is naive"),
     DtypeRule("JSON", "JSON, JSONB, OBJECT, ARRAY, STRUCT, MAP, VARIANT, LIST", "object",
               "object", "every JSON value fits (held as parsed)"),
-    DtypeRule("unknown type", "any other dataType, or none", "object", "object",
-              "every JSON value fits (held as parsed)"),
-    DtypeRule("undeclared key", "a row key metadata.columns does not declare", "object",
-              "object", "every JSON value fits; a key no row has is no column"),
+    DtypeRule("unknown type", "any other dataType, or none", "string", "string[pyarrow]",
+              "the values decide, in one direction only: any value that is not a string "
+              "(number, boolean, nested) makes the column object (JSON values as they are)"),
+    DtypeRule("undeclared key", "a row key metadata.columns does not declare", "string",
+              "string[pyarrow]", "as an unknown type; a key no row has is no column"),
     DtypeRule("long frame: a name declared with different types", "read_tables, "
               "iter_tables, read_mappings, iter_mappings", "object", "object",
               "a column whose tables give it different dtypes is object in the long frame, "
@@ -491,7 +492,10 @@ def column_array(
     types, values = _classify(values)
     family = type_family(data_type)
     if family is None:
-        kind = "object" if data_type is not None else _inferred_kind(types, values)
+        if data_type is None:  # no declarations at all (a mapping): the values decide
+            kind = _inferred_kind(types, values)
+        else:  # undeclared key, unknown type: text (even with no value), else JSON values
+            kind = "string" if types <= {str} else "object"
         return UnbuiltColumn(values, kind) if unbuilt else _BUILDERS[kind](values)
     kind = _declared_kind(types, values, family)
     if family == "decimal" and kind == "float":

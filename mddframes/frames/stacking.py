@@ -105,7 +105,7 @@ def concat_column_sets(
     # an object column stays object (pandas 3 would make one holding only strings ``str``)
     series = {
         name: pd.Series(array, index=index, dtype=object, copy=False)
-        if isinstance(array, np.ndarray) and array.dtype == object
+        if pd.api.types.is_object_dtype(array.dtype)
         else array
         for name, array in data.items()
     }
