@@ -23,8 +23,7 @@ import pandas as pd
 from openpyxl.utils import get_column_letter
 
 from mddframes.codec.dtypes import infer_array
-from mddframes.codec.frame import frame_of_arrays
-from mddframes.codec.frame import payload_rows
+from mddframes.codec.frame import frame_of_arrays, payload_rows
 from mddframes.codec.kinds import KINDS, Kind
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for

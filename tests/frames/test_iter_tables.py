@@ -31,8 +31,8 @@ def assert_same_cells(stacked: pd.DataFrame, whole: pd.DataFrame) -> None:
             assert right.dtype == object, name
             missing = [bool(v) for v in left.isna()]
             assert missing == [bool(v) for v in right.isna()], name
-            assert [v for v, m in zip(left, missing) if not m] == [
-                v for v, m in zip(right, missing) if not m
+            assert [v for v, m in zip(left, missing, strict=True) if not m] == [
+                v for v, m in zip(right, missing, strict=True) if not m
             ], name
 
 
