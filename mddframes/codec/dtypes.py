@@ -60,6 +60,7 @@ __all__ = [
     "UnbuiltColumn",
     "column_array",
     "conform_datetimes",
+    "in_time_unit",
     "datetime_array",
     "infer_array",
     "no_value_dtype",
@@ -436,6 +437,23 @@ def conform_datetimes(array: Any) -> Any | None:
         if np.any((ticks % 1000 != 0) & ~np.asarray(array.isna())):
             return None
     return array.as_unit(TIME_UNIT)
+
+
+def in_time_unit(column: pd.Series) -> pd.Series:
+    """A parsed date-time Series in :data:`TIME_UNIT` (UTC if aware), when that is exact.
+
+    Parameters
+    ----------
+    column : pandas.Series
+        ``datetime64`` values (a listing's ``created_at``, an element's ``modified_at``).
+
+    Returns
+    -------
+    pandas.Series
+        The same instants in microseconds; ``column`` itself when a value is finer.
+    """
+    array = conform_datetimes(column.array)
+    return column if array is None else pd.Series(array, index=column.index, name=column.name)
 
 
 def _misfit(name: Any, data_type: Any, warn: bool) -> None:

@@ -73,7 +73,9 @@ def dtypes_read(emulator) -> dict[tuple[str, str], pd.Series]:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("backend", ["numpy_nullable", "pyarrow"])
-@pytest.mark.parametrize("position", range(len(COLUMNS)), ids=[c[1] or "undeclared" for c in COLUMNS])
+@pytest.mark.parametrize(
+    "position", range(len(COLUMNS)), ids=[c[1] or "undeclared" for c in COLUMNS]
+)
 def test_each_declared_type_gets_the_rules_dtype_full_empty_or_all_null(
     dtypes_read, variant, backend, position
 ):
@@ -115,3 +117,20 @@ def test_the_guide_shows_the_rule_table():
     assert "dtype-rules.md" in page
     for rule in DTYPE_RULES:
         assert f"| {rule.declared} |" in rules_markdown()
+
+
+def test_a_name_declared_with_different_types_is_object_from_the_chunk_that_shows_it_on(client):
+    ids = ["tbl-0001", "tbl-0002", "tbl-0003"]
+    for table_id, (data_type, value) in zip(
+        ids, [("STRING", "A1"), ("INTEGER", 7), ("STRING", "B2")], strict=True
+    ):
+        base = client.api.get_table(table_id)
+        columns = [{"name": "code", "dataType": data_type}]
+        client.api.put_table(table_id, {**base, "metadata": {**base["metadata"], "columns": columns},
+                                        "data": [{"code": value}]})  # fmt: skip
+    chunks = list(client.iter_tables(ids, chunksize=1, progress=False))
+    assert [str(chunk["code"].dtype) for chunk in chunks] == ["string", "object", "object"]
+    whole = client.read_tables(ids, progress=False)
+    assert whole["code"].dtype == object and whole["code"].tolist() == ["A1", 7, "B2"]
+    # each table alone still has its own declared dtype
+    assert client.read_table("tbl-0002")["code"].dtype == "Int64"
