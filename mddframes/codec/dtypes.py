@@ -34,7 +34,7 @@ import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -106,7 +106,7 @@ _PARAMETERS = re.compile(r"\s*\(.*\)\s*$")
 
 #: The one time unit of every date and date-time column (and of a snapshot's Parquet
 #: timestamps): microseconds, which every common engine reads (Spark has no nanoseconds).
-TIME_UNIT = "us"
+TIME_UNIT: Literal["us"] = "us"
 #: The dtype of a DATE column, and of date-times whose values carry no zone.
 NAIVE_DTYPE = np.dtype(f"datetime64[{TIME_UNIT}]")
 #: The dtype of a TIMESTAMP column: every instant in UTC.
@@ -511,11 +511,11 @@ def column_array(
     family = type_family(data_type)
     if family is None:
         if data_type is None:  # no declarations at all (a mapping): the values decide
-            kind = _inferred_kind(types, values)
+            untyped = _inferred_kind(types, values)
         else:  # undeclared key, unknown type: text (even with no value), else JSON values
-            kind = "string" if types <= {str} else "object"
-        return UnbuiltColumn(values, kind) if unbuilt else _BUILDERS[kind](values)
-    kind = _declared_kind(types, values, family)
+            untyped = "string" if types <= {str} else "object"
+        return UnbuiltColumn(values, untyped) if unbuilt else _BUILDERS[untyped](values)
+    kind: str | None = _declared_kind(types, values, family)
     if family == "decimal" and kind == "float":
         _misfit(name, data_type, warn)  # numbers where the wire has decimal strings
     if kind == "dates":
