@@ -88,8 +88,9 @@ def test_a_columns_dtype_is_the_same_in_every_read_and_chunk(client, emu, drawn)
         for chunksize in range(1, len(ids) + 1):
             reads += [
                 _dtypes_of(chunk)
-                for chunk in client.iter_tables(ids, chunksize=chunksize, progress=False,
-                                                dtype_backend=backend)  # fmt: skip
+                for chunk in client.iter_tables(
+                    ids, chunksize=chunksize, progress=False, dtype_backend=backend
+                )  # fmt: skip
             ]
         for table_id, dtypes in single.items():
             for long in reads:
