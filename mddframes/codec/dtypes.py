@@ -40,12 +40,12 @@ import numpy as np
 import pandas as pd
 
 from mddframes.codec.iso_dates import (
-    _UNSURE,
+    UNSURE,
     PendingDates,
-    _zone,
-    _zones,
     datetime_array,
     parse_iso,
+    zone_of,
+    zones_of,
 )
 from mddframes.errors import DeclaredTypeWarning
 
@@ -69,7 +69,7 @@ __all__ = [
     "type_family",
     "value_types",
 ]
-_ZONE_HELPERS = (_zone, _zones)  # re-exported for tests/codec/test_codec_zones.py
+_zone, _zones = zone_of, zones_of  # the names tests/codec/test_codec_zones.py imports
 
 logger = logging.getLogger(__name__)
 
@@ -520,8 +520,8 @@ def column_array(
         _misfit(name, data_type, warn)  # numbers where the wire has decimal strings
     if kind == "dates":
         if defer_dates:
-            zones = _zones(values)
-            if len(zones) == 1 and _UNSURE not in zones:
+            zones = zones_of(values)
+            if len(zones) == 1 and UNSURE not in zones:
                 return PendingDates(values, next(iter(zones)),
                                     lambda: column_array(values, data_type, name=name,
                                                          warn=warn))  # fmt: skip

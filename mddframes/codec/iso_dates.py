@@ -23,7 +23,7 @@ _TZ_SUFFIX = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
 _PLAIN_ISO = re.compile(
     r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?P<zone>Z|[+-]\d{2}:?\d{2})?)?"
 )
-_UNSURE = "?"
+UNSURE = "?"
 # Many plain ISO strings joined by newlines, and the zone at the end of each line: the
 # zones of a whole column by two regex passes instead of one match per value.
 _PLAIN_ONE = _PLAIN_ISO.pattern.replace("(?P<zone>", "(?:")
@@ -34,12 +34,12 @@ _ZONE_AT_END = re.compile(r"(Z|[+-]\d{2}:?\d{2})$", re.MULTILINE)
 _RELATIVE = frozenset({"now", "today"})
 
 
-def _zone(text: str) -> str | None:
+def zone_of(text: str) -> str | None:
     """The zone of a plain ISO string (``+HHMM``, ``Z`` = ``+0000``), None if naive, or
-    ``_UNSURE`` for any other form (only pandas knows)."""
+    ``UNSURE`` for any other form (only pandas knows)."""
     match = _PLAIN_ISO.fullmatch(text)
     if match is None:
-        return _UNSURE
+        return UNSURE
     zone = match["zone"]
     if zone is None:
         return None
@@ -56,8 +56,8 @@ def _normal_zone(zone: str) -> str:
     return "+0000" if zone == "-0000" else zone
 
 
-def _zones(values: list[Any]) -> set[str | None]:
-    """``{_zone(v) for v in values if v is not None}``, for a whole column at once."""
+def zones_of(values: list[Any]) -> set[str | None]:
+    """``{zone_of(v) for v in values if v is not None}``, for a whole column at once."""
     present = [v for v in values if v is not None]
     if not present:
         return set()
@@ -69,7 +69,7 @@ def _zones(values: list[Any]) -> set[str | None]:
         if len(found) < len(present):
             zones.add(None)  # some lines have no zone: naive
         return zones
-    return {_zone(v) for v in present}
+    return {zone_of(v) for v in present}
 
 
 def parse_iso(values: list[Any], *, utc: bool, naive: bool = False) -> Any | None:
@@ -124,12 +124,12 @@ def datetime_array(values: list[Any]) -> Any | None:
     own row's offset). Naive and aware strings mixed have no common zone and stay
     strings (None).
     """
-    zones = _zones(values)
-    if _UNSURE in zones and any(v.strip().lower() in _RELATIVE for v in values if v is not None):
+    zones = zones_of(values)
+    if UNSURE in zones and any(v.strip().lower() in _RELATIVE for v in values if v is not None):
         return None  # pandas reads "now" as the time of the read: not a date of the data
     # Values in several zones (or naive and aware mixed) never share one dtype: pandas
     # refuses them (2.x with a FutureWarning and object dtype), so they skip that try.
-    several = len(zones - {_UNSURE}) > 1
+    several = len(zones - {UNSURE}) > 1
     parsed = None if several else parse_iso(values, utc=False, naive=zones == {None})
     if parsed is None or parsed.dtype == object:
         if not all(v is None or _TZ_SUFFIX.search(v) for v in values):
