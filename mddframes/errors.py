@@ -414,6 +414,13 @@ class TreeIntegrityWarning(MddWarning):
     """The tree has orphans (a parent id that is not in the tree) or parent cycles."""
 
 
+class DeclaredTypeWarning(MddWarning):
+    """A column's values do not fit its declared ``dataType`` (an integer beyond 64 bits
+    in a BIGINT column, text in a DATE column...): the column takes the dtype its values
+    give instead (see :data:`mddframes.codec.dtypes.DTYPE_RULES`); the warning names the
+    column and its declared type. Nothing is rounded or re-encoded."""
+
+
 class MappingShapeWarning(MddWarning):
     """Lineage met mappings lacking ``sourceId``, ``targetId`` or ``columnMappings``.
 

@@ -240,7 +240,12 @@ def generate(folder: Path) -> list[str]:
 
 
 def _on_builder_inited(app: Sphinx) -> None:
-    generate(Path(app.srcdir) / "reference" / "_generated")
+    folder = Path(app.srcdir) / "reference" / "_generated"
+    generate(folder)
+    # the dtype rule's table, included by the guide's reading page (not a page itself)
+    from mddframes.codec.dtypes import rules_markdown
+
+    (folder / "dtype-rules.md.inc").write_text(rules_markdown(), "utf-8")
 
 
 def _exists_in_package(target: str, context: Iterable[str]) -> bool:

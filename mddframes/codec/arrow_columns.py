@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from mddframes.codec.column_batches import pack_batch, packed_numbers
-from mddframes.codec.dtypes import datetime_array, type_family
+from mddframes.codec.dtypes import conform_datetimes, datetime_array, type_family
 
 _NONE = type(None)
 
@@ -32,7 +32,7 @@ _NONE = type(None)
 _NOT_PLAIN: dict[str, frozenset[str]] = {
     "str": frozenset({"date", "datetime", "json"}),
     "int": frozenset({"float", "decimal", "json"}),
-    "float": frozenset({"json"}),
+    "float": frozenset({"decimal", "json"}),
     "bool": frozenset({"json"}),
 }
 _KIND_OF_NUMPY = {"i": "int", "f": "float", "b": "bool"}
@@ -122,6 +122,8 @@ def arrow_column(parts: list[Any], data_type: Any) -> Any | None:
         return None  # mixed, lists (nested values, big ints...), or all null
     kind = kinds.pop()
     family = type_family(data_type)
+    if family is None and data_type is not None and kind != "str":
+        return None  # a table's undeclared key or unknown type: object unless text
     if kind == "str" and family in ("date", "datetime"):
         return date_column(parts)
     if kind is None or family in _NOT_PLAIN[kind]:
@@ -163,6 +165,7 @@ def date_column(parts: list[Any]) -> Any | None:
     for part in parts:
         if type(part) is ArrowText:
             array = datetime_array(part.values())
+            array = None if array is None else conform_datetimes(array)
             if array is None or (parsed and array.dtype != parsed[0].dtype):
                 return None
             parsed.append(array)

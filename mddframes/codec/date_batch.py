@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from mddframes.codec.dtypes import PendingDates, parse_iso
+from mddframes.codec.dtypes import PendingDates, conform_datetimes, parse_iso
 
 
 def resolve_dates(parts: list[dict[Any, Any]]) -> None:
@@ -61,7 +61,9 @@ def _parse_together(pending: list[PendingDates], zone: str | None) -> list[Any]:
     parsed = parse_iso(values, utc=False, naive=zone is None)
     if parsed is None or parsed.dtype == object or parsed.unit != _default_unit(zone is None):
         return [None] * len(pending)
-    array = parsed.array
+    array = conform_datetimes(parsed.array)  # the rule's unit and zone, as alone
+    if array is None:
+        return [None] * len(pending)
     missing = np.asarray(parsed.isna())
     slices: list[Any] = []
     start = 0

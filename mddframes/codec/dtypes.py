@@ -1,11 +1,17 @@
-"""Column values -> a pandas array with the right dtype, without losing information.
+"""The dtype of every table column, decided by its declared type: :data:`DTYPE_RULES`.
 
-A declared ``dataType`` (from the table's column metadata) is used when every value of
-the column fits it; otherwise, and for undeclared columns, the dtype is inferred from
-the values:
+A table column's dtype follows its declared ``dataType`` (``metadata.columns``), never
+its values: a table full, empty or all-null, every chunk of ``iter_tables`` and both
+dtype backends give a column declared with one type the same dtype. The rule is one
+table, :data:`DTYPE_RULES` (declared type x backend -> dtype, and what a value that
+does not fit does), rendered into the guide's reading page (:func:`rules_markdown`)
+and pinned by ``tests/frames/test_dtype_rules.py``. The rest of this module builds
+the arrays: :func:`column_array` for a table's declared and undeclared columns, and
+:func:`infer_array` for what has no declaration at all (mapping rows, listings), whose
+dtypes follow the values:
 
 =====================================  =============================================
-values (ignoring nulls and absent keys)  dtype
+values (ignoring nulls and absent keys)  dtype (:func:`infer_array`)
 =====================================  =============================================
 all booleans                            ``boolean``
 all integers within int64               ``Int64``
@@ -16,20 +22,54 @@ all strings                             ``string`` (ids keep leading zeros; deci
 nested values, mixed types, nothing     ``object`` holding the JSON values
 =====================================  =============================================
 
-Declared date and date-time columns whose strings all parse as ISO 8601 become
-``datetime64``; declared numbers whose values are strings stay strings.
+A value that does not fit its declared type keeps the column exact: the column takes
+the dtype :func:`infer_array` gives its values, and the reader warns
+(:class:`~mddframes.errors.DeclaredTypeWarning`, naming the column).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+
+from mddframes.codec.iso_dates import (
+    UNSURE,
+    PendingDates,
+    datetime_array,
+    parse_iso,
+    zone_of,
+    zones_of,
+)
+from mddframes.errors import DeclaredTypeWarning
+
+__all__ = [
+    "DTYPE_RULES",
+    "STRING_DTYPE",
+    "TIME_UNIT",
+    "UNDECLARED",
+    "UNBUILT_DTYPES",
+    "DtypeRule",
+    "PendingDates",
+    "UnbuiltColumn",
+    "column_array",
+    "conform_datetimes",
+    "in_time_unit",
+    "datetime_array",
+    "infer_array",
+    "no_value_dtype",
+    "parse_iso",
+    "rules_markdown",
+    "type_family",
+    "value_types",
+]
+_zone, _zones = zone_of, zones_of  # the names tests/codec/test_codec_zones.py imports
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +103,123 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 _FAMILY_OF = {name: family for family, names in _FAMILIES.items() for name in names}
 _PARAMETERS = re.compile(r"\s*\(.*\)\s*$")
+
+#: The one time unit of every date and date-time column (and of a snapshot's Parquet
+#: timestamps): microseconds, which every common engine reads (Spark has no nanoseconds).
+TIME_UNIT: Literal["us"] = "us"
+#: The dtype of a DATE column, and of date-times whose values carry no zone.
+NAIVE_DTYPE = np.dtype(f"datetime64[{TIME_UNIT}]")
+#: The dtype of a TIMESTAMP column: every instant in UTC.
+UTC_DTYPE = pd.DatetimeTZDtype(unit=TIME_UNIT, tz="UTC")
+
+
+class _Undeclared:
+    """The declared type of a table's column that ``metadata.columns`` does not declare."""
+
+    def __repr__(self) -> str:
+        return "UNDECLARED"
+
+
+#: What a table reader passes as the ``dataType`` of a row key its table does not
+#: declare (:func:`column_array` then treats it as an unknown type).
+UNDECLARED: Any = _Undeclared()
+
+
+@dataclass(frozen=True)
+class DtypeRule:
+    """One row of :data:`DTYPE_RULES`: a declared type and the dtype it gives.
+
+    Attributes
+    ----------
+    declared : str
+        The declared type (its family: every spelling in ``spellings`` reads the same).
+    spellings : str
+        The ``dataType`` spellings of the family (case-insensitive, parameters such as
+        ``(20)`` ignored).
+    numpy_nullable : str
+        The dtype under ``dtype_backend="numpy_nullable"`` (the default).
+    pyarrow : str
+        The dtype under ``dtype_backend="pyarrow"``.
+    misfit : str
+        What a value that does not fit the declared type does.
+    """
+
+    declared: str
+    spellings: str
+    numpy_nullable: str
+    pyarrow: str
+    misfit: str
+
+
+_INFERRED = "the column takes the dtype its values infer (module table), with a DeclaredTypeWarning"
+
+#: The dtype rule: declared type x backend -> dtype, full, empty or all-null alike.
+DTYPE_RULES: tuple[DtypeRule, ...] = (
+    DtypeRule("STRING", "STRING, VARCHAR, CHAR, TEXT, CLOB, UUID...", "string",
+              "string[pyarrow]", _INFERRED),
+    DtypeRule("INTEGER", "INTEGER, BIGINT, SMALLINT, TINYINT, LONG, INT64...", "Int64",
+              "int64[pyarrow]",
+              "an integer beyond 64 bits: object holding the exact Python ints (both "
+              "backends), with a DeclaredTypeWarning naming the column; other misfits: "
+              + _INFERRED),
+    DtypeRule("DOUBLE", "DOUBLE, FLOAT, REAL, NUMBER...", "Float64", "double[pyarrow]",
+              "an integer beyond 2**53 (not exact in a float): object; " + _INFERRED),
+    DtypeRule("DECIMAL", "DECIMAL, NUMERIC, MONEY", "string", "string[pyarrow]",
+              "decimals travel as strings and stay exact text; JSON numbers (within "
+              "2**53): Float64 / double[pyarrow], with a DeclaredTypeWarning"),
+    DtypeRule("BOOLEAN", "BOOLEAN, BOOL, BIT, LOGICAL", "boolean", "bool[pyarrow]",
+              _INFERRED),
+    DtypeRule("DATE", "DATE", f"datetime64[{TIME_UNIT}]", f"timestamp[{TIME_UNIT}][pyarrow]",
+              "a value with a zone: the column is in UTC (as TIMESTAMP); not ISO 8601, "
+              "or finer than a microsecond: the strings are kept (string), with a "
+              "DeclaredTypeWarning"),
+    DtypeRule("TIMESTAMP", "TIMESTAMP, TIMESTAMPTZ, TIMESTAMP WITH TIME ZONE, TIMESTAMP_TZ, "
+              "TIMESTAMP_LTZ", f"datetime64[{TIME_UNIT}, UTC]",
+              f"timestamp[{TIME_UNIT}, tz=UTC][pyarrow]",
+              "zone rule: every offset is converted to UTC (exact; an edited cell is "
+              "written back in its original's offset); values that all carry no zone are "
+              "the one case where the values decide: naive datetime64[us] / "
+              "timestamp[us][pyarrow]; naive and aware mixed, not ISO 8601, or finer "
+              "than a microsecond: strings kept (string), with a DeclaredTypeWarning"),
+    DtypeRule("TIMESTAMP without zone", "DATETIME, DATETIME2, TIMESTAMP_NTZ, TIMESTAMP "
+              "WITHOUT TIME ZONE", f"datetime64[{TIME_UNIT}]",
+              f"timestamp[{TIME_UNIT}][pyarrow]",
+              "as TIMESTAMP, but a column without values is naive"),
+    DtypeRule("JSON", "JSON, JSONB, OBJECT, ARRAY, STRUCT, MAP, VARIANT, LIST", "object",
+              "object", "every JSON value fits (held as parsed)"),
+    DtypeRule("unknown type", "any other dataType, or none", "string", "string[pyarrow]",
+              "the values decide, in one direction only: any value that is not a string "
+              "(number, boolean, nested) makes the column object (JSON values as they are)"),
+    DtypeRule("undeclared key", "a row key metadata.columns does not declare", "string",
+              "string[pyarrow]", "as an unknown type; a key no row has is no column"),
+    DtypeRule("long frame: a name declared with different types", "read_tables, "
+              "iter_tables, read_mappings, iter_mappings", "object", "object",
+              "a column whose tables give it different dtypes is object in the long frame, "
+              "and in every later chunk of the same iter_tables run"),
+)  # fmt: skip
+
+#: The declared families with no zone of their own: a column without values is naive.
+_LOCAL_TIMES = frozenset({"datetime", "datetime2", "timestamp_ntz", "timestamp without time zone"})
+
+
+def rules_markdown() -> str:
+    """:data:`DTYPE_RULES` as a Markdown table (what the docs build puts in the guide).
+
+    Returns
+    -------
+    str
+        One header row and one row per rule.
+    """
+    lines = [
+        "| declared type | spellings | numpy_nullable | pyarrow | a value that does not fit |",
+        "|---|---|---|---|---|",
+    ]
+    for rule in DTYPE_RULES:
+        lines.append(
+            f"| {rule.declared} | {rule.spellings} | `{rule.numpy_nullable}` | "
+            f"`{rule.pyarrow}` | {rule.misfit} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def type_family(data_type: Any) -> str | None:
@@ -170,9 +327,9 @@ def _declared_kind(types: set[type], values: list[Any], family: str) -> str | No
     if family == "integer":
         fits = types <= {int} and _ints_fit(values, _INT64_MIN, _INT64_MAX)
         return "int" if fits else None
-    if family in ("float", "decimal"):
-        if types <= {str} and family == "decimal":
-            return "string"
+    if family == "decimal" and types <= {str}:
+        return "string"
+    if family in ("float", "decimal"):  # JSON numbers in a DECIMAL column: warned
         fits = types <= {int, float} and _ints_fit(values, -_FLOAT_EXACT_INT, _FLOAT_EXACT_INT)
         return "float" if fits else None
     if family == "boolean":
@@ -234,129 +391,81 @@ class UnbuiltColumn:
         return _BUILDERS[self.kind](self.values)
 
 
-_TZ_SUFFIX = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
-# Plain ISO 8601 dates and date-times, naive or with a zone: the forms whose zone is
-# known for sure without asking pandas (group "zone").
-_PLAIN_ISO = re.compile(
-    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?P<zone>Z|[+-]\d{2}:?\d{2})?)?"
-)
-_UNSURE = "?"
-# Many plain ISO strings joined by newlines, and the zone at the end of each line: the
-# zones of a whole column by two regex passes instead of one match per value.
-_PLAIN_ONE = _PLAIN_ISO.pattern.replace("(?P<zone>", "(?:")
-# (one line at a time, counted by subn in C: a single match repeated over 100,000 lines
-# would keep a backtracking mark per line, hundreds of megabytes)
-_PLAIN_LINE = re.compile(rf"^(?:{_PLAIN_ONE})$", re.MULTILINE)
-_ZONE_AT_END = re.compile(r"(Z|[+-]\d{2}:?\d{2})$", re.MULTILINE)
-_RELATIVE = frozenset({"now", "today"})
-
-
-def _zone(text: str) -> str | None:
-    """The zone of a plain ISO string (``+HHMM``, ``Z`` = ``+0000``), None if naive, or
-    ``_UNSURE`` for any other form (only pandas knows)."""
-    match = _PLAIN_ISO.fullmatch(text)
-    if match is None:
-        return _UNSURE
-    zone = match["zone"]
-    if zone is None:
-        return None
-    if zone == "Z":
-        return "+0000"
-    zone = zone.replace(":", "")
-    return "+0000" if zone == "-0000" else zone
-
-
-def _normal_zone(zone: str) -> str:
-    if zone == "Z":
-        return "+0000"
-    zone = zone.replace(":", "")
-    return "+0000" if zone == "-0000" else zone
-
-
-def _zones(values: list[Any]) -> set[str | None]:
-    """``{_zone(v) for v in values if v is not None}``, for a whole column at once."""
-    present = [v for v in values if v is not None]
-    if not present:
-        return set()
-    joined = "\n".join(present)
-    # a value holding a newline itself would blur the lines: then value by value
-    if joined.count("\n") == len(present) - 1 and _PLAIN_LINE.subn("", joined)[1] == len(present):
-        found = _ZONE_AT_END.findall(joined)
-        zones: set[str | None] = {_normal_zone(zone) for zone in set(found)}
-        if len(found) < len(present):
-            zones.add(None)  # some lines have no zone: naive
-        return zones
-    return {_zone(v) for v in present}
-
-
-def parse_iso(values: list[Any], *, utc: bool, naive: bool = False) -> Any | None:
-    """ISO 8601 strings (and Nones) as a ``DatetimeIndex``; None if pandas refuses them."""
-    try:
-        if naive:
-            # plain naive ISO strings: DatetimeIndex parses them as to_datetime(format=
-            # "ISO8601") does (same values and unit, on pandas 2.2 and 3), 3x faster
-            return pd.DatetimeIndex(values)
-        # a list, not a Series: the same parse without building a Series first
-        return pd.to_datetime(values, format="ISO8601", utc=utc)
-    except (ValueError, TypeError, OverflowError):
-        return None
-
-
-@dataclass(frozen=True, eq=False)
-class PendingDates:
-    """A date column of one table, waiting to be parsed with the same column of others.
-
-    Attributes
-    ----------
-    values : list of str or None
-        The column's values.
-    zone : str or None
-        The zone all of them carry (``"+0000"``...), or None when all are naive.
-    alone : callable
-        Builds the column's array alone, as it would have been without waiting.
-    """
-
-    values: list[Any]
-    zone: str | None
-    alone: Callable[[], Any]
-
-
-def datetime_array(values: list[Any]) -> Any | None:
-    """The ``datetime64`` array of ISO 8601 strings and Nones, or None if they are not dates.
+def no_value_dtype(data_type: Any) -> Any:
+    """The dtype of a declared DATE/TIMESTAMP column that holds no value (empty, all null).
 
     Parameters
     ----------
-    values : list of str or None
-        A declared DATE/TIMESTAMP column's values (or a batch of them).
+    data_type : str
+        The declared ``dataType``.
+
+    Returns
+    -------
+    numpy.dtype or pandas.DatetimeTZDtype
+        ``datetime64[us]`` for DATE and the date-times without a zone, else
+        ``datetime64[us, UTC]`` (:data:`DTYPE_RULES`).
+    """
+    name = _PARAMETERS.sub("", data_type).strip().lower() if isinstance(data_type, str) else ""
+    if type_family(data_type) == "date" or name in _LOCAL_TIMES:
+        return NAIVE_DTYPE
+    return UTC_DTYPE
+
+
+def conform_datetimes(array: Any) -> Any | None:
+    """A parsed date column in the rule's unit and zone, or None if it cannot be exact.
+
+    Parameters
+    ----------
+    array : pandas.arrays.DatetimeArray
+        The parse of a column's ISO strings (any unit, naive or in any zone).
 
     Returns
     -------
     pandas.arrays.DatetimeArray or None
-        The array :func:`column_array` gives the column; None when it keeps the strings.
-
-    Notes
-    -----
-    One zone (or none) for all values: that zone. Offsets that differ from row to row:
-    one instant per row is still exact in UTC (each edited cell is written back in its
-    own row's offset). Naive and aware strings mixed have no common zone and stay
-    strings (None).
+        The same instants in microseconds (:data:`TIME_UNIT`), an aware column in UTC;
+        None when a value has a fraction finer than a microsecond (the caller keeps
+        the strings rather than round).
     """
-    zones = _zones(values)
-    if _UNSURE in zones and any(v.strip().lower() in _RELATIVE for v in values if v is not None):
-        return None  # pandas reads "now" as the time of the read: not a date of the data
-    # Values in several zones (or naive and aware mixed) never share one dtype: pandas
-    # refuses them (2.x with a FutureWarning and object dtype), so they skip that try.
-    several = len(zones - {_UNSURE}) > 1
-    parsed = None if several else parse_iso(values, utc=False, naive=zones == {None})
-    if parsed is None or parsed.dtype == object:
-        if not all(v is None or _TZ_SUFFIX.search(v) for v in values):
+    dtype = array.dtype
+    if getattr(dtype, "tz", None) is not None and str(dtype.tz) != "UTC":
+        array = array.tz_convert("UTC")
+    unit = array.unit
+    if unit == TIME_UNIT:
+        return array
+    if unit == "ns":
+        ticks = array.asi8
+        if np.any((ticks % 1000 != 0) & ~np.asarray(array.isna())):
             return None
-        parsed = parse_iso(values, utc=True)
-        if parsed is None:
-            return None
-    if int(np.count_nonzero(parsed.isna())) != values.count(None):
-        return None  # a string pandas reads as NaT ("", "NaT", "null"...) is not a date
-    return parsed.array
+    return array.as_unit(TIME_UNIT)
+
+
+def in_time_unit(column: pd.Series) -> pd.Series:
+    """A parsed date-time Series in :data:`TIME_UNIT` (UTC if aware), when that is exact.
+
+    Parameters
+    ----------
+    column : pandas.Series
+        ``datetime64`` values (a listing's ``created_at``, an element's ``modified_at``).
+
+    Returns
+    -------
+    pandas.Series
+        The same instants in microseconds; ``column`` itself when a value is finer.
+    """
+    array = conform_datetimes(column.array)
+    return column if array is None else pd.Series(array, index=column.index, name=column.name)
+
+
+def _misfit(name: Any, data_type: Any, warn: bool) -> None:
+    if warn:
+        warnings.warn(
+            f"column {name!r}: its values do not fit its declared dataType {data_type!r}; "
+            "it takes the dtype its values give (see mddframes.codec.dtypes.DTYPE_RULES)",
+            DeclaredTypeWarning,
+            stacklevel=4,
+        )
+    else:
+        logger.debug("column %r: values do not fit dataType %r; inferring", name, data_type)
 
 
 def column_array(
@@ -366,6 +475,7 @@ def column_array(
     name: Any = None,
     defer_dates: bool = False,
     unbuilt: bool = False,
+    warn: bool = False,
 ) -> Any:
     """Build the array of one column from its JSON values.
 
@@ -374,7 +484,9 @@ def column_array(
     values : list
         One value per row; ``None`` for a null or an absent key.
     data_type : str, optional
-        The declared ``dataType`` of the column, if any.
+        The declared ``dataType`` of the column; :data:`UNDECLARED` for a table's row
+        key that ``metadata.columns`` does not declare; None (no declarations at all:
+        a mapping's rows) infers the dtype from the values.
     name : str, optional
         The column name, for the log line when the declared type does not fit.
     defer_dates : bool, default False
@@ -384,31 +496,44 @@ def column_array(
     unbuilt : bool, default False
         Return any column but a date column as :class:`UnbuiltColumn` (its values and
         the kind of array they make, unbuilt).
+    warn : bool, default False
+        Warn (:class:`~mddframes.errors.DeclaredTypeWarning`) when the values do not
+        fit the declared type (a reader's frame); else a DEBUG line.
 
     Returns
     -------
     pandas ExtensionArray or numpy.ndarray or PendingDates or UnbuiltColumn
-        An array of the declared dtype when every value fits it, else of the inferred
-        dtype. Nothing is ever rounded, truncated or stringified.
+        An array of the dtype :data:`DTYPE_RULES` gives the declared type when every
+        value fits it, else of the inferred dtype. Nothing is ever rounded, truncated
+        or stringified.
     """
     types, values = _classify(values)
     family = type_family(data_type)
-    kind = None if family is None else _declared_kind(types, values, family)
+    if family is None:
+        if data_type is None:  # no declarations at all (a mapping): the values decide
+            untyped = _inferred_kind(types, values)
+        else:  # undeclared key, unknown type: text (even with no value), else JSON values
+            untyped = "string" if types <= {str} else "object"
+        return UnbuiltColumn(values, untyped) if unbuilt else _BUILDERS[untyped](values)
+    kind: str | None = _declared_kind(types, values, family)
+    if family == "decimal" and kind == "float":
+        _misfit(name, data_type, warn)  # numbers where the wire has decimal strings
     if kind == "dates":
         if defer_dates:
-            zones = _zones(values)
-            if len(zones) == 1 and _UNSURE not in zones:
+            zones = zones_of(values)
+            if len(zones) == 1 and UNSURE not in zones:
                 return PendingDates(values, next(iter(zones)),
-                                    lambda: column_array(values, data_type, name=name))  # fmt: skip
+                                    lambda: column_array(values, data_type, name=name,
+                                                         warn=warn))  # fmt: skip
         array = datetime_array(values)
+        array = None if array is None else conform_datetimes(array)
         if array is not None:
             return array
         kind = None
     if kind == "nat":
-        return pd.array([None] * len(values), dtype="datetime64[ns]")
+        return pd.array([None] * len(values), dtype=no_value_dtype(data_type))
     if kind is None:
-        if family is not None:
-            logger.debug("column %r: values do not fit dataType %r; inferring", name, data_type)
+        _misfit(name, data_type, warn)
         kind = _inferred_kind(types, values)
     if unbuilt:
         return UnbuiltColumn(values, kind)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mddframes.codec.dtypes import STRING_DTYPE, column_array
+from mddframes.codec.dtypes import STRING_DTYPE, UNDECLARED, column_array
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import (
     ABSENT,
@@ -160,7 +160,7 @@ def from_payload(payload: JsonObject, kind: Kind = "table") -> pd.DataFrame:
     size = len(rows)
     # map(dict.get, ...) is about a third faster than a comprehension calling row.get
     columns = {name: list(map(dict.get, rows, repeat(name, size))) for name in names}
-    return frame_of_columns(columns, len(rows), declared_columns(payload, kind))
+    return frame_of_columns(columns, len(rows), declared_columns(payload, kind), kind=kind)
 
 
 def frame_of_columns(
@@ -170,6 +170,7 @@ def frame_of_columns(
     *,
     finish: ColumnFinish | None = None,
     direct: ColumnDirect | None = None,
+    kind: Kind = "table",
 ) -> pd.DataFrame:
     """The frame of a payload's rows given as per-column value lists.
 
@@ -194,8 +195,13 @@ def frame_of_columns(
         Called first with each column's name and declared ``dataType``; when it returns
         an array the frame holds that one (``finish`` is not called) and the column's
         values are dropped unread.
+    kind : {"table", "mapping"}, default "table"
+        A table's row keys that ``declared`` lacks are ``object``
+        (:data:`~mddframes.codec.dtypes.DTYPE_RULES`); a mapping declares nothing and
+        its columns' dtypes follow their values.
     """
-    arrays = arrays_of_columns(columns, n_rows, declared, finish=finish, direct=direct)
+    arrays = arrays_of_columns(columns, n_rows, declared, finish=finish, direct=direct,
+                               kind=kind)  # fmt: skip
     return frame_of_arrays(arrays, pd.RangeIndex(n_rows, name=INDEX_NAME))
 
 
@@ -208,6 +214,7 @@ def arrays_of_columns(
     unbuilt: bool = False,
     finish: ColumnFinish | None = None,
     direct: ColumnDirect | None = None,
+    kind: Kind = "table",
 ) -> dict[str, Any]:
     """The column arrays :func:`frame_of_columns` makes its frame of, in frame order.
 
@@ -217,13 +224,20 @@ def arrays_of_columns(
     :class:`~mddframes.codec.dtypes.PendingDates` (see :mod:`mddframes.codec.date_batch`);
     with ``unbuilt``, every column but the dates as
     :class:`~mddframes.codec.dtypes.UnbuiltColumn` (see :func:`~mddframes.codec.dtypes.column_array`).
-    ``finish``, ``direct``: as :func:`frame_of_columns`.
+    ``finish``, ``direct``, ``kind``: as :func:`frame_of_columns`.
     """
     data_types = {c["name"]: declared_type(c) for c in declared}
+    table = kind == "table"
+    # a table's undeclared keys, and declared columns without a dataType: UNDECLARED
+    # (object); a mapping's columns: None (the values decide)
+    untyped = UNDECLARED if table else None
     order = dict.fromkeys(chain((c["name"] for c in declared), columns))
     arrays = {}
     for name in order:
-        built = None if direct is None else direct(name, data_types.get(name))
+        data_type = data_types.get(name)
+        if data_type is None:
+            data_type = untyped
+        built = None if direct is None else direct(name, data_type)
         if built is not None:
             dict.pop(columns, name, None)  # the raw batches: never unpacked
             arrays[name] = built
@@ -232,8 +246,8 @@ def arrays_of_columns(
         values = columns.pop(name, None)
         if values is None:
             values = [None] * n_rows
-        array = column_array(values, data_types.get(name), name=name, defer_dates=defer_dates,
-                             unbuilt=unbuilt)  # fmt: skip
+        array = column_array(values, data_type, name=name, defer_dates=defer_dates,
+                             unbuilt=unbuilt, warn=table)  # fmt: skip
         del values
         arrays[name] = array if finish is None else finish(name, array)
         del array
@@ -255,7 +269,7 @@ def payload_arrays(
     columns = {name: list(map(dict.get, rows, repeat(name, size))) for name in names}
     declared = declared_columns(payload, kind)
     return arrays_of_columns(
-        columns, size, declared, defer_dates=defer_dates, unbuilt=unbuilt
+        columns, size, declared, defer_dates=defer_dates, unbuilt=unbuilt, kind=kind
     ), size
 
 

@@ -403,7 +403,8 @@ def _split_frame(
                 chunked = None if parts is None else arrow_column(parts, data_type)
                 return None if chunked is None else arrow_finish(name, chunked)
 
-        frame = frame_of_columns(fast.columns, fast.count, declared, finish=finish, direct=direct)
+        frame = frame_of_columns(fast.columns, fast.count, declared, finish=finish, direct=direct,
+                                 kind=kind)  # fmt: skip
         return frame, kept, "splitter"
     if route == "kept":
         return None, kept, "kept"
@@ -422,7 +423,7 @@ def _frame_from_kept(
         return None
     columns, metadata = parsed
     declared = declared_columns({"metadata": metadata[-1]}, kind) if metadata else []
-    return frame_of_columns(columns.columns, columns.count, declared, finish=finish)
+    return frame_of_columns(columns.columns, columns.count, declared, finish=finish, kind=kind)
 
 
 def _ijson_parse(kept: KeptJson, kind: Kind) -> tuple[ColumnBatches, list[Any]] | None:

@@ -173,7 +173,11 @@ def iter_tables(
     ``read_tables(api, ids)``, index included (each chunk's ``RangeIndex`` continues
     the previous one): ``pd.concat`` when the chunks have the same columns, and
     :func:`~mddframes.frames.stacking.concat_union` always (``pd.concat`` turns a
-    column that one chunk lacks to ``object``). Stopping the iteration early stops
+    column that one chunk lacks to ``object``). Every chunk gives a column the dtype
+    its declared type gives (:data:`~mddframes.codec.dtypes.DTYPE_RULES`); a name whose
+    tables give it different dtypes (declared with different types) is ``object`` from
+    the first chunk that shows the difference on (the chunks before it could not know;
+    stacked, they hold NA where ``read_tables`` holds None). Stopping the iteration early stops
     the reads. Write a chunk back (``write_tables(chunk)``) before taking the next:
     the write-back contexts of a chunk's reads are let go when the next chunk is
     asked for, or the client would keep every table read.

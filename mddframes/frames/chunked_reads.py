@@ -19,6 +19,7 @@ from mddframes.codec.kinds import Kind
 from mddframes.context import ATTRS_KEY, ContextGroup, ContextRegistry, ReadContext, registry_for
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.frames.long_frames import Part, long_frame
+from mddframes.frames.stacking import stacked_dtype
 from mddframes.ids import id_list
 
 if TYPE_CHECKING:
@@ -152,11 +153,23 @@ def _frames(
     chunks: Iterator[PartChunk], key: str, registry: ContextRegistry
 ) -> Iterator[pd.DataFrame]:
     """Each chunk as its long frame, the index continuing the chunks before it; the
-    frame holds its objects' contexts (a :class:`~mddframes.context.ContextGroup`)."""
+    frame holds its objects' contexts (a :class:`~mddframes.context.ContextGroup`).
+
+    A column whose objects give it different dtypes (a name declared with different
+    types, or values that do not fit their declared type) is ``object`` in its chunk
+    and in every later chunk of the run (:data:`~mddframes.codec.dtypes.DTYPE_RULES`).
+    """
     kind: Kind = "table" if key == "table_id" else "mapping"
     offset = 0
+    first_seen: dict[Any, Any] = {}
+    mixed: set[Any] = set()
     for parts, failures in chunks:
-        frame = long_frame(key, parts)
+        for _, (arrays, _) in parts:
+            for name, array in arrays.items():
+                dtype = first_seen.setdefault(name, stacked_dtype(array))
+                if name not in mixed and dtype != stacked_dtype(array):
+                    mixed.add(name)
+        frame = long_frame(key, parts, as_object=mixed)
         frame.index = pd.RangeIndex(offset, offset + len(frame))
         frame.attrs["failures"] = failures
         held = (registry.get(kind, object_id) for object_id, _ in parts)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from mddframes.codec.dtypes import in_time_unit
 from mddframes.codec.values import JsonValue, json_type
 from mddframes.errors import InvalidArgumentError
 from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
@@ -52,11 +53,12 @@ def read_object_types(api: Api, *, dtype_backend: DtypeBackend = "numpy_nullable
     pandas.DataFrame
         One row per object type: ``id``, ``name``, ``description``,
         ``file_extension`` (``string``), ``element_types`` (a list per row: the
-        element types it renders; empty means all), then any other field the
-        service sends, in snake_case.
+        element types it renders; empty means all; ``list<string>`` under
+        ``pyarrow``), then any other field the service sends, in snake_case.
     """
     check_dtype_backend(dtype_backend)
-    return to_backend(object_types_frame(api.get_object_types()), dtype_backend, consume=True)
+    frame = to_backend(object_types_frame(api.get_object_types()), dtype_backend, consume=True)
+    return _id_lists(frame, "element_types", dtype_backend)
 
 
 def object_types_frame(payload: Any) -> pd.DataFrame:
@@ -88,7 +90,8 @@ def read_packages(
     pandas.DataFrame
         One row per package: ``name``, ``description``, ``status`` (``string``),
         ``created_at`` (UTC datetime when every value parses, else as sent),
-        ``structure_ids`` (a list of element ids per row), ``n_structures``
+        ``structure_ids`` (a list of element ids per row; ``list<string>`` under
+        ``pyarrow``), ``n_structures``
         (``Int64``), then any other field the service sends, in snake_case.
     """
     if not isinstance(system, str) or not system:
@@ -97,7 +100,22 @@ def read_packages(
     frame = packages_frame(
         api.list_deployment_packages(system), what=f"packages of system {system!r}"
     )
-    return to_backend(frame, dtype_backend, consume=True)
+    frame = to_backend(frame, dtype_backend, consume=True)
+    return _id_lists(frame, "structure_ids", dtype_backend)
+
+
+def _id_lists(frame: pd.DataFrame, name: str, dtype_backend: DtypeBackend) -> pd.DataFrame:
+    """Under ``pyarrow``, a listing's list field as ``list<string>`` (the field is a list
+    of names or ids, empty or not); ``object`` when a value is not a list of strings."""
+    if dtype_backend != "pyarrow":
+        return frame
+    import pyarrow as pa
+
+    values = frame[name].tolist()
+    if all(v is None or (type(v) is list and all(type(x) is str for x in v)) for v in values):
+        arrow = pa.array(values, type=pa.list_(pa.string()))
+        frame[name] = pd.Series(pd.arrays.ArrowExtensionArray(arrow), index=frame.index)
+    return frame
 
 
 def packages_frame(payload: Any, *, what: str = "packages") -> pd.DataFrame:
@@ -111,7 +129,8 @@ def packages_frame(payload: Any, *, what: str = "packages") -> pd.DataFrame:
     )
     if frame["created_at"].dtype == "string":
         try:
-            frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True, format="ISO8601")
+            parsed = pd.to_datetime(frame["created_at"], utc=True, format="ISO8601")
+            frame["created_at"] = in_time_unit(parsed)
         except (ValueError, TypeError):
             pass  # not ISO timestamps: kept exactly as sent
     return _leading(frame, PACKAGE_COLUMNS)

@@ -32,7 +32,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Collection, Hashable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,7 +52,9 @@ Part = tuple[dict[Any, Any], pd.Index]
 ROW_COLUMN = "row"
 
 
-def long_frame(key: str, parts: list[tuple[str, Part]]) -> pd.DataFrame:
+def long_frame(
+    key: str, parts: list[tuple[str, Part]], *, as_object: Collection[Any] = ()
+) -> pd.DataFrame:
     """Stack objects' column arrays into a long frame (see the module docstring).
 
     Parameters
@@ -62,6 +64,9 @@ def long_frame(key: str, parts: list[tuple[str, Part]]) -> pd.DataFrame:
     parts : list of (str, (dict, pandas.Index))
         Each object's id, its column arrays by name and its row index (each row's
         original position).
+    as_object : collection of str, optional
+        Columns made ``object`` whatever the parts hold (see
+        :func:`~mddframes.frames.stacking.concat_column_sets`).
 
     Returns
     -------
@@ -77,7 +82,9 @@ def long_frame(key: str, parts: list[tuple[str, Part]]) -> pd.DataFrame:
     # built array by array, so the parts need no copy, no id column and no attrs
     # clearing of their own (their contexts stay in the client)
     frame = concat_column_sets(
-        [arrays for _, (arrays, _) in parts], [index for _, (_, index) in parts]
+        [arrays for _, (arrays, _) in parts],
+        [index for _, (_, index) in parts],
+        as_object=as_object,
     )
     lengths = [len(index) for _, (_, index) in parts]
     key_values = np.repeat(np.array([object_id for object_id, _ in parts], dtype=object), lengths)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+
+def stacked_dtype(array: Any) -> Any:
+    """The dtype a column array has once stacked (:func:`concat_column_sets`): a numpy
+    int/bool/float dtype's nullable twin, any other dtype as it is."""
+    return nullable_dtype(getattr(array.dtype, "numpy_dtype", array.dtype))
 
 
 def nullable_dtype(dtype: Any) -> Any:
@@ -42,15 +49,19 @@ def concat_union(frames: list[pd.DataFrame]) -> pd.DataFrame:
     return concat_column_sets([column_arrays(f) for f in frames], [f.index for f in frames])
 
 
-def concat_column_sets(parts: list[dict[Any, Any]], indexes: list[pd.Index]) -> pd.DataFrame:
+def concat_column_sets(
+    parts: list[dict[Any, Any]], indexes: list[pd.Index], *, as_object: Collection[Any] = ()
+) -> pd.DataFrame:
     """Stack column sets (``{name: array}``, one per frame) into one frame.
 
     A column that every part holding it stores with one dtype keeps that dtype (its
     nullable twin for numpy ints/bools/floats); parts that lack it contribute NA of
     that dtype, so an ``Int64`` column stays ``Int64`` rather than drifting to float
     or object. A column whose dtypes disagree becomes ``object`` with every value as
-    it was. Columns keep their order of first appearance; row indexes (``indexes``,
-    one per part) are kept as they are (they may repeat across parts).
+    it was, and so does every column named in ``as_object`` (a name whose dtype an
+    earlier chunk of the same run saw differ). Columns keep their order of first
+    appearance; row indexes (``indexes``, one per part) are kept as they are (they may
+    repeat across parts).
 
     Built column by column (one array concatenation per column): ``pd.concat`` of
     hundreds of small frames with differing columns costs about a millisecond per
@@ -64,7 +75,7 @@ def concat_column_sets(parts: list[dict[Any, Any]], indexes: list[pd.Index]) -> 
     for name in columns:
         present = [cols[name] for cols in parts if name in cols]
         dtypes = {getattr(array.dtype, "numpy_dtype", array.dtype) for array in present}
-        if len(dtypes) == 1:
+        if len(dtypes) == 1 and name not in as_object:
             dtype = nullable_dtype(dtypes.pop())
             template = present[0]
             if getattr(template.dtype, "numpy_dtype", template.dtype) != dtype:
@@ -91,7 +102,14 @@ def concat_column_sets(parts: list[dict[Any, Any]], indexes: list[pd.Index]) -> 
                 ]
             )
     index = indexes[0].append(list(indexes[1:]))
-    return pd.DataFrame(data, index=index, columns=columns, copy=False)
+    # an object column stays object (pandas 3 would make one holding only strings ``str``)
+    series = {
+        name: pd.Series(array, index=index, dtype=object, copy=False)
+        if pd.api.types.is_object_dtype(array.dtype)
+        else array
+        for name, array in data.items()
+    }
+    return pd.DataFrame(series, index=index, columns=columns, copy=False)
 
 
 def _fill_indexer(name: Any, parts: list[dict[Any, Any]], lengths: list[int]) -> np.ndarray:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
+from mddframes.codec.dtypes import in_time_unit
 from mddframes.errors import DataShapeError
 from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
 from mddframes.frames.bulk_tables import failure_records
@@ -171,6 +172,7 @@ def _datetime_if_all_parse(column: pd.Series) -> pd.Series:
     if column.dtype != "string":
         return column
     try:
-        return pd.to_datetime(column, utc=True, format="ISO8601")
+        parsed = pd.to_datetime(column, utc=True, format="ISO8601")
     except (ValueError, TypeError):
         return column
+    return in_time_unit(parsed)

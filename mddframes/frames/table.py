@@ -80,10 +80,12 @@ def read_table(
     pandas.DataFrame
         One row per table row; the index (``row``) is each row's original position
         (keep it: it is how the writer knows which row is which). Declared columns
-        come first in declared order with dtypes from their ``dataType`` (``string``,
-        ``Int64``, ``Float64``, ``boolean``, ``datetime64`` for DATE/TIMESTAMP; DECIMAL
-        strings stay ``string``), then undeclared columns in first-seen order with
-        inferred dtypes (no int turned float, no id turned number, nested values kept
+        come first in declared order with the dtypes their ``dataType`` gives, full,
+        empty or all-null alike (``string``, ``Int64``, ``Float64``, ``boolean``,
+        ``datetime64[us]`` for DATE, ``datetime64[us, UTC]`` for TIMESTAMP; DECIMAL
+        strings stay ``string``: the rule is :data:`mddframes.codec.dtypes.DTYPE_RULES`),
+        then undeclared keys in first-seen order (``string``, or ``object`` when a value
+        is not a string: no int turned float, no id turned number, nested values kept
         as objects). ``frame.attrs["mddframes"]`` holds the read's
         :class:`~mddframes.context.ReadContext`, which the client also keeps.
 

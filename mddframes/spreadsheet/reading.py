@@ -23,7 +23,7 @@ import pandas as pd
 from openpyxl.utils import get_column_letter
 
 from mddframes.codec.dtypes import infer_array
-from mddframes.codec.frame import payload_rows
+from mddframes.codec.frame import frame_of_arrays, payload_rows
 from mddframes.codec.kinds import KINDS, Kind
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for
@@ -256,9 +256,8 @@ def _frame(
     for position, entry in enumerate(header):
         if isinstance(entry, str):
             arrays[entry] = infer_array(values[position])
-    if not arrays:
-        return pd.DataFrame(index=index)
-    return pd.DataFrame(arrays, index=index, copy=False)
+    # object columns stay object (pandas 3 would make one holding only strings ``str``)
+    return frame_of_arrays(arrays, index)
 
 
 def _payload_kind(record: SheetRecord, where: _Located) -> Kind:

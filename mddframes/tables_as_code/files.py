@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from mddframes.codec.align import align_rows, primary_key_columns
 from mddframes.codec.dtypes import type_family
 from mddframes.codec.frame import (
     INDEX_NAME,
+    column_order,
     declared_columns,
     declared_type,
     frame_of_columns,
@@ -55,7 +57,7 @@ from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext
 from mddframes.disk_modes import as_output
-from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.errors import DataShapeError, DeclaredTypeWarning, InvalidArgumentError
 from mddframes.tables_as_code.csvedits import resolve_bare_empties
 from mddframes.tables_as_code.csvtext import CsvSyntaxError, format_csv, parse_csv
 from mddframes.tables_as_code.names import KIND_FOLDERS, sidecar_path, split_name
@@ -218,7 +220,7 @@ def _header(fields: dict[str, Any]) -> str:
 def csv_texts(payload: dict[str, Any], kind: Kind, object_id: str, name: str) -> tuple[str, str]:
     """The CSV text and the sidecar text of an object (``name``: the CSV's file name)."""
     key, envelope = _envelope(payload, kind)
-    names = list(from_payload(payload, kind).columns)
+    names = column_order(payload, kind)  # the frame's columns, without building it
     encodings = _encodings(payload, kind, names)
     lines: list[list[str | None]] = [[INDEX_NAME, *names]]
     for position, row in enumerate(payload_rows(payload, kind)):
@@ -299,7 +301,9 @@ def write_object(
     elif fmt == "xlsx":
         from mddframes.spreadsheet import to_excel
 
-        frame = from_payload(payload, kind)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeclaredTypeWarning)
+            frame = from_payload(payload, kind)
         frame.attrs[ATTRS_KEY] = ReadContext(kind, object_id, payload)
         temp = path.with_name(f".tmp-{path.name}")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -383,7 +387,9 @@ def _frame(
     kind: Kind, envelope: dict[str, Any], columns: dict[str, list[Any]], n_rows: int
 ) -> pd.DataFrame:
     declared = [c for c in declared_columns(envelope, kind) if c["name"] in columns]
-    return frame_of_columns(columns, n_rows, declared)
+    with warnings.catch_warnings():  # files hold text: a dtype misfit is no news here
+        warnings.simplefilter("ignore", DeclaredTypeWarning)
+        return frame_of_columns(columns, n_rows, declared, kind=kind)
 
 
 def _read_csv(path: Path) -> ObjectFile:

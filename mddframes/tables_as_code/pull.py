@@ -10,6 +10,7 @@ system no longer has (``action`` "not on the service"), without removing them.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ import pandas as pd
 
 from mddframes.bulk import run_bulk
 from mddframes.codec.kinds import Kind
-from mddframes.errors import InvalidArgumentError
+from mddframes.errors import DeclaredTypeWarning, InvalidArgumentError
 from mddframes.frames.table import read_mapping, read_table
 from mddframes.frames.tree import read_tree
 from mddframes.ids import id_list
@@ -133,7 +134,9 @@ def pull_folder(
 
     def pull_one(item: tuple[Kind, str]) -> dict[str, Any]:
         kind, object_id = item
-        frame = read_table(api, object_id) if kind == "table" else read_mapping(api, object_id)
+        with warnings.catch_warnings():  # the files hold text: a dtype misfit is no news
+            warnings.simplefilter("ignore", DeclaredTypeWarning)
+            frame = read_table(api, object_id) if kind == "table" else read_mapping(api, object_id)
         payload = frame.attrs["mddframes"].document()
         stem = encode_id(object_id)
         present = existing_files(folder, kind, stem)

@@ -34,6 +34,7 @@ EXPORTED = [
     "ConfigurationError",
     "ConflictError",
     "DataShapeError",
+    "DeclaredTypeWarning",
     "Diff",
     "DtypeBackend",
     "ExportArchive",

@@ -76,7 +76,8 @@ def test_read_table_keeps_every_hard_case_of_the_customer_table(client):
     big = [r.get("external_ref") for r in payload["data"]]
     assert any(isinstance(v, int) and abs(v) > 2**63 for v in big)
     assert all(a == b or a is b for a, b in zip(frame["external_ref"].tolist(), big, strict=True))
-    # undeclared columns are inferred without loss: an id with leading zeros stays a string
+    # an undeclared key of text is string, full or all-null (codec/dtypes.py DTYPE_RULES):
+    # an id with leading zeros stays the string it was
     assert frame["legacy_id"].dtype == STRING
     assert "000777" in frame["legacy_id"].dropna().tolist()
 
