@@ -63,6 +63,18 @@ exit codes:
 """
 
 
+CONNECTION = """\
+connection (each from its option, else the environment variable, else the profile):
+  MDD_BASE_URL       the service's root address, may contain {tenant} (--base-url)
+  MDD_TENANT         the tenant's name, also its token realm (--tenant)
+  MDD_CLIENT_ID      the API user's id
+  MDD_CLIENT_SECRET  the API user's secret (never an option: others can read arguments)
+  MDD_REALM          the token realm, when it is not the tenant's name
+  MDD_PROFILE        the profile of ~/.config/mddframes/config.toml (--profile)
+  every setting and its profile key: the settings page of the docs
+"""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with exit code 64 for bad usage (2 means "changes pending" to plan)."""
 
@@ -93,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mddframes",
         description="pandas DataFrames over a metadata-management service.",
-        epilog=EXIT_CODES,
+        epilog=CONNECTION + "\n" + EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(parser, top=True)
@@ -127,7 +139,7 @@ def _service_command(
 ) -> argparse.ArgumentParser:
     """A command that connects; ``frame``: it prints a frame (-o and --format csv|json|text)."""
     command: argparse.ArgumentParser = commands.add_parser(
-        name, help=help, description=help, epilog=EXIT_CODES,
+        name, help=help, description=help, epilog=CONNECTION + "\n" + EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     _common(command, top=False)
@@ -195,6 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:
+        messages.say(None, interrupted_message(args))
         return EXIT_INTERRUPTED
     except StdoutClosed:
         _silence_stdout()
@@ -209,6 +222,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     finally:
         messages.remove()
+
+
+def interrupted_message(args: argparse.Namespace) -> str:
+    """What Ctrl-C left behind and the command that resumes or cleans it up.
+
+    A command that leaves something to resume names it through its ``interrupted``
+    default (a function of the arguments); any other says that nothing was changed.
+    """
+    explain = getattr(args, "interrupted", None)
+    if explain is not None:
+        return f"interrupted: {explain(args)}"
+    return f"interrupted: {args.command} stopped before it finished"
 
 
 def _silence_stdout() -> None:

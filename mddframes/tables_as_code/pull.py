@@ -21,7 +21,7 @@ from mddframes.codec.kinds import Kind
 from mddframes.errors import InvalidArgumentError
 from mddframes.frames.table import read_mapping, read_table
 from mddframes.frames.tree import read_tree
-from mddframes.ids import id_list
+from mddframes.ids import close_matches, id_list
 from mddframes.tables_as_code.files import read_object, write_object
 from mddframes.tables_as_code.folder import existing_files, object_files
 from mddframes.tables_as_code.names import FORMATS, KIND_FOLDERS, FileFormat, encode_id, split_name
@@ -67,8 +67,9 @@ def system_objects(
         chosen.update(dict.fromkeys(matches))
     if unknown:
         raise InvalidArgumentError(
-            f"system {system!r} has no table, mapping or element {unknown[:10]!r}; nothing "
-            "was written"
+            f"system {system!r} has no table, mapping or element {unknown[:10]!r}"
+            + close_matches(unknown, [key[1] for key in everything] + list(by_element))
+            + "; nothing was written"
         )
     return list(chosen)
 
