@@ -100,8 +100,16 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )  # fmt: skip
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser with one sub-command per job."""
+def build_parser(*, emulator_options: bool = True) -> argparse.ArgumentParser:
+    """Build the argument parser with one sub-command per job.
+
+    Parameters
+    ----------
+    emulator_options : bool, default True
+        Give ``emulator`` its options. They import the emulator (FastAPI and its
+        models: most of a second), so ``main`` asks for them only when the command
+        line names ``emulator``; without them its one line in ``--help`` stays.
+    """
     parser = _Parser(
         prog="mddframes",
         description="pandas DataFrames over a metadata-management service.",
@@ -114,12 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run the demo against the embedded emulator")
     demo.set_defaults(handler=_run_demo)
 
-    from mddframes.emulator.cli import add_arguments as add_emulator_arguments
-    from mddframes.emulator.cli import run as run_emulator
-
     emulator = commands.add_parser("emulator", help="run the local emulator in the foreground")
-    add_emulator_arguments(emulator)
-    emulator.set_defaults(handler=run_emulator)
+    if emulator_options:
+        from mddframes.emulator.cli import add_arguments as add_emulator_arguments
+        from mddframes.emulator.cli import run as run_emulator
+
+        add_emulator_arguments(emulator)
+        emulator.set_defaults(handler=run_emulator)
 
     _service.add_commands(commands, _service_command)
     _code.add_commands(commands, _service_command)
@@ -198,8 +207,9 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(emulator_options="emulator" in arguments)
+    args = parser.parse_args(arguments)
     messages = Messages(log_level(args)).install()
     args.messages = messages
     from mddframes.errors import MddError
