@@ -19,9 +19,7 @@ HEAVY = ("openpyxl", "networkx", "pyarrow", "ipywidgets", "pandas", "fastapi")
 
 def _loaded_after(code: str) -> set[str]:
     probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     return set(json.loads(done.stdout.splitlines()[-1]))
 
 
