@@ -31,6 +31,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from mddframes.errors import InvalidArgumentError, PartialFailureWarning
+from mddframes.progress import progress_shown
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ def run_bulk(
     items: Iterable[T],
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     desc: str | None = None,
     label: Callable[[T], Hashable] | None = None,
@@ -119,7 +120,7 @@ def run_bulk(
     items: Iterable[T],
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     desc: str | None = None,
     label: Callable[[T], Hashable] | None = None,
@@ -133,7 +134,7 @@ def run_bulk(
     items: Iterable[T],
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     desc: str | None = None,
     label: Callable[[T], Hashable] | None = None,
@@ -153,8 +154,8 @@ def run_bulk(
     max_workers : int, optional
         Concurrent calls; default :data:`DEFAULT_MAX_WORKERS` (8). Never more
         threads than items.
-    progress : bool, default True
-        Show a ``tqdm.auto`` progress bar (a widget in notebooks, text in a
+    progress : bool, optional
+        Show a ``tqdm.auto`` progress bar (a widget in notebooks, text in a: by default only on a terminal or in Jupyter.
         terminal); it disappears when done.
     errors : {"raise", "skip"}, default "raise"
         ``"raise"``: at the first failure, cancel the items not yet started, wait for
@@ -213,7 +214,7 @@ def iter_bulk(
     *,
     ahead: int | None,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     desc: str | None = None,
     label: Callable[[T], Hashable] | None = None,
@@ -237,8 +238,8 @@ def iter_bulk(
         1); None starts every item at once, as :func:`run_bulk` does.
     max_workers : int, optional
         Concurrent calls; default :data:`DEFAULT_MAX_WORKERS`.
-    progress : bool, default True
-        Show a ``tqdm.auto`` progress bar.
+    progress : bool, optional
+        Show a ``tqdm.auto`` progress bar: by default only on a terminal or in Jupyter.
     errors : {"raise", "skip"}, default "raise"
         As in :func:`run_bulk`.
     desc : str, optional
@@ -326,7 +327,7 @@ class _Run(Generic[T, R]):
         self.results = [None] * len(self.items)
 
     def iterate(
-        self, fn: Callable[[T], Any], workers: int, progress: bool, ahead: int | None
+        self, fn: Callable[[T], Any], workers: int, progress: bool | None, ahead: int | None
     ) -> Iterator[int]:
         """Call ``fn`` on the items on a thread pool, settling each call as it finishes.
 
@@ -335,7 +336,13 @@ class _Run(Generic[T, R]):
         yield (None: every item starts at once).
         """
         total = len(self.items)
-        bar = tqdm(total=total, desc=self.desc, disable=not progress, leave=False, unit="id")
+        bar = tqdm(
+            total=total,
+            desc=self.desc,
+            disable=not progress_shown(progress),
+            leave=False,
+            unit="id",
+        )
         executor = ThreadPoolExecutor(
             max_workers=min(workers, total), thread_name_prefix="mddframes-bulk"
         )
@@ -478,7 +485,7 @@ def bulk_status_frame(
     items: list[T],
     *,
     max_workers: int | None,
-    progress: bool,
+    progress: bool | None,
     desc: str,
     label: Callable[[T], Hashable] = str,
     on_progress: ProgressCallback | None = None,

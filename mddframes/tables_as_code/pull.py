@@ -82,7 +82,7 @@ def pull_folder(
     ids: Iterable[str] | None = None,
     fmt: FileFormat | None = None,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Write every table and mapping of ``system`` (or the ``ids``) into ``folder``.
 
@@ -101,8 +101,8 @@ def pull_folder(
         The format of the files; default each object's existing format, else csv.
     max_workers : int, optional
         Concurrent reads; default ``api.max_workers``.
-    progress : bool, default True
-        Show a progress bar.
+    progress : bool, optional
+        Show a progress bar: by default only on a terminal or in Jupyter.
 
     Returns
     -------
