@@ -91,7 +91,13 @@ class BulkResult(Generic[T, R]):
         return not self.exceptions
 
     def succeeded(self) -> Iterator[tuple[T, R]]:
-        """The ``(item, result)`` pairs of the items that did not fail, in input order."""
+        """The ``(item, result)`` pairs of the items that did not fail, in input order.
+
+        Yields
+        ------
+        tuple
+            ``(item, result)`` of an item that did not fail.
+        """
         for position, (item, result) in enumerate(zip(self.items, self.results, strict=True)):
             if position not in self.exceptions:
                 # not a failure, so the slot holds fn's own return value (None included):

@@ -60,8 +60,16 @@ def frame_text(frame: pd.DataFrame, fmt: str) -> str:
     if fmt == "text":
         if frame.empty:
             return "(no rows)\n" if len(frame.columns) else "\n"
-        with pd.option_context("display.max_colwidth", 80):
-            return frame.to_string(index=False, line_width=terminal_width()) + "\n"
+        width = terminal_width()
+        # lists and records as text, so that the column width cuts them like any text
+        nested = [c for c in frame.columns if frame[c].dtype == object]
+        if nested:
+            frame = frame.assign(**{
+                str(c): frame[c].map(lambda v: str(v) if isinstance(v, list | dict | tuple) else v)
+                for c in nested
+            })  # fmt: skip
+        cut = max(20, min(80, width - 4))
+        return frame.to_string(index=False, line_width=width, max_colwidth=cut) + "\n"
     return frame.to_csv(index=False)
 
 

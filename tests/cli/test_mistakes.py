@@ -186,3 +186,20 @@ def test_a_plan_that_apply_would_refuse_speaks_of_apply_not_of_python(env, tmp_p
     out = capsys.readouterr().out
     assert "apply would refuse table 'tbl-0109'" in out and "pass --allow-deletes" in out
     assert ".report" not in out and "Nothing was sent" not in out
+
+
+@pytest.mark.parametrize("argv", [["packages", "DWH"], ["search", "DWH", "a"], ["tree", "DWH"]])
+def test_text_output_is_wrapped_to_the_terminal(argv, env, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main([*argv, "--format", "text"]) == EXIT_OK
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and max(map(len, lines)) <= 60
+
+
+def test_every_help_lists_the_connection_variables(capsys):
+    for argv in (["--help"], ["tree", "--help"], ["apply", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        out = capsys.readouterr().out
+        for variable in ("MDD_BASE_URL", "MDD_TENANT", "MDD_CLIENT_ID", "MDD_CLIENT_SECRET"):
+            assert variable in out, (argv, variable)
