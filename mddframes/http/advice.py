@@ -94,7 +94,7 @@ def credentials_refused_message(
     """
     head = f"the token endpoint refused the request: {oauth_error or reason or 'refused'}"
     client_id = f"MDD_CLIENT_ID ({settings.client_id!r}{_from(settings, 'client_id')})"
-    secret = f"MDD_CLIENT_SECRET (not shown{_from(settings, 'client_secret')})"
+    secret = "MDD_CLIENT_SECRET" + _source(settings, "client_secret")
     if oauth_error in _WRONG_SECRET:
         return f"{head}: the client secret is wrong; check {secret} for the client {client_id}"
     if oauth_error in _UNKNOWN_CLIENT:
@@ -103,5 +103,6 @@ def credentials_refused_message(
 
 
 def _from(settings: Settings, name: str) -> str:
-    source = settings.sources.get(name)
-    return f", from {source}" if source else ""
+    """``, from ...`` as :func:`_source` says it, inside parentheses of the caller's."""
+    source = _source(settings, name)
+    return ", " + source.strip()[1:-1] if source else ""

@@ -84,6 +84,14 @@ MISTAKES = [
         python=_read_object_types,
     ),
     Mistake(
+        "a wrong secret in a profile",
+        {"MDD_PROFILE": "ci", "MDD_CLIENT_ID": None, "MDD_CLIENT_SECRET": None},
+        ["object-types"],
+        ["the client secret is wrong", "MDD_CLIENT_SECRET (from client_secret in profile 'ci'"],
+        never=["not-the-secret"],
+        python=_read_object_types,
+    ),
+    Mistake(
         "a wrong client id",
         {"MDD_CLIENT_ID": "nobody"},
         ["object-types"],
@@ -127,6 +135,10 @@ def env(emu, monkeypatch, tmp_path):
     }.items():  # fmt: skip
         monkeypatch.setenv(name, value)
     (tmp_path / "ids.txt").write_text("tbl-1090\n", "utf-8")
+    profile = tmp_path / "config" / "mddframes" / "config.toml"
+    profile.parent.mkdir(parents=True)
+    profile.write_text(f'[ci]\nclient_id = "{emu.client_id}"\nclient_secret = "not-the-secret"\n')
+    profile.chmod(0o600)
     return emu
 
 
