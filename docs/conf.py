@@ -46,7 +46,15 @@ html_theme_options = {
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
 }
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["mddframes.css"]
+# the pages outside a section (the command line, settings...) have no section to navigate:
+# no empty left sidebar for them
+html_sidebars = {
+    page: []
+    for page in ("index", "cli", "settings", "internals", "wire-format", "performance",
+                 "contributing", "changelog", "notebooks")
+}  # fmt: skip
 html_show_sourcelink = False
 
 # the notebooks: committed without outputs, executed here against the embedded emulator
