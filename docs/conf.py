@@ -46,13 +46,33 @@ html_theme_options = {
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
 }
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["mddframes.css"]
+# the pages outside a section (the command line, settings...) have no section to navigate:
+# no empty left sidebar for them
+html_sidebars = {
+    page: []
+    for page in ("index", "cli", "settings", "internals", "wire-format", "performance",
+                 "contributing", "changelog", "notebooks")
+}  # fmt: skip
 html_show_sourcelink = False
 
-# the notebooks: rendered as they are committed (without outputs), never executed here;
-# the test suite executes them (tests/client/test_notebooks.py)
-nb_execution_mode = "off"
-myst_enable_extensions = ["colon_fence", "deflist"]
+# the notebooks: committed without outputs, executed here against the embedded emulator
+# (each starts its own, on a free port) so the site shows their frames and charts; a cell
+# that fails fails the build. Each runs in a temporary folder, as in tests/client/test_notebooks.py.
+nb_execution_mode = "force"
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_execution_timeout = 600
+nb_execution_in_temp = True
+myst_enable_extensions = ["colon_fence", "deflist", "substitution"]
+# numbers the pages quote, taken from the code so that they cannot drift
+from mddframes.emulator import scale as _scale  # noqa: E402
+
+myst_substitutions = {
+    "scale_table_every": _scale.TABLE_EVERY,
+    "scale_mapping_every": _scale.MAPPING_EVERY,
+}
 myst_heading_anchors = 3
 
 # autodoc / autosummary: the stubs are written by docs/_ext/mdd_reference.py
@@ -125,7 +145,7 @@ nitpick_ignore_regex = [
 
 
 def _copy_notebooks(app: object) -> None:
-    """The five notebooks, copied into the (git-ignored) source folder as committed."""
+    """The notebooks, copied into the (git-ignored) source folder as committed."""
     target = DOCS / "notebooks"
     if target.exists():
         shutil.rmtree(target)

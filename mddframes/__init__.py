@@ -5,21 +5,9 @@ The public surface is small: :func:`connect` returns a :class:`Client`, whose
 losslessly, and export/package/deploy methods move work to production.
 """
 
-from mddframes.archive import ExportArchive
-from mddframes.bulk import BulkResult, run_bulk
-from mddframes.client import Client
-from mddframes.codec import (
-    CheckReport,
-    Diff,
-    check_payload,
-    diff_payloads,
-    from_payload,
-    to_payload,
-)
-from mddframes.codec.values import JsonObject, JsonValue
-from mddframes.connection import connect
-from mddframes.context import ReadContext
-from mddframes.doctor import doctor_exit_code, run_doctor
+import typing as _typing
+
+# The errors are light and caught by name before anything else is used: imported now.
 from mddframes.errors import (
     AuthError,
     BackupError,
@@ -57,15 +45,90 @@ from mddframes.errors import (
     WriteRefusedError,
     WriteVerificationError,
 )
-from mddframes.exports import ExportTask, Script
-from mddframes.frames import iter_groups, tree_frame
-from mddframes.frames.backends import DtypeBackend, to_polars
-from mddframes.ids import Ids
-from mddframes.lineage import Lineage, LineageAnswer, to_dot, to_mermaid
-from mddframes.snapshot import diff_snapshots, read_snapshot
-from mddframes.spreadsheet import read_excel, to_excel
-from mddframes.tables_as_code import Plan, apply_plan, plan_folder, pull_folder
-from mddframes.writing import WriteResult
+
+if _typing.TYPE_CHECKING:  # for type checkers and readers; at run time each name loads when used
+    from mddframes.archive import ExportArchive
+    from mddframes.bulk import BulkResult, run_bulk
+    from mddframes.client import Client
+    from mddframes.codec import (
+        CheckReport,
+        Diff,
+        check_payload,
+        diff_payloads,
+        from_payload,
+        to_payload,
+    )
+    from mddframes.codec.values import JsonObject, JsonValue
+    from mddframes.connection import connect
+    from mddframes.context import ReadContext
+    from mddframes.doctor import doctor_exit_code, run_doctor
+    from mddframes.exports import ExportTask, Script
+    from mddframes.frames import iter_groups, tree_frame
+    from mddframes.frames.backends import DtypeBackend, to_polars
+    from mddframes.ids import Ids
+    from mddframes.lineage import Lineage, LineageAnswer, to_dot, to_mermaid
+    from mddframes.snapshot import diff_snapshots, read_snapshot
+    from mddframes.spreadsheet import read_excel, to_excel
+    from mddframes.tables_as_code import Plan, apply_plan, plan_folder, pull_folder
+    from mddframes.writing import WriteResult
+
+#: Where each public name lives: ``import mddframes`` loads none of these modules (pandas,
+#: openpyxl, networkx and pyarrow among their imports); the first use of a name does.
+_LAZY: dict[str, str] = {
+    "BulkResult": "mddframes.bulk",
+    "CheckReport": "mddframes.codec",
+    "Client": "mddframes.client",
+    "Diff": "mddframes.codec",
+    "DtypeBackend": "mddframes.frames.backends",
+    "ExportArchive": "mddframes.archive",
+    "ExportTask": "mddframes.exports",
+    "Ids": "mddframes.ids",
+    "JsonObject": "mddframes.codec.values",
+    "JsonValue": "mddframes.codec.values",
+    "Lineage": "mddframes.lineage",
+    "LineageAnswer": "mddframes.lineage",
+    "Plan": "mddframes.tables_as_code",
+    "ReadContext": "mddframes.context",
+    "Script": "mddframes.exports",
+    "WriteResult": "mddframes.writing",
+    "apply_plan": "mddframes.tables_as_code",
+    "check_payload": "mddframes.codec",
+    "connect": "mddframes.connection",
+    "diff_payloads": "mddframes.codec",
+    "diff_snapshots": "mddframes.snapshot",
+    "doctor_exit_code": "mddframes.doctor",
+    "from_payload": "mddframes.codec",
+    "iter_groups": "mddframes.frames",
+    "plan_folder": "mddframes.tables_as_code",
+    "pull_folder": "mddframes.tables_as_code",
+    "read_excel": "mddframes.spreadsheet",
+    "read_snapshot": "mddframes.snapshot",
+    "run_bulk": "mddframes.bulk",
+    "run_doctor": "mddframes.doctor",
+    "to_dot": "mddframes.lineage",
+    "to_excel": "mddframes.spreadsheet",
+    "to_mermaid": "mddframes.lineage",
+    "to_payload": "mddframes.codec",
+    "to_polars": "mddframes.frames.backends",
+    "tree_frame": "mddframes.frames",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load a public name's module on its first use (PEP 562), then keep the name."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mddframes' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __version__ = "0.1.0"
 

@@ -30,6 +30,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from mddframes.errors import InvalidArgumentError, PartialFailureWarning
+from mddframes.progress import progress_shown
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +90,13 @@ class BulkResult(Generic[T, R]):
         return not self.exceptions
 
     def succeeded(self) -> Iterator[tuple[T, R]]:
-        """The ``(item, result)`` pairs of the items that did not fail, in input order."""
+        """The ``(item, result)`` pairs of the items that did not fail, in input order.
+
+        Yields
+        ------
+        tuple
+            ``(item, result)`` of an item that did not fail.
+        """
         for position, (item, result) in enumerate(zip(self.items, self.results, strict=True)):
             if position not in self.exceptions:
                 # not a failure, so the slot holds fn's own return value (None included):
@@ -103,7 +110,7 @@ def run_bulk(
     items: Iterable[T],
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     desc: str | None = None,
     label: Callable[[T], Hashable] | None = None,
@@ -118,7 +125,7 @@ def run_bulk(
     items: Iterable[T],
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     desc: str | None = None,
     label: Callable[[T], Hashable] | None = None,
@@ -132,7 +139,7 @@ def run_bulk(
     items: Iterable[T],
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     desc: str | None = None,
     label: Callable[[T], Hashable] | None = None,
@@ -152,8 +159,8 @@ def run_bulk(
     max_workers : int, optional
         Concurrent calls; default :data:`DEFAULT_MAX_WORKERS` (8). Never more
         threads than items.
-    progress : bool, default True
-        Show a ``tqdm.auto`` progress bar (a widget in notebooks, text in a
+    progress : bool, optional
+        Show a ``tqdm.auto`` progress bar (a widget in notebooks, text in a: by default only on a terminal or in Jupyter.
         terminal); it disappears when done.
     errors : {"raise", "skip"}, default "raise"
         ``"raise"``: at the first failure, cancel the items not yet started, wait for
@@ -212,7 +219,7 @@ def iter_bulk(
     *,
     ahead: int | None,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     desc: str | None = None,
     label: Callable[[T], Hashable] | None = None,
@@ -236,8 +243,8 @@ def iter_bulk(
         1); None starts every item at once, as :func:`run_bulk` does.
     max_workers : int, optional
         Concurrent calls; default :data:`DEFAULT_MAX_WORKERS`.
-    progress : bool, default True
-        Show a ``tqdm.auto`` progress bar.
+    progress : bool, optional
+        Show a ``tqdm.auto`` progress bar: by default only on a terminal or in Jupyter.
     errors : {"raise", "skip"}, default "raise"
         As in :func:`run_bulk`.
     desc : str, optional
@@ -325,7 +332,7 @@ class _Run(Generic[T, R]):
         self.results = [None] * len(self.items)
 
     def iterate(
-        self, fn: Callable[[T], Any], workers: int, progress: bool, ahead: int | None
+        self, fn: Callable[[T], Any], workers: int, progress: bool | None, ahead: int | None
     ) -> Iterator[int]:
         """Call ``fn`` on the items on a thread pool, settling each call as it finishes.
 
@@ -334,7 +341,13 @@ class _Run(Generic[T, R]):
         yield (None: every item starts at once).
         """
         total = len(self.items)
-        bar = tqdm(total=total, desc=self.desc, disable=not progress, leave=False, unit="id")
+        bar = tqdm(
+            total=total,
+            desc=self.desc,
+            disable=not progress_shown(progress),
+            leave=False,
+            unit="id",
+        )
         executor = ThreadPoolExecutor(
             max_workers=min(workers, total), thread_name_prefix="mddframes-bulk"
         )
@@ -473,7 +486,7 @@ def bulk_status_frame(
     items: list[T],
     *,
     max_workers: int | None,
-    progress: bool,
+    progress: bool | None,
     desc: str,
     label: Callable[[T], Hashable] = str,
     on_progress: ProgressCallback | None = None,

@@ -153,7 +153,7 @@ class Client:
         ids: Iterable[str],
         *,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
         errors: ErrorPolicy = "raise",
         dtype_backend: DtypeBackend = "numpy_nullable",
     ) -> pd.DataFrame:
@@ -215,7 +215,7 @@ class Client:
         ids: Iterable[str],
         *,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
         errors: ErrorPolicy = "raise",
         dtype_backend: DtypeBackend = "numpy_nullable",
     ) -> pd.DataFrame:
@@ -230,7 +230,7 @@ class Client:
         ids: Iterable[str],
         *,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
         errors: ErrorPolicy = "raise",
         dtype_backend: DtypeBackend = "numpy_nullable",
     ) -> pd.DataFrame:
@@ -245,7 +245,7 @@ class Client:
         system: str,
         *,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> pd.DataFrame:
         return lineage.read_lineage(
@@ -260,7 +260,7 @@ class Client:
         *,
         in_: Iterable[str] = lineage.PLACES,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
     ) -> pd.DataFrame:
         return lineage.search(
             self.api, system, text_or_regex, in_=in_, max_workers=max_workers, progress=progress
@@ -273,7 +273,7 @@ class Client:
         *,
         chunksize: int = 100,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
         errors: ErrorPolicy = "raise",
         dtype_backend: DtypeBackend = "numpy_nullable",
     ) -> Iterator[pd.DataFrame]:
@@ -289,7 +289,7 @@ class Client:
         *,
         chunksize: int = 100,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
         errors: ErrorPolicy = "raise",
         dtype_backend: DtypeBackend = "numpy_nullable",
     ) -> Iterator[pd.DataFrame]:
@@ -305,7 +305,7 @@ class Client:
         path: str | os.PathLike[str],
         *,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
         structures: bool = True,
     ) -> Snapshot:
         return snapshots.snapshot(
@@ -364,7 +364,7 @@ class Client:
         dry_run: bool = False,
         backup_dir: str | os.PathLike[str] | None = None,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
     ) -> pd.DataFrame:
         return writing.restore_backups(
             self.api, backups, dry_run=dry_run, backup_dir=backup_dir,
@@ -381,7 +381,7 @@ class Client:
         force: bool = False,
         backup_dir: str | os.PathLike[str] | None = None,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
     ) -> pd.DataFrame:
         return writing.write_tables(
             self.api, frame, dry_run=dry_run, allow_deletes=allow_deletes, force=force,
@@ -398,7 +398,7 @@ class Client:
         force: bool = False,
         backup_dir: str | os.PathLike[str] | None = None,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
     ) -> pd.DataFrame:
         return writing.write_mappings(
             self.api, frame, dry_run=dry_run, allow_deletes=allow_deletes, force=force,
@@ -425,7 +425,7 @@ class Client:
         *,
         backup_dir: str | os.PathLike[str] | None = None,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
     ) -> pd.DataFrame:
         return writing.resume(self.api, batch, backup_dir=backup_dir, max_workers=max_workers,
                               progress=progress)  # fmt: skip
@@ -437,7 +437,7 @@ class Client:
         *,
         backup_dir: str | os.PathLike[str] | None = None,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
     ) -> pd.DataFrame:
         return writing.roll_back(self.api, batch, backup_dir=backup_dir,
                                  max_workers=max_workers, progress=progress)  # fmt: skip
@@ -456,7 +456,7 @@ class Client:
         dest: str | os.PathLike[str] | None = None,
         *,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> pd.DataFrame:
         return exports.export_scripts(
@@ -493,7 +493,7 @@ class Client:
         poll_interval: float = 0.5,
         max_poll_interval: float = 5.0,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> ExportArchive:
         return exports.export_batch(
@@ -511,7 +511,7 @@ class Client:
         return elements.create_child(self.api, parent_id, type, name, **attributes)
 
     @facade_of(elements.create_children)
-    def create_children(self, frame: pd.DataFrame, *, progress: bool = True) -> pd.DataFrame:
+    def create_children(self, frame: pd.DataFrame, *, progress: bool | None = None) -> pd.DataFrame:
         return elements.create_children(self.api, frame, progress=progress)
 
     @facade_of(elements.add_to_package)
@@ -529,7 +529,7 @@ class Client:
         deployment_id: str | None = None,
         *,
         max_workers: int | None = None,
-        progress: bool = True,
+        progress: bool | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> pd.DataFrame:
         return elements.deploy_many(

@@ -28,7 +28,7 @@ import os
 import stat
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -150,6 +150,10 @@ class Settings:
         retries and their waits included; ``None``: :attr:`deadline`'s default.
     max_response_bytes : int
         The largest answer body read, counted after decompression (default 2 GiB).
+    sources : mapping of str to str
+        Where each setting that was given came from (``"environment variable
+        MDD_TENANT"``, ``"client_secret in profile 'ci' of ..."``); errors name it.
+        Not part of equality.
     """
 
     tenant: str | None
@@ -168,6 +172,7 @@ class Settings:
     backup_dir: str | None = None
     request_deadline: float | None = None
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.client_secret, Secret):
@@ -221,7 +226,7 @@ def _realm_or_tenant(
     if earlier["tenant"] is not None:
         return str(earlier["tenant"])
     raise ConfigurationError(
-        "missing setting realm (it defaults to the tenant, which is not set either): "
+        "missing setting tenant (the tenant's name, which is also its token realm): "
         + _how_to_set("tenant", profile_label)
     )
 
@@ -462,10 +467,12 @@ def resolve_settings(
     from_file = load_profile(profile_name, path, required=profile_name is not None)
     profile_label = f"profile {profile_name or DEFAULT_PROFILE!r} of {path}"
     values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
     for setting in SETTINGS:
         found = setting.lookup(arguments[setting.name], environ, from_file, profile_label)
         source = None if found is None else found[1]
         if found is not None:
+            sources[setting.name] = found[1]
             value = setting.parse(setting.name, *found)
         elif setting.default is REQUIRED:
             raise ConfigurationError(_missing_message(setting.name, profile_label))
@@ -474,7 +481,7 @@ def resolve_settings(
         if setting.then is not None:
             value = setting.then(value, source, values, profile_label)
         values[setting.name] = value
-    return Settings(**values)
+    return Settings(**values, sources=sources)
 
 
 def _how_to_set(name: str, profile_label: str) -> str:

@@ -91,3 +91,41 @@ def require_id(value: Any, *, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise InvalidArgumentError(f"{what} must be a non-empty string, got {value!r}")
     return value
+
+
+def close_matches(unknown: Sequence[str], known: Iterable[str], *, limit: int = 3) -> str:
+    """``"; did you mean ...?"`` naming the known ids closest to the unknown ones, or ``""``.
+
+    For a message about ids that were not found, where the caller already holds the ids
+    that exist (a tree it read, a folder it pulled): a typo then gets its correction.
+
+    Parameters
+    ----------
+    unknown : sequence of str
+        The ids that were not found (the first few are matched).
+    known : iterable of str
+        The ids that exist.
+    limit : int
+        At most this many suggestions per unknown id.
+
+    Returns
+    -------
+    str
+        Empty when nothing is close.
+
+    Examples
+    --------
+    >>> close_matches(["tbl-1090"], ["tbl-0109", "tbl-0190", "dwh-0001"])
+    "; did you mean 'tbl-0190' or 'tbl-0109'?"
+    """
+    import difflib
+
+    pool = list(dict.fromkeys(known))
+    suggestions: list[str] = []
+    for word in unknown[:5]:
+        for match in difflib.get_close_matches(word, pool, n=limit, cutoff=0.6):
+            if match not in suggestions:
+                suggestions.append(match)
+    if not suggestions:
+        return ""
+    return "; did you mean " + " or ".join(map(repr, suggestions[:limit])) + "?"

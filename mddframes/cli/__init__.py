@@ -63,6 +63,18 @@ exit codes:
 """
 
 
+CONNECTION = """\
+connection (each from its option, else the environment variable, else the profile):
+  MDD_BASE_URL       the service's root address, may contain {tenant} (--base-url)
+  MDD_TENANT         the tenant's name, also its token realm (--tenant)
+  MDD_CLIENT_ID      the API user's id
+  MDD_CLIENT_SECRET  the API user's secret (never an option: others can read arguments)
+  MDD_REALM          the token realm, when it is not the tenant's name
+  MDD_PROFILE        the profile of ~/.config/mddframes/config.toml (--profile)
+  every setting and its profile key: the settings page of the docs
+"""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with exit code 64 for bad usage (2 means "changes pending" to plan)."""
 
@@ -88,12 +100,20 @@ def _common(parser: argparse.ArgumentParser, *, top: bool) -> None:
     )  # fmt: skip
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser with one sub-command per job."""
+def build_parser(*, emulator_options: bool = True) -> argparse.ArgumentParser:
+    """Build the argument parser with one sub-command per job.
+
+    Parameters
+    ----------
+    emulator_options : bool, default True
+        Give ``emulator`` its options. They import the emulator (FastAPI and its
+        models: most of a second), so ``main`` asks for them only when the command
+        line names ``emulator``; without them its one line in ``--help`` stays.
+    """
     parser = _Parser(
         prog="mddframes",
         description="pandas DataFrames over a metadata-management service.",
-        epilog=EXIT_CODES,
+        epilog=CONNECTION + "\n" + EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(parser, top=True)
@@ -102,12 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="run the demo against the embedded emulator")
     demo.set_defaults(handler=_run_demo)
 
-    from mddframes.emulator.cli import add_arguments as add_emulator_arguments
-    from mddframes.emulator.cli import run as run_emulator
-
     emulator = commands.add_parser("emulator", help="run the local emulator in the foreground")
-    add_emulator_arguments(emulator)
-    emulator.set_defaults(handler=run_emulator)
+    if emulator_options:
+        from mddframes.emulator.cli import add_arguments as add_emulator_arguments
+        from mddframes.emulator.cli import run as run_emulator
+
+        add_emulator_arguments(emulator)
+        emulator.set_defaults(handler=run_emulator)
 
     _service.add_commands(commands, _service_command)
     _code.add_commands(commands, _service_command)
@@ -127,7 +148,7 @@ def _service_command(
 ) -> argparse.ArgumentParser:
     """A command that connects; ``frame``: it prints a frame (-o and --format csv|json|text)."""
     command: argparse.ArgumentParser = commands.add_parser(
-        name, help=help, description=help, epilog=EXIT_CODES,
+        name, help=help, description=help, epilog=CONNECTION + "\n" + EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     _common(command, top=False)
@@ -186,8 +207,9 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(emulator_options="emulator" in arguments)
+    args = parser.parse_args(arguments)
     messages = Messages(log_level(args)).install()
     args.messages = messages
     from mddframes.errors import MddError
@@ -195,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:
+        messages.say(None, interrupted_message(args))
         return EXIT_INTERRUPTED
     except StdoutClosed:
         _silence_stdout()
@@ -209,6 +232,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     finally:
         messages.remove()
+
+
+def interrupted_message(args: argparse.Namespace) -> str:
+    """What Ctrl-C left behind and the command that resumes or cleans it up.
+
+    A command that leaves something to resume names it through its ``interrupted``
+    default (a function of the arguments); any other says that nothing was changed.
+    """
+    explain = getattr(args, "interrupted", None)
+    if explain is not None:
+        return f"interrupted: {explain(args)}"
+    return f"interrupted: {args.command} stopped before it finished"
 
 
 def _silence_stdout() -> None:

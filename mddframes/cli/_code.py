@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.cli._output import progress_wanted, write_stdout
+from mddframes.cli._output import in_command_words, output_file, progress_wanted, write_stdout
 from mddframes.cli._service import read_ids
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def add_commands(commands: Any, service_command: Any) -> None:
         type=Path,
         help="only these tables, mappings or elements (one id per line, '-' for stdin)",
     )
+    pull.set_defaults(interrupted=_pull_interrupted)
     pull.add_argument(
         "--file-format",
         choices=("csv", "json", "xlsx"),
@@ -80,6 +82,27 @@ def add_commands(commands: Any, service_command: Any) -> None:
         ),
     )
     _allow_deletes(apply)
+    apply.set_defaults(interrupted=_apply_interrupted)
+
+
+def _pull_interrupted(args: argparse.Namespace) -> str:
+    """What an interrupted pull left: a folder part written, finished by pulling again."""
+    ids = f" --ids-file {args.ids_file}" if args.ids_file is not None else ""
+    return (
+        f"{args.folder} holds only the objects pulled so far; the others are missing or "
+        f"old. Run the same command again to finish it (each object is written whole): "
+        f"mddframes pull {args.system} {args.folder}{ids}"
+    )
+
+
+def _apply_interrupted(args: argparse.Namespace) -> str:
+    """What an interrupted apply left: maybe a batch part written, named by 'writes'."""
+    where = f" --backup-dir {args.backup_dir}" if args.backup_dir is not None else ""
+    return (
+        "some objects may be written and others not. 'mddframes writes"
+        f"{where}' lists the unfinished batch; 'mddframes resume BATCH{where}' finishes it, "
+        f"'mddframes roll-back BATCH{where}' undoes it (nothing listed: nothing was written)"
+    )
 
 
 def _allow_deletes(parser: argparse.ArgumentParser) -> None:
@@ -111,7 +134,7 @@ def _plan(client: Client, args: argparse.Namespace) -> int:
     plan = plan_folder(client.api, args.folder, allow_deletes=args.allow_deletes,
                      progress=progress_wanted(args))  # fmt: skip
     if args.out is not None:
-        plan.save(args.out)
+        plan.save(output_file(args.out))
     if args.format == "json":
         text = json.dumps(plan.to_dict(), ensure_ascii=False, indent=1) + "\n"
     elif args.format == "markdown":
@@ -119,8 +142,18 @@ def _plan(client: Client, args: argparse.Namespace) -> int:
     else:
         text = plan_text(plan, verbose=args.verbose > 0)
     if not args.quiet or args.format != "text":
-        write_stdout(text)
+        write_stdout(_plan_words(text))
     return plan.exit_code
+
+
+#: A refusal's words are the write's ("was not written ... Nothing was sent"); a plan
+#: sends nothing in any case, so it says what apply would do instead.
+_REFUSAL = re.compile(r"(\w+ '[^']*') was not written: (.*?) Nothing was sent\.")
+
+
+def _plan_words(text: str) -> str:
+    """A plan's text in the command line's words, its refusals as what apply would do."""
+    return _REFUSAL.sub(r"apply would refuse \1: \2", in_command_words(text))
 
 
 def _apply(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.cli._output import progress_wanted, write_stdout
+from mddframes.cli._output import output_file, progress_wanted, write_stdout
 
 if TYPE_CHECKING:
     from mddframes.client import Client
@@ -28,6 +28,7 @@ def add_commands(commands: Any, service_command: Any) -> None:
         _lineage,
         frame=False,
     )
+    lineage.set_defaults(interrupted=_read_only_interrupted)
     lineage.add_argument("system")
     lineage.add_argument(
         "element", metavar="ELEMENT[.COLUMN]", help="an element id or name, or element_id.column"
@@ -60,6 +61,7 @@ def add_commands(commands: Any, service_command: Any) -> None:
         "where a text occurs in a system: element names, table cells, mapping columns",
         _search,
     )
+    search.set_defaults(interrupted=_read_only_interrupted)
     search.add_argument("system")
     search.add_argument("text", help="plain text, any case (a regular expression with --regex)")
     search.add_argument("--regex", action="store_true", help="TEXT is a regular expression")
@@ -67,6 +69,14 @@ def add_commands(commands: Any, service_command: Any) -> None:
         "--in", dest="places", default="names,tables,mappings",
         help="comma-separated places to look: names, tables, mappings (default: all)",
     )  # fmt: skip
+
+
+def _read_only_interrupted(args: argparse.Namespace) -> str:
+    """An interrupted read-only command: nothing to resume or clean up."""
+    return (
+        f"{args.command} stopped before it read the whole system {args.system!r}; it "
+        "changes nothing, so nothing is left behind: run it again for the answer"
+    )
 
 
 def _lineage(client: Client, args: argparse.Namespace) -> pd.DataFrame | int:
@@ -86,7 +96,7 @@ def _lineage(client: Client, args: argparse.Namespace) -> pd.DataFrame | int:
     if fmt in GRAPH_FORMATS:
         text = to_dot(answer) if fmt == "dot" else to_mermaid(answer)
         if args.output is not None:
-            Path(args.output).write_text(text, "utf-8")
+            output_file(args.output).write_text(text, "utf-8")
         else:
             write_stdout(text)
         return 0

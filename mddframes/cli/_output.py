@@ -60,8 +60,16 @@ def frame_text(frame: pd.DataFrame, fmt: str) -> str:
     if fmt == "text":
         if frame.empty:
             return "(no rows)\n" if len(frame.columns) else "\n"
-        with pd.option_context("display.max_colwidth", 80, "display.width", 200):
-            return frame.to_string(index=False) + "\n"
+        width = terminal_width()
+        # lists and records as text, so that the column width cuts them like any text
+        nested = [c for c in frame.columns if frame[c].dtype == object]
+        if nested:
+            frame = frame.assign(**{
+                str(c): frame[c].map(lambda v: str(v) if isinstance(v, list | dict | tuple) else v)
+                for c in nested
+            })  # fmt: skip
+        cut = max(20, min(80, width - 4))
+        return frame.to_string(index=False, line_width=width, max_colwidth=cut) + "\n"
     return frame.to_csv(index=False)
 
 
@@ -73,9 +81,27 @@ def emit(frame: pd.DataFrame, args: argparse.Namespace) -> None:
     text = frame_text(frame, fmt)
     output = getattr(args, "output", None)
     if output is not None:
-        Path(output).write_text(text, "utf-8")
+        output_file(output).write_text(text, "utf-8")
     else:
         write_stdout(text)
+
+
+def output_file(path: str | Path) -> Path:
+    """A file the command writes (``-o``, ``--out``, ``--dest``), its folder made if missing.
+
+    Every output path goes through here, so ``-o new/hubs.csv`` works as ``pull`` and
+    ``snapshot`` do with a new folder.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def terminal_width() -> int:
+    """The terminal's width in columns (``COLUMNS`` wins; 80 when not a terminal)."""
+    import shutil
+
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
 def progress_wanted(args: argparse.Namespace) -> bool:
@@ -112,6 +138,8 @@ _IN_COMMAND_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"write with allow_deletes=True", "pass --allow-deletes"),
         (r"allow_deletes=True", "--allow-deletes"),
         (r"read_object_types\(\) lists them", "'mddframes object-types' lists them"),
+        # the refused payload's problems are printed with it (plan) or in the error
+        (r" Nothing was sent; see \.report\.", " Nothing was sent."),
         (
             r"later with client\.export_task\('([^']*)'\)",
             r"later with the export command's --task \1",

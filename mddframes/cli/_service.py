@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mddframes.cli._output import frame_format, progress_wanted, write_stdout
+from mddframes.cli._output import frame_format, output_file, progress_wanted, write_stdout
 from mddframes.errors import ExportTimeoutError
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ def add_commands(commands: Any, service_command: Any) -> None:
     export.add_argument("object_type", help="object type id (selects the template)")
     ids_argument(export)
     export.add_argument("--dest", type=Path, required=True, help="zip file to write")
+    export.set_defaults(interrupted=_export_interrupted)
     export.add_argument("--timeout", type=float, default=None, help="seconds to wait for the task")
     export.add_argument("--extract", type=Path, help="also extract the scripts into this folder")
     export.add_argument(
@@ -133,6 +134,7 @@ def _package_add(client: Client, args: argparse.Namespace) -> pd.DataFrame:
 
 
 def _export(client: Client, args: argparse.Namespace) -> None:
+    output_file(args.dest)  # its folder made like every output's
     if args.task is not None:
         task = client.export_task(args.task)
         task.wait(args.timeout, progress=progress_wanted(args))
@@ -155,6 +157,13 @@ def _export(client: Client, args: argparse.Namespace) -> None:
     if args.extract is not None:
         archive.extract(args.extract)
         args.messages.note(f"extracted into {args.extract}")
+
+
+def _export_interrupted(args: argparse.Namespace) -> str:
+    """What an interrupted export left: no zip (a batch task says above how to fetch it)."""
+    return f"no zip was written to {args.dest}. Run the same command again to start over" + (
+        f" (or fetch task {args.task} with --task)" if args.task else ""
+    )
 
 
 def _reattach(args: argparse.Namespace, task_id: str, what: str) -> str:

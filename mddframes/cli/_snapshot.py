@@ -35,6 +35,30 @@ def add_commands(commands: Any, service_command: Any) -> None:
         help="leave out structures.parquet (one request per element)",
     )
     command.add_argument("--max-workers", type=int, default=None, help="concurrent requests")
+    command.set_defaults(interrupted=_interrupted)
+
+
+def _interrupted(args: argparse.Namespace) -> str:
+    """What an interrupted snapshot left: its partial folder, resumed by the same command."""
+    from mddframes.snapshot.layout import partial_folder
+
+    partial = partial_folder(args.dir)
+    done = _finished_files(partial)
+    return (
+        f"the snapshot of {args.system!r} is unfinished; {args.dir} was not written. "
+        f"{partial} keeps the {done} object file(s) finished so far. Run the same command "
+        f"again to resume it (only the rest is read): mddframes snapshot {args.system} "
+        f"{args.dir}; or remove {partial} to drop it"
+    )
+
+
+def _finished_files(partial: Path) -> int:
+    """The object files an interrupted snapshot's journal lists as finished."""
+    try:
+        with open(partial / "journal.jsonl", encoding="utf-8") as journal:
+            return sum(1 for line in journal if line.strip())
+    except OSError:
+        return 0
 
 
 def _snapshot(client: Client, args: argparse.Namespace) -> int:

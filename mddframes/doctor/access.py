@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from mddframes.doctor.findings import Finding
 from mddframes.errors import AuthError, MddError
-from mddframes.http.discovery import realm_not_found_message
+from mddframes.http.advice import realm_not_found_message
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -27,11 +27,9 @@ def check_token_realm(api: Api) -> Finding:
         )
         if isinstance(exc, AuthError) and exc.status == 404:
             # every realm 404: the token URL is wrong, which the base URL decides first
-            settings = api.http.settings
             advice = (
-                realm_not_found_message(settings.base_url, settings.api_prefix)
-                + "; then set MDD_REALM to the realm the service's token URL names. "
-                "Nothing else can be checked without a token"
+                realm_not_found_message(api.http.settings)
+                + ". Nothing else can be checked without a token"
             )
         return Finding("token realm", "4", "breaks", f"no token: {exc}", advice)
     found = api.http.discovery.report()

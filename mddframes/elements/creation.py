@@ -17,6 +17,7 @@ from mddframes.errors import (
     MddError,
     PartialFailureWarning,
 )
+from mddframes.progress import progress_shown
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -169,7 +170,7 @@ def _keys(frame: pd.DataFrame) -> dict[Any, str | None]:
     return keys
 
 
-def create_children(api: Api, frame: pd.DataFrame, *, progress: bool = True) -> pd.DataFrame:
+def create_children(api: Api, frame: pd.DataFrame, *, progress: bool | None = None) -> pd.DataFrame:
     """Create many elements from a frame, parents before children.
 
     Parameters
@@ -228,7 +229,9 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool = True) -> 
     )
     new_ids: dict[Any, str] = {}
     failed_label = None
-    with tqdm(total=len(order), desc="create", disable=not progress, leave=False) as bar:
+    with tqdm(
+        total=len(order), desc="create", disable=not progress_shown(progress), leave=False
+    ) as bar:
         for label in order:
             pos = position[label]
             where = f"create_children: row {label!r}"

@@ -47,7 +47,7 @@ def deploy_many(
     deployment_id: str | None = None,
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> pd.DataFrame:
     """Mark many elements as deployed, concurrently.

@@ -32,7 +32,7 @@ def export_batch(
     poll_interval: float = 0.5,
     max_poll_interval: float = 5.0,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> ExportArchive:
     """Export many elements into one zip: start a task, wait for it, download it.
@@ -134,7 +134,7 @@ def _legacy_export(
     dest: str | os.PathLike[str],
     *,
     max_workers: int,
-    progress: bool,
+    progress: bool | None,
     on_progress: ProgressCallback | None,
 ) -> ExportArchive:
     """Single exports, concurrently, into a zip laid out as a batch result is."""

@@ -175,7 +175,7 @@ def export_scripts(
     dest: str | os.PathLike[str] | None = None,
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> pd.DataFrame:
     """Generate the scripts of many elements concurrently.

@@ -31,6 +31,7 @@ from mddframes.errors import (
 )
 from mddframes.ids import Ids
 from mddframes.ids import id_list as ids_of
+from mddframes.progress import progress_shown
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -192,7 +193,7 @@ class ExportTask:
         poll_interval: float = 0.5,
         max_poll_interval: float = 5.0,
         backoff: float = 1.5,
-        progress: bool = True,
+        progress: bool | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> ExportStatus:
         """Poll until the task finishes.
@@ -233,7 +234,10 @@ class ExportTask:
         intervals = poll_intervals(poll_interval, max_poll_interval, backoff)
         deadline = None if timeout is None else time.monotonic() + timeout
         with tqdm(
-            desc=f"export {self.task_id}", unit="element", disable=not progress, leave=False
+            desc=f"export {self.task_id}",
+            unit="element",
+            disable=not progress_shown(progress),
+            leave=False,
         ) as bar:
             while True:
                 current = self.status()

@@ -56,7 +56,7 @@ def read_tables(
     ids: Iterable[str],
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     dtype_backend: DtypeBackend = "numpy_nullable",
 ) -> pd.DataFrame:
@@ -71,8 +71,8 @@ def read_tables(
         repeats are read once.
     max_workers : int, optional
         Concurrent requests; default ``api.max_workers``.
-    progress : bool, default True
-        Show a ``tqdm.auto`` progress bar.
+    progress : bool, optional
+        Show a ``tqdm.auto`` progress bar: by default only on a terminal or in Jupyter.
     errors : {"raise", "skip"}, default "raise"
         ``"raise"`` stops at the first failure and raises it; ``"skip"`` reads the
         others and reports the failures (see the module docstring).
@@ -112,7 +112,7 @@ def read_mappings(
     ids: Iterable[str],
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     dtype_backend: DtypeBackend = "numpy_nullable",
 ) -> pd.DataFrame:
@@ -130,8 +130,8 @@ def read_mappings(
         repeats are read once.
     max_workers : int, optional
         Concurrent requests; default ``api.max_workers``.
-    progress : bool, default True
-        Show a ``tqdm.auto`` progress bar.
+    progress : bool, optional
+        Show a ``tqdm.auto`` progress bar: by default only on a terminal or in Jupyter.
     errors : {"raise", "skip"}, default "raise"
         ``"raise"`` stops at the first failure and raises it; ``"skip"`` reads the
         others and reports the failures.
@@ -160,7 +160,7 @@ def iter_tables(
     *,
     chunksize: int = 100,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     dtype_backend: DtypeBackend = "numpy_nullable",
 ) -> Iterator[pd.DataFrame]:
@@ -192,8 +192,8 @@ def iter_tables(
         Tables per chunk (``1``: one frame per table). A table is never split.
     max_workers : int, optional
         Concurrent requests; default ``api.max_workers``.
-    progress : bool, default True
-        Show one ``tqdm.auto`` progress bar over all ids.
+    progress : bool, optional
+        Show one ``tqdm.auto`` progress bar over all ids: by default only on a terminal or in Jupyter.
     errors : {"raise", "skip"}, default "raise"
         As in :func:`read_tables`; with ``"skip"`` each chunk's ``attrs["failures"]``
         lists the failures among its own ids (a chunk whose ids all failed is an
@@ -233,7 +233,7 @@ def iter_mappings(
     *,
     chunksize: int = 100,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     dtype_backend: DtypeBackend = "numpy_nullable",
 ) -> Iterator[pd.DataFrame]:
@@ -253,8 +253,8 @@ def iter_mappings(
         Mappings per chunk (``1``: one frame per mapping).
     max_workers : int, optional
         Concurrent requests; default ``api.max_workers``.
-    progress : bool, default True
-        Show one ``tqdm.auto`` progress bar over all ids.
+    progress : bool, optional
+        Show one ``tqdm.auto`` progress bar over all ids: by default only on a terminal or in Jupyter.
     errors : {"raise", "skip"}, default "raise"
         As in :func:`iter_tables`.
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
@@ -289,7 +289,7 @@ def iter_parts(
     *,
     chunksize: int = 100,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     ahead: int | None = None,
     unbuilt: bool = False,
@@ -313,8 +313,8 @@ def iter_parts(
         Objects per chunk.
     max_workers : int, optional
         Concurrent requests; default ``api.max_workers``.
-    progress : bool, default True
-        Show a progress bar.
+    progress : bool, optional
+        Show a progress bar: by default only on a terminal or in Jupyter.
     errors : {"raise", "skip"}, default "raise"
         As in :func:`iter_tables`.
     ahead : int, optional

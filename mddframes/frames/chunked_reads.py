@@ -38,7 +38,7 @@ def iter_many(
     desc: str,
     chunksize: int | None,
     max_workers: int | None,
-    progress: bool,
+    progress: bool | None,
     errors: ErrorPolicy,
     parts: bool = False,
     ahead: int | None = None,

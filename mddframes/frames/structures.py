@@ -95,7 +95,7 @@ def read_structures(
     ids: Iterable[str],
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     errors: ErrorPolicy = "raise",
     dtype_backend: DtypeBackend = "numpy_nullable",
 ) -> pd.DataFrame:
@@ -110,8 +110,8 @@ def read_structures(
         once.
     max_workers : int, optional
         Concurrent requests; default ``api.max_workers``.
-    progress : bool, default True
-        Show a progress bar.
+    progress : bool, optional
+        Show a progress bar: by default only on a terminal or in Jupyter.
     errors : {"raise", "skip"}, default "raise"
         See :func:`mddframes.bulk.run_bulk`. With ``"skip"`` the failed ids are
         listed in ``frame.attrs["failures"]`` (records of ``id``, ``error_type``,

@@ -102,17 +102,3 @@ def base_url_looks_like_api(base_url: str, api_prefix: str = DEFAULT_API_PREFIX)
     path = base_url.split("://", 1)[-1].partition("/")[2].rstrip("/")
     segments = path.split("/")
     return bool(path) and (api_prefix.strip("/") in path or "api" in segments)
-
-
-def realm_not_found_message(base_url: str, api_prefix: str = DEFAULT_API_PREFIX) -> str:
-    """The first words when no token realm answers: the base URL, the likeliest cause."""
-    text = (
-        f"no token realm answered at the base URL {base_url!r}: check MDD_BASE_URL "
-        "(base_url) first, it should be the service's root"
-    )
-    if base_url_looks_like_api(base_url, api_prefix):
-        text += (
-            f"; it looks like an API URL (it contains {api_prefix!r} or '/api'): "
-            "leave the API path out"
-        )
-    return text

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mddframes.errors import DataShapeError
+from mddframes.progress import progress_shown
 
 MAX_PAGES = 10_000
 """More pages than this is refused before fetching them (a bound, not a limit in use)."""
@@ -57,7 +58,7 @@ def collect_pages(
     *,
     what: str,
     row: int,
-    progress: bool = True,
+    progress: bool | None = None,
     max_pages: int = MAX_PAGES,
 ) -> list[Any]:
     """Every entry of a paged list, the first page given, the others fetched.
@@ -110,7 +111,7 @@ def collect_pages(
         initial=1,
         desc=what,
         unit="page",
-        disable=not progress or not isinstance(total_pages, int) or total_pages < 2,
+        disable=not progress_shown(progress) or not isinstance(total_pages, int) or total_pages < 2,
         leave=False,
     ) as bar:
         while not _is_last(page, number, total_pages):

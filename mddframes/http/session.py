@@ -35,6 +35,7 @@ import requests
 from mddframes import errors
 from mddframes.codec import depth
 from mddframes.config import Secret, Settings
+from mddframes.http.advice import realm_not_found_message
 from mddframes.http.auth import BearerAuth, TokenGrant, TokenProvider
 from mddframes.http.decoding import (
     BodyStream,
@@ -45,7 +46,7 @@ from mddframes.http.decoding import (
     decode_token_grant,
     stream_to_file,
 )
-from mddframes.http.discovery import Discovery, realm_not_found_message
+from mddframes.http.discovery import Discovery
 from mddframes.http.endpoints import Endpoint, build_path, endpoint
 from mddframes.http.guard import (
     BodyTooLarge,
@@ -284,22 +285,20 @@ class HttpSession:
                 content_type="application/x-www-form-urlencoded",
             )
             if response.status_code == 404 and realm != realms[-1]:
-                refused, refused_url = response, token_url  # unknown realm: try the next
+                refused = response  # unknown realm: try the next
                 continue
             try:
-                if response.status_code == 404 and refused is not None:
+                if response.status_code == 404:
+                    logger.debug("no token under the realms %s: each 404", realms)
                     raise errors.AuthError(
-                        realm_not_found_message(self.settings.base_url, self.settings.api_prefix)
-                        + f"; tried {', '.join(map(repr, realms))}, each 404 "
-                        "(docs/wire-format.md row 4; if the base URL is right, set realm "
-                        "to the tenant's realm)",
+                        realm_not_found_message(self.settings),
                         operation=entry.operation,
                         method=entry.method,
-                        url=refused_url,
+                        url=self._token_urls[realms[0]],
                         status=404,
                     )
                 if response.status_code != 200:
-                    raise error_for_response(entry, token_url, response)
+                    raise error_for_response(entry, token_url, response, settings=self.settings)
                 grant = decode_token_grant(entry, token_url, response)
             finally:
                 response.close()

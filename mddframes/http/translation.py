@@ -18,10 +18,13 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
+from urllib.parse import urlsplit
 
 import requests
 
 from mddframes import errors
+from mddframes.config import Settings
+from mddframes.http.advice import credentials_refused_message
 from mddframes.http.endpoints import Endpoint
 from mddframes.http.guard import BodyTooLarge, BoundExceeded, DeadlinePassed
 from mddframes.http.retry import RETRY_METHODS
@@ -57,6 +60,7 @@ def error_for_response(
     response: requests.Response,
     *,
     path_params: Mapping[str, object] | None = None,
+    settings: Settings | None = None,
 ) -> errors.MddError:
     """The ``MddError`` for a response that is not a success: the one translation table.
 
@@ -68,7 +72,8 @@ def error_for_response(
     ``path_params``), 415 ``UnsupportedMediaTypeError``, 429 ``RateLimitError``, 5xx
     ``ServerError``, a redirect or any other status the generic ``ServiceError``. Any 4xx
     of the token endpoint is an ``AuthError``. Every one but the 412 of an update is a
-    ``ServiceError``.
+    ``ServiceError``. With ``settings``, a 401 of the token endpoint names the
+    credentials' variables and where their values came from.
     """
     status = response.status_code
     body = _error_body(response)
@@ -82,8 +87,12 @@ def error_for_response(
         "server_message": server_message,
     }
     if entry.operation == "getToken" and 400 <= status < 500:
+        if status == 401 and settings is not None:
+            message = credentials_refused_message(settings, oauth_error, response.reason)
+        else:
+            message = f"the token endpoint refused the request: {oauth_error or response.reason}"
         return errors.AuthError(
-            f"the token endpoint refused the request: {oauth_error or response.reason}",
+            message,
             error=oauth_error,
             error_description=oauth_description,
             **context,
@@ -251,13 +260,18 @@ def transport_error(
             message = f"the answer was cut off after {received} bytes ({name})"
         return errors.ResponseFormatError(message, **context)
     if received is None:
-        message = _transport_message(exc, max_retries, entry.method)
+        message = _transport_message(exc, max_retries, entry.method, url)
     else:
         message = f"the connection failed after {received} bytes of the answer: {name}"
     return errors.TransportError(message, **context)
 
 
-def _transport_message(exc: Exception, max_retries: int, method: str) -> str:
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _transport_message(exc: Exception, max_retries: int, method: str, url: str) -> str:
     retried = method in RETRY_METHODS and max_retries > 0
     attempts = f" after {max_retries} retries" if retried else ""
     if isinstance(exc, requests.exceptions.SSLError):
@@ -265,7 +279,11 @@ def _transport_message(exc: Exception, max_retries: int, method: str) -> str:
     if isinstance(exc, requests.exceptions.Timeout):
         return f"the request timed out{attempts}"
     if isinstance(exc, requests.exceptions.ConnectionError):
-        return f"could not connect or the connection dropped{attempts}: {_root_cause(exc)}"
+        return (
+            f"could not connect or the connection dropped{attempts}: {_root_cause(exc)}. "
+            f"Is the service running at {_origin(url)}, and is MDD_BASE_URL (base_url) "
+            "its address?"
+        )
     return f"the request failed{attempts}: {type(exc).__name__}: {exc}"
 
 

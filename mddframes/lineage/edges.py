@@ -46,7 +46,7 @@ def read_lineage(
     system: str,
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> pd.DataFrame:
     """Read every mapping of ``system`` into one lineage edge frame.
@@ -63,8 +63,8 @@ def read_lineage(
         The system whose mappings are read.
     max_workers : int, optional
         Concurrent requests; default ``api.max_workers``.
-    progress : bool, default True
-        Show a ``tqdm.auto`` progress bar.
+    progress : bool, optional
+        Show a ``tqdm.auto`` progress bar: by default only on a terminal or in Jupyter.
     on_progress : callable, optional
         Called as ``on_progress(done, total)`` after each mapping (notebook panels).
 

@@ -41,7 +41,7 @@ def search(
     *,
     in_: Iterable[str] = PLACES,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Every place in ``system`` where ``text_or_regex`` occurs.
 
@@ -61,8 +61,8 @@ def search(
         target, transformation...).
     max_workers : int, optional
         Concurrent requests; default ``api.max_workers``.
-    progress : bool, default True
-        Show ``tqdm.auto`` progress bars.
+    progress : bool, optional
+        Show ``tqdm.auto`` progress bars: by default only on a terminal or in Jupyter.
 
     Returns
     -------

@@ -29,7 +29,7 @@ def snapshot(
     path: str | os.PathLike[str],
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     structures: bool = True,
 ) -> Snapshot:
     """Write a whole system to a folder of Parquet files that DuckDB, polars and Spark read.
@@ -56,8 +56,8 @@ def snapshot(
         snapshot into it is resumed.
     max_workers : int, optional
         Concurrent requests; default ``api.max_workers``.
-    progress : bool, default True
-        Show progress bars.
+    progress : bool, optional
+        Show progress bars: by default only on a terminal or in Jupyter.
     structures : bool, default True
         Read every element's record (one request per element); ``False`` leaves
         ``structures.parquet`` out (the tree keeps each element's main fields).
@@ -127,7 +127,7 @@ def diff_snapshots(
     *,
     cells: bool = True,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> SnapshotDiff:
     """What changed since a snapshot: in a newer snapshot, or in the service now.
 
@@ -147,8 +147,8 @@ def diff_snapshots(
         List the changed cells of changed tables and mappings too.
     max_workers : int, optional
         Concurrent requests against the service; default ``api.max_workers``.
-    progress : bool, default True
-        Show a progress bar while the service is read.
+    progress : bool, optional
+        Show a progress bar while the service is read: by default only on a terminal or in Jupyter.
 
     Returns
     -------

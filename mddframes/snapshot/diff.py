@@ -64,7 +64,7 @@ def compare_snapshots(
     *,
     cells: bool = True,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> SnapshotDiff:
     """The work of :func:`mddframes.snapshot.diff_snapshots`, documented there (same arguments).
 
@@ -212,7 +212,9 @@ class _SnapshotSide(_Side):
 
 
 class _ServiceSide(_Side):
-    def __init__(self, api: Api, system: str, max_workers: int | None, progress: bool) -> None:
+    def __init__(
+        self, api: Api, system: str, max_workers: int | None, progress: bool | None
+    ) -> None:
         self.api = api
         self._tree = read_tree(api, system)
         self.workers = resolve_workers(max_workers, api.max_workers)

@@ -91,7 +91,7 @@ def write_snapshot(
     path: str | os.PathLike[str],
     *,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     structures: bool = True,
 ) -> dict[str, Any]:
     """The work of :func:`mddframes.snapshot.snapshot`, documented there (same arguments).
@@ -250,7 +250,7 @@ def _write_frame(
 
 
 def _write_structures(
-    api: Api, folder: Path, ids: list[str], workers: int, progress: bool
+    api: Api, folder: Path, ids: list[str], workers: int, progress: bool | None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """structures.parquet, one row group per :data:`STRUCTURES_PER_GROUP` elements."""
     failures: list[dict[str, Any]] = []
@@ -284,7 +284,7 @@ def _write_structure_group(writer: pq.ParquetWriter, batch: list[tuple[str, str,
 
 
 def _write_objects(
-    api: Api, writer: BundleWriter, kind: Kind, ids: list[str], workers: int, progress: bool
+    api: Api, writer: BundleWriter, kind: Kind, ids: list[str], workers: int, progress: bool | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Every table or mapping of ``ids``, each written as its chunk comes in.
 

@@ -91,7 +91,7 @@ def apply_plan(
     *,
     backup_dir: str | os.PathLike[str] | None = None,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Apply a :class:`~mddframes.tables_as_code.plan.Plan` (see the module docstring).
 
@@ -106,8 +106,8 @@ def apply_plan(
         the ``backup_dir`` setting, else the user's data folder.
     max_workers : int, optional
         Concurrent calls; default ``api.max_workers``.
-    progress : bool, default True
-        Show progress bars.
+    progress : bool, optional
+        Show progress bars: by default only on a terminal or in Jupyter.
 
     Returns
     -------
@@ -206,7 +206,7 @@ def _dry_run(
 
 def _write(
     api: Api, kind: str, items: list[_Checked], rows: _Rows, plan: Plan, backup_dir: Any,
-    max_workers: int | None, progress: bool,
+    max_workers: int | None, progress: bool | None,
 ) -> None:  # fmt: skip
     """Send one kind's objects as one batch; record each one's outcome in ``rows``."""
     pairs = [(held, current) for _, held, current in items]

@@ -353,7 +353,7 @@ def plan_folder(
     *,
     allow_deletes: bool = False,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> Plan:
     """Compare every object file of ``folder`` with the service; send nothing.
 
@@ -367,8 +367,8 @@ def plan_folder(
         Plan deleted rows (else an object that deletes rows is refused).
     max_workers : int, optional
         Concurrent objects; default ``api.max_workers``.
-    progress : bool, default True
-        Show a progress bar.
+    progress : bool, optional
+        Show a progress bar: by default only on a terminal or in Jupyter.
 
     Returns
     -------

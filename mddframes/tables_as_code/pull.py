@@ -22,7 +22,7 @@ from mddframes.codec.kinds import Kind
 from mddframes.errors import DeclaredTypeWarning, InvalidArgumentError
 from mddframes.frames.table import read_mapping, read_table
 from mddframes.frames.tree import read_tree
-from mddframes.ids import id_list
+from mddframes.ids import close_matches, id_list
 from mddframes.tables_as_code.files import read_object, write_object
 from mddframes.tables_as_code.folder import existing_files, object_files
 from mddframes.tables_as_code.names import FORMATS, KIND_FOLDERS, FileFormat, encode_id, split_name
@@ -68,8 +68,9 @@ def system_objects(
         chosen.update(dict.fromkeys(matches))
     if unknown:
         raise InvalidArgumentError(
-            f"system {system!r} has no table, mapping or element {unknown[:10]!r}; nothing "
-            "was written"
+            f"system {system!r} has no table, mapping or element {unknown[:10]!r}"
+            + close_matches(unknown, [key[1] for key in everything] + list(by_element))
+            + "; nothing was written"
         )
     return list(chosen)
 
@@ -82,7 +83,7 @@ def pull_folder(
     ids: Iterable[str] | None = None,
     fmt: FileFormat | None = None,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Write every table and mapping of ``system`` (or the ``ids``) into ``folder``.
 
@@ -101,8 +102,8 @@ def pull_folder(
         The format of the files; default each object's existing format, else csv.
     max_workers : int, optional
         Concurrent reads; default ``api.max_workers``.
-    progress : bool, default True
-        Show a progress bar.
+    progress : bool, optional
+        Show a progress bar: by default only on a terminal or in Jupyter.
 
     Returns
     -------

@@ -55,7 +55,7 @@ def write_edits(
     force: bool,
     backup_dir: str | os.PathLike[str] | None,
     max_workers: int | None,
-    progress: bool,
+    progress: bool | None,
 ) -> pd.DataFrame:
     """Write every object of a long frame (:func:`write_tables`, :func:`write_mappings`)."""
     workers = resolve_workers(max_workers, api.max_workers)
@@ -144,7 +144,7 @@ def send_batch(
     *,
     backup_dir: str | os.PathLike[str] | None,
     max_workers: int,
-    progress: bool,
+    progress: bool | None,
 ) -> SentBatch:
     """Back up, journal, then send and verify ``changes`` concurrently through the engine.
 
@@ -284,7 +284,7 @@ def write_tables(
     force: bool = False,
     backup_dir: str | os.PathLike[str] | None = None,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Write every table of a long frame (from ``read_tables``), safely.
 
@@ -308,8 +308,8 @@ def write_tables(
         As for :func:`write_table`, applied to every table.
     max_workers : int, optional
         Concurrent calls; default ``api.max_workers``.
-    progress : bool, default True
-        Show ``tqdm.auto`` progress bars.
+    progress : bool, optional
+        Show ``tqdm.auto`` progress bars: by default only on a terminal or in Jupyter.
 
     Returns
     -------
@@ -355,7 +355,7 @@ def write_mappings(
     force: bool = False,
     backup_dir: str | os.PathLike[str] | None = None,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Write every mapping of a long frame (from ``read_mappings``), safely.
 
@@ -372,8 +372,8 @@ def write_mappings(
         As for :func:`write_mapping`, applied to every mapping.
     max_workers : int, optional
         Concurrent calls; default ``api.max_workers``.
-    progress : bool, default True
-        Show ``tqdm.auto`` progress bars.
+    progress : bool, optional
+        Show ``tqdm.auto`` progress bars: by default only on a terminal or in Jupyter.
 
     Returns
     -------

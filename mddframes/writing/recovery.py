@@ -150,7 +150,7 @@ def resume(
     *,
     backup_dir: str | os.PathLike[str] | None = None,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Finish an interrupted batch: send what the service does not hold yet.
 
@@ -169,8 +169,8 @@ def resume(
         The root folder of the backups given to the write.
     max_workers : int, optional
         Concurrent calls; default ``api.max_workers``.
-    progress : bool, default True
-        Show a progress bar.
+    progress : bool, optional
+        Show a progress bar: by default only on a terminal or in Jupyter.
 
     Returns
     -------
@@ -196,7 +196,7 @@ def roll_back(
     *,
     backup_dir: str | os.PathLike[str] | None = None,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Undo a batch: put back what each object held before it, from its backup.
 
@@ -216,8 +216,8 @@ def roll_back(
         The root folder of the backups given to the write.
     max_workers : int, optional
         Concurrent calls; default ``api.max_workers``.
-    progress : bool, default True
-        Show a progress bar.
+    progress : bool, optional
+        Show a progress bar: by default only on a terminal or in Jupyter.
 
     Returns
     -------
@@ -245,7 +245,7 @@ def _recover(
     *,
     backup_dir: Any,
     max_workers: int | None,
-    progress: bool,
+    progress: bool | None,
 ) -> pd.DataFrame:
     """One actor at a time: the batch's lock, then its objects' locks, then the work."""
     path = find_journal(api, batch, backup_dir)
@@ -290,7 +290,13 @@ def _recoverable(api: Api, path: Path, target: Target) -> JournalState:
 
 
 def _recover_locked(
-    api: Api, journal: JournalState, target: Target, by: Actor, *, workers: int, progress: bool
+    api: Api,
+    journal: JournalState,
+    target: Target,
+    by: Actor,
+    *,
+    workers: int,
+    progress: bool | None,
 ) -> pd.DataFrame:
     """Read every object, refuse if any was changed by someone else, send the rest."""
     payloads = _payloads(journal, target)

@@ -87,7 +87,7 @@ def _restore(
     dry_run: bool,
     backup_dir: str | os.PathLike[str] | None,
     max_workers: int | None,
-    progress: bool,
+    progress: bool | None,
 ) -> tuple[list[Change], list[WriteResult | None], dict[int, Exception], SentBatch]:
     """The batch: prepare every restore, gate, send the changed ones with a journal."""
     workers = resolve_workers(max_workers, api.max_workers)
@@ -108,7 +108,7 @@ def _restore_locked(
     dry_run: bool,
     backup_dir: str | os.PathLike[str] | None,
     workers: int,
-    progress: bool,
+    progress: bool | None,
 ) -> tuple[list[Change], list[WriteResult | None], dict[int, Exception], SentBatch]:
     preparing = run_bulk(
         lambda document: prepare_replacement(api, document["kind"], document["id"],
@@ -183,7 +183,7 @@ def restore_backups(
     dry_run: bool = False,
     backup_dir: str | os.PathLike[str] | None = None,
     max_workers: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Put several backups back on the service as one batch with a journal.
 
@@ -209,8 +209,8 @@ def restore_backups(
         the ``backup_dir`` setting, else the user's data folder.
     max_workers : int, optional
         Concurrent calls; default ``api.max_workers``.
-    progress : bool, default True
-        Show ``tqdm.auto`` progress bars.
+    progress : bool, optional
+        Show ``tqdm.auto`` progress bars: by default only on a terminal or in Jupyter.
 
     Returns
     -------
