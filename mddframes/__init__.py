@@ -21,6 +21,7 @@ from mddframes.connection import connect
 from mddframes.context import ReadContext
 from mddframes.doctor import doctor_exit_code, run_doctor
 from mddframes.errors import (
+    AnswerLostError,
     AuthError,
     BackupError,
     BadRequestError,
@@ -113,6 +114,7 @@ __all__ = [
     "ServerError",
     "ServiceError",
     "TransportError",
+    "AnswerLostError",
     "TreeIntegrityWarning",
     "UnsafeArchiveError",
     "UnsupportedMediaTypeError",
