@@ -125,7 +125,16 @@ class MddError(Exception):
         The HTTP status code, when the server answered.
     server_message : str, optional
         The message the server sent, when there was one.
+
+    Attributes
+    ----------
+    answers_lost : int
+        How many earlier attempts of the call went out and lost their answer (the
+        call was repeated after them): a 412 after one may be the call's own write.
     """
+
+    #: earlier attempts of the call that lost their answer (set by the HTTP session)
+    answers_lost: int = 0
 
     def __init__(
         self,

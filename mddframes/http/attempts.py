@@ -177,17 +177,16 @@ def send_paced(
         return response
 
 
-def _within(
-    budget: Budget, elapsed: float, entry: Endpoint, url: str, status: int | None
-) -> None:
+def _within(budget: Budget, elapsed: float, entry: Endpoint, url: str, status: int | None) -> None:
     """Raise the deadline's ``TransportError`` now if the next attempt would start past it."""
     if elapsed >= budget.deadline:
         raise bound_error(DeadlinePassed(budget.deadline), entry, url, status=status)
 
 
 def _backoff(done: int) -> float:
-    """Exponential back-off with full jitter: up to 0.25, 0.5, 1, ... s (capped)."""
-    return min(BACKOFF_MAX, BACKOFF_FACTOR * 2**done) * (0.5 + random.random() / 2)
+    """Exponential back-off with jitter: 0.25, 0.5, 1, ... s (capped), each 50-100%."""
+    ceiling: float = min(BACKOFF_MAX, BACKOFF_FACTOR * 2.0**done)
+    return ceiling * (0.5 + random.random() / 2)
 
 
 def answer_lost(exc: BaseException) -> bool:

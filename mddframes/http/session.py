@@ -221,6 +221,7 @@ class HttpSession:
         if not 200 <= response.status_code < 300:
             try:
                 error = error_for_response(entry, url, response, path_params=path_params)
+                error.answers_lost = int(getattr(response, "mdd_lost", 0))
                 if response.status_code in GATEWAY_LOST and not repeatable(entry):
                     # a gateway's 502/504 may come after the service acted
                     raise lost_answer_error(error, entry, url, response.status_code) from error
