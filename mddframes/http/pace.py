@@ -8,15 +8,18 @@ the workers of every bulk call of that client draw from one budget:
   rate is unknown and :meth:`Pace.acquire` returns at once; ``max_rate`` declares a
   limit up front (``"400/min"``) and the pace starts there instead, never above it.
 - **Slows down on 429 and 503**, once per round: the new rate is ``BETA`` times the
-  lower of the rate in force and the successes of the last second (what the service
-  let through), and answers to requests sent before that decrease do not decrease it
-  again (8 workers' answers to one burst are one signal, not eight).
-- **Speeds up on success**: from the first push-back on a cold start it grows by a
-  factor of e a second (slow start) until the next push-back; after that, each
+  rate in force, and answers to requests sent before that decrease do not decrease it
+  again (8 workers' answers to one burst are one signal, not eight). Threads waiting
+  for a slot of the old rate take one of the new.
+- **Speeds up on success**: from the first push-back on a cold start it doubles every
+  half second (slow start, never past twice what the service let through in the
+  last second) until the next push-back; after that, each
   success closes ``APPROACH`` of the gap to the rate at which the service last pushed
   back (reached in a couple of seconds), and past it grows slowly (probing).
-- **Slots are reserved**, ``1/rate`` apart, so waiting threads wake one after the
-  other, never in step.
+- **One slot every ``1/rate``** (no burst): a waiting thread sleeps until the next
+  free slot and takes it if no other thread did, so a change of rate applies to the
+  waiting threads at once; a request held by its ``Retry-After`` waits that out
+  first and then takes a slot, so it does not hold the others.
 - **Retry-After** (seconds or an HTTP-date, :func:`retry_after_seconds`) is the least
   the answered request waits before it is sent again, capped at ``retry_after_max``
   and with jitter; it holds the whole client only when another 429 comes while an
@@ -31,6 +34,7 @@ service's answers or honours ``Retry-After``.
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import threading
@@ -53,8 +57,8 @@ BETA = 0.85
 APPROACH = 0.05
 #: Growth per success past that rate, as a share of one request a second.
 PROBE = 0.1
-#: Growth per success in slow start (a factor of e a second).
-SLOW_START = 1.0
+#: Seconds in which the rate doubles in slow start (after a cold push-back).
+SLOW_START = 0.5
 #: The lowest rate the pace goes down to, in requests a second.
 MIN_RATE = 0.2
 #: Seconds of successes the measured rate counts.
@@ -62,6 +66,8 @@ WINDOW = 1.0
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
+
+logger = logging.getLogger(__name__)
 
 _PACES: weakref.WeakSet[Pace] = weakref.WeakSet()
 _PACES_LOCK = threading.Lock()
@@ -103,13 +109,14 @@ class Pace:
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self.rate: float | None = max_rate
-        self._tokens = 1.0
-        self._last = clock()
+        self._next_free = clock()  # the earliest time the next slot may start
         self._blocked_until = 0.0
         self._retry_until = 0.0  # when the last 429's Retry-After runs out
         self._decreased_at = -math.inf
         self._w_max: float | None = None  # the rate at the last push-back
         self._successes: deque[float] = deque()
+        self._last_success = -math.inf
+        self._start_rate = 1.0
         self.throttles = 0
         self.last_throttle: float | None = None
         self.last_retry_after: float | None = None
@@ -129,27 +136,31 @@ class Pace:
         ----------
         not_before : float
             A time (the clock's) before which this request may not go (its own
-            ``Retry-After``).
+            ``Retry-After``): waited first, then a slot is taken.
         """
-        with self._lock:
-            now = self._clock()
-            wait = self._reserve(now, not_before)
-            if wait > 0:
+        while True:
+            with self._lock:
+                now = self._clock()
+                wait = max(not_before, self._blocked_until) - now
+                if wait <= 0:
+                    wait = self._take_slot(now)
+                    if wait <= 0:
+                        return now
                 self.waited += wait
-        if wait > 0:
+            # wait for the next free slot, then compete for it again (the rate may
+            # have changed meanwhile; one thread gets each slot)
             self._sleep(wait)
-        return self._clock()
 
-    def _reserve(self, now: float, not_before: float) -> float:
-        start = max(now, self._blocked_until, not_before)
+    def _take_slot(self, now: float) -> float:
+        """Take the slot now if it is free (0.0), else the wait until the next one."""
         rate = self.rate
         if rate is None:
-            return start - now
-        if start > self._last:
-            self._tokens = min(1.0, self._tokens + (start - self._last) * rate)
-            self._last = start
-        self._tokens -= 1.0
-        return (start - now) + max(0.0, -self._tokens) / rate
+            return 0.0
+        if now >= self._next_free:
+            # a thread woken a little late may catch up half a slot, never more (no burst)
+            self._next_free = max(self._next_free, now - 0.5 / rate) + 1.0 / rate
+            return 0.0
+        return self._next_free - now
 
     # -- answers -------------------------------------------------------------------
 
@@ -157,15 +168,19 @@ class Pace:
         """A request sent at ``sent_at`` was answered (not 429/503): speed up."""
         with self._lock:
             now = self._clock()
+            self._last_success = now
             self._successes.append(now)
             while self._successes and self._successes[0] < now - WINDOW:
                 self._successes.popleft()
             rate = self.rate
-            if rate is None or sent_at < self._decreased_at:
+            if rate is None or sent_at <= self._decreased_at:
                 return
             w_max = self._w_max
             if w_max is None:
-                rate += SLOW_START  # e-fold a second: one step per success
+                # slow start: doubling every SLOW_START seconds since the push-back,
+                # but never past twice what the service let through in the last second
+                grown = self._start_rate * 2.0 ** ((now - self._decreased_at) / SLOW_START)
+                rate = max(rate, min(grown, 2.0 * len(self._successes) + 4.0))
             elif rate < w_max:
                 rate += max((w_max - rate) * APPROACH, PROBE)
             else:
@@ -191,8 +206,13 @@ class Pace:
         with self._lock:
             now = self._clock()
             self.throttles += 1
+            fresh = sent_at > self._decreased_at  # sent after the last decrease
+            # pushed back again while an earlier Retry-After still runs, and nothing
+            # passed since: the service means the whole client
+            previous = self.last_throttle
+            hold = fresh and now < self._retry_until and self._last_success < (previous or 0.0)
             self.last_throttle = now
-            if sent_at >= self._decreased_at:
+            if fresh:
                 self._decrease(now)
             rate = self.rate or MIN_RATE
             spacing = 1.0 / rate
@@ -201,10 +221,9 @@ class Pace:
             wait = min(max(retry_after, 0.0), self.retry_after_max)
             self.last_retry_after = wait
             until = now + wait + self._rng.uniform(0.0, min(1.0, 0.1 * wait + spacing))
-            if sent_at >= self._decreased_at - spacing and now < self._retry_until:
-                # pushed back again while an earlier Retry-After still runs: it means
-                # the whole client
+            if hold:
                 self._blocked_until = max(self._blocked_until, until)
+                logger.debug("a 429 while Retry-After runs: the client waits %.2f s", until - now)
             self._retry_until = max(self._retry_until, now + wait)
             return until
 
@@ -213,14 +232,22 @@ class Pace:
             self._successes.popleft()
         passed = float(len(self._successes))  # successes in the last second
         if self.rate is None:
-            # cold: what the service let through is all that is known; slow start
-            self.rate = max(MIN_RATE, passed)
+            # cold: what the service let through in the last second is all that is
+            # known; slow start from there
+            self.rate = self._start_rate = max(2.0, passed)
+            logger.info("the service pushed back: pacing from %s", _rate_words(self.rate))
+        elif self._w_max is None:
+            # the end of the slow start: the rate overshot while the service's burst
+            # drained; what it let through in the last second is the better measure
+            self.rate = max(MIN_RATE, min(self.rate * BETA, max(passed, self.rate / 2)))
+            self._w_max = self.rate
         else:
             self._w_max = self.rate
-            measured = passed if now - self._decreased_at > WINDOW else self.rate
-            self.rate = max(MIN_RATE, BETA * min(self.rate, max(measured, MIN_RATE)))
-        self._tokens = min(self._tokens, 0.0)
-        self._last = max(self._last, now)
+            self.rate = max(MIN_RATE, BETA * self.rate)
+            logger.debug("pushed back at %.1f req/s (%d passed in the last second): now %.1f",
+                         self._w_max, passed, self.rate)
+        # the service's bucket is empty: the next slot one interval of the new rate on
+        self._next_free = now + 1.0 / self.rate
         self._decreased_at = now
 
     # -- telling -------------------------------------------------------------------
