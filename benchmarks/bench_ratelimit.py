@@ -91,7 +91,9 @@ def bench_limits(runs: int) -> list[Result]:
                                         table_ids[:n], max_workers=WORKERS, progress=False,
                                         errors="skip",
                                     )  # fmt: skip
-                                    got = set(frame["table_id"].astype(str)) if len(frame) else set()
+                                    got = (
+                                        set(frame["table_id"].astype(str)) if len(frame) else set()
+                                    )
                                     return n - len(got & set(table_ids[:n]))
                                 out = client.export_scripts(
                                     elements[:n], object_type, max_workers=WORKERS, progress=False
@@ -134,9 +136,11 @@ def _lost_round(emu, client: Client, tables: list[str], root: str, package_ids: 
         warnings.simplefilter("ignore")
         written = client.write_tables(frame, backup_dir=backups, progress=False)
         created = client.create_children(children, progress=False)
-        added = client.add_to_package(
-            "DWH", "hotfix-2024.07.1", package_ids
-        ) if package_ids else pd.DataFrame({"ok": []})
+        added = (
+            client.add_to_package("DWH", "hotfix-2024.07.1", package_ids)
+            if package_ids
+            else pd.DataFrame({"ok": []})
+        )
     lost = sum(emu.fault_counters().values())
     emu.clear_faults()
     false_failures = int((written["status"] != "written").sum() + (~created["ok"]).sum()
@@ -144,7 +148,9 @@ def _lost_round(emu, client: Client, tables: list[str], root: str, package_ids: 
     tree = client.api.get_tree("DWH")
     counts: dict[str, int] = {}
     for entry in tree:
-        if entry.get("parentId") == root and str(entry.get("name", "")).startswith(f"lost-{round_no}-"):
+        if entry.get("parentId") == root and str(entry.get("name", "")).startswith(
+            f"lost-{round_no}-"
+        ):
             counts[entry["name"]] = counts.get(entry["name"], 0) + 1
     duplicates = sum(c - 1 for c in counts.values()) + (len(names) - len(counts))
     held = [r for r in (client.read_tables(tables, progress=False)["bench_note"].unique())]
@@ -164,7 +170,7 @@ def bench_lost_answers(runs: int) -> list[Result]:
         falses, dupes = [], []
         for round_no in range(runs):
             emu.reset()
-            package_ids = elements[20 * round_no % len(elements):][:20]
+            package_ids = elements[20 * round_no % len(elements) :][:20]
             f, d = _lost_round(emu, client, tables, root, package_ids, round_no)
             falses.append(f)
             dupes.append(d)

@@ -157,8 +157,8 @@ class Pace:
         if rate is None:
             return 0.0
         if now >= self._next_free:
-            # a thread woken a little late may catch up half a slot, never more (no burst)
-            self._next_free = max(self._next_free, now - 0.5 / rate) + 1.0 / rate
+            # a thread woken a little late may catch up a tenth of a slot, never more
+            self._next_free = max(self._next_free, now - 0.1 / rate) + 1.0 / rate
             return 0.0
         return self._next_free - now
 
@@ -244,8 +244,12 @@ class Pace:
         else:
             self._w_max = self.rate
             self.rate = max(MIN_RATE, BETA * self.rate)
-            logger.debug("pushed back at %.1f req/s (%d passed in the last second): now %.1f",
-                         self._w_max, passed, self.rate)
+            logger.debug(
+                "pushed back at %.1f req/s (%d passed in the last second): now %.1f",
+                self._w_max,
+                passed,
+                self.rate,
+            )
         # the service's bucket is empty: the next slot one interval of the new rate on
         self._next_free = now + 1.0 / self.rate
         self._decreased_at = now
