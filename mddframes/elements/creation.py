@@ -257,16 +257,6 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool = True) -> 
         ``status`` (``created``, ``exists``, ``failed`` or ``not attempted``) and
         ``error``.
 
-    Notes
-    -----
-    Never a duplicate: before a row is created, the tree of its parent's system
-    (read once per system) is asked whether the parent already has an element of that
-    type and name; if so the row is ``exists`` with that element's id and nothing is
-    sent, so running the same frame again creates only what is missing. When a
-    create's answer is lost (:class:`~mddframes.errors.AnswerLostError`), the tree is
-    read again: one new matching element is the row's (``created``), none means the
-    request did not act and it is sent again (:mod:`mddframes.elements.asking`).
-
     Raises
     ------
     DataShapeError
@@ -280,6 +270,16 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool = True) -> 
         exist on the service (they cannot be rolled back), so the frame is returned,
         rather than an exception raised, to hand back their new ids; rows never
         attempted are marked so and can be sent again.
+
+    Notes
+    -----
+    Never a duplicate: before a row is created, the tree of its parent's system
+    (read once per system) is asked whether the parent already has an element of that
+    type and name; if so the row is ``exists`` with that element's id and nothing is
+    sent, so running the same frame again creates only what is missing. When a
+    create's answer is lost (:class:`~mddframes.errors.AnswerLostError`), the tree is
+    read again: one new matching element is the row's (``created``), none means the
+    request did not act and it is sent again (:mod:`mddframes.elements.asking`).
     """
     from tqdm.auto import tqdm
 

@@ -15,7 +15,8 @@ the workers of every bulk call of that client draw from one budget:
   half second (slow start, never past twice what the service let through in the
   last second) until the next push-back; after that, each
   success closes ``APPROACH`` of the gap to the rate at which the service last pushed
-  back (reached in a couple of seconds), and past it grows slowly (probing).
+  back, and past it grows by 0.5% a success (probing: about one push-back in 30-40
+  requests, whatever the rate).
 - **One slot every ``1/rate``** (no burst): a waiting thread sleeps until the next
   free slot and takes it if no other thread did, so a change of rate applies to the
   waiting threads at once; a request held by its ``Retry-After`` waits that out
@@ -55,8 +56,10 @@ __all__ = [
 BETA = 0.85
 #: Share of the gap to the last push-back rate that each success closes.
 APPROACH = 0.05
-#: Growth per success past that rate, as a share of one request a second.
-PROBE = 0.1
+#: Growth per success past that rate, as a share of the rate (0.5%: the 15% lost to a
+#: decrease is probed back in about 30 requests, whatever the rate, so a 429 comes
+#: about once in 30-40 requests at most).
+PROBE = 0.005
 #: Seconds in which the rate doubles in slow start (after a cold push-back).
 SLOW_START = 0.5
 #: The lowest rate the pace goes down to, in requests a second.
@@ -182,9 +185,9 @@ class Pace:
                 grown = self._start_rate * 2.0 ** ((now - self._decreased_at) / SLOW_START)
                 rate = max(rate, min(grown, 2.0 * len(self._successes) + 4.0))
             elif rate < w_max:
-                rate += max((w_max - rate) * APPROACH, PROBE)
+                rate += max((w_max - rate) * APPROACH, PROBE * rate)
             else:
-                rate += PROBE
+                rate += PROBE * rate
             self.rate = rate if self.max_rate is None else min(rate, self.max_rate)
 
     def throttled(self, sent_at: float, retry_after: float | None = None) -> float:
