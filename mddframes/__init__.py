@@ -70,6 +70,7 @@ from mddframes.writing import WriteResult
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnswerLostError",
     "AuthError",
     "BackupError",
     "BadRequestError",
@@ -114,7 +115,6 @@ __all__ = [
     "ServerError",
     "ServiceError",
     "TransportError",
-    "AnswerLostError",
     "TreeIntegrityWarning",
     "UnsafeArchiveError",
     "UnsupportedMediaTypeError",
