@@ -1,7 +1,7 @@
 """One pace per service: the client-side limiter that every thread of a client shares.
 
-:class:`Pace` is a token bucket whose rate adapts (AIMD, as the adaptive retry mode of
-the AWS SDKs), held by the client's :class:`~mddframes.http.session.HttpSession`, so
+:class:`Pace` hands out one slot every ``1/rate`` and adapts the rate (AIMD, as the
+adaptive retry mode of the AWS SDKs), held by the client's :class:`~mddframes.http.session.HttpSession`, so
 the workers of every bulk call of that client draw from one budget:
 
 - **No cost when nobody limits.** Until the service first pushes back (429 or 503) the
@@ -9,8 +9,9 @@ the workers of every bulk call of that client draw from one budget:
   limit up front (``"400/min"``) and the pace starts there instead, never above it.
 - **Slows down on 429 and 503**, once per round: the new rate is ``BETA`` times the
   rate in force, and answers to requests sent before that decrease do not decrease it
-  again (8 workers' answers to one burst are one signal, not eight). Threads waiting
-  for a slot of the old rate take one of the new.
+  again (8 workers' answers to one burst are one signal, not eight). The first
+  push-back after the slow start takes what passed in the last second instead, when
+  the rate overshot it.
 - **Speeds up on success**: from the first push-back on a cold start it doubles every
   half second (slow start, never past twice what the service let through in the
   last second) until the next push-back; after that, each
@@ -24,7 +25,8 @@ the workers of every bulk call of that client draw from one budget:
 - **Retry-After** (seconds or an HTTP-date, :func:`retry_after_seconds`) is the least
   the answered request waits before it is sent again, capped at ``retry_after_max``
   and with jitter; it holds the whole client only when another 429 comes while an
-  earlier one's ``Retry-After`` still runs (the service then means everyone).
+  earlier one's ``Retry-After`` still runs and nothing passed in between (the service
+  then means everyone).
 
 The 429 retry budget (``retry_budget``) is counted per call by
 :mod:`mddframes.http.attempts`, apart from the error retries (``max_retries``).
