@@ -9,6 +9,7 @@ import typing as _typing
 
 # The errors are light and caught by name before anything else is used: imported now.
 from mddframes.errors import (
+    AnswerLostError,
     AuthError,
     BackupError,
     BadRequestError,
@@ -133,6 +134,7 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnswerLostError",
     "AuthError",
     "BackupError",
     "BadRequestError",

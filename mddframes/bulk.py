@@ -30,6 +30,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from mddframes.errors import InvalidArgumentError, PartialFailureWarning
+from mddframes.http.pace import current_pace_note
 from mddframes.progress import progress_shown
 
 logger = logging.getLogger(__name__)
@@ -371,7 +372,7 @@ class _Run(Generic[T, R]):
                         self.on_progress(finished, total)
                     if error is not None:
                         self._fail(position, error, pending)
-                        bar.set_postfix(failed=len(self.exceptions), refresh=False)
+                    _show_pace(bar, len(self.exceptions))
                 while released < total and settled[released]:
                     yield released
                     released += 1
@@ -410,6 +411,17 @@ class _Run(Generic[T, R]):
                 f"started were cancelled. Pass errors='skip' to collect all failures."
             )
             raise error
+
+
+def _show_pace(bar: Any, failed: int) -> None:
+    """The bar's postfix: the failures so far, and the pace when the service sets it
+    (``paced by the service: 18 req/s``, :func:`~mddframes.http.pace.current_pace_note`)."""
+    parts = [f"failed={failed}"] if failed else []
+    note = current_pace_note()
+    if note is not None:
+        parts.append(note)
+    if parts:
+        bar.set_postfix_str(", ".join(parts), refresh=False)
 
 
 def _skipped_message(desc: str, total: int, failures: pd.DataFrame) -> str:

@@ -41,6 +41,7 @@ from mddframes.config_values import (
     parse_bool,
     parse_int,
     parse_path,
+    parse_rate,
     parse_seconds,
     parse_timeout,
     parse_verify,
@@ -55,6 +56,8 @@ DEFAULT_TIMEOUT = (5.0, 60.0)
 DEFAULT_MAX_RETRIES = 5
 DEFAULT_MAX_WORKERS = 8
 DEFAULT_LOCK_TIMEOUT = 300.0
+DEFAULT_RETRY_BUDGET = 10
+DEFAULT_RETRY_AFTER_MAX = 60.0
 #: A call's deadline, when none is set, in read time-outs: a read time-out bounds one
 #: socket read only, so a body trickling a byte at a time would never end without it.
 DEADLINE_READ_TIMEOUTS = 4
@@ -150,6 +153,15 @@ class Settings:
         retries and their waits included; ``None``: :attr:`deadline`'s default.
     max_response_bytes : int
         The largest answer body read, counted after decompression (default 2 GiB).
+    max_rate : float or None
+        The service's limit, declared up front, in requests a second (the client's
+        pace starts there and never goes above it); None: unknown, the pace adapts
+        once the service answers 429 or 503 (:mod:`mddframes.http.pace`).
+    retry_budget : int
+        How many times one call is sent again after 429 answers (apart from
+        ``max_retries``, which counts errors).
+    retry_after_max : float
+        The longest ``Retry-After`` waited, in seconds (a longer one is cut to this).
     sources : mapping of str to str
         Where each setting that was given came from (``"environment variable
         MDD_TENANT"``, ``"client_secret in profile 'ci' of ..."``); errors name it.
@@ -172,6 +184,9 @@ class Settings:
     backup_dir: str | None = None
     request_deadline: float | None = None
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    max_rate: float | None = None
+    retry_budget: int = DEFAULT_RETRY_BUDGET
+    retry_after_max: float = DEFAULT_RETRY_AFTER_MAX
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -250,7 +265,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("timeout", "MDD_TIMEOUT", parse_timeout, DEFAULT_TIMEOUT,
             "Connect and read time-outs in seconds: one number, or `connect,read`."),
     Setting("max_retries", "MDD_MAX_RETRIES", partial(parse_int, minimum=0),
-            DEFAULT_MAX_RETRIES, "Retries of a GET or PUT on 429/5xx and connection errors."),
+            DEFAULT_MAX_RETRIES, "Retries of a call safe to repeat (GET, PUT) after a 5xx or a "
+            "lost answer (429s count against `retry_budget`)."),
     Setting("max_workers", "MDD_MAX_WORKERS", partial(parse_int, minimum=1),
             DEFAULT_MAX_WORKERS, "Default concurrency of bulk calls (sizes the connection pool)."),
     Setting("verify", "MDD_VERIFY", parse_verify, True,
@@ -266,6 +282,17 @@ SETTINGS: tuple[Setting, ...] = (
             DEFAULT_MAX_RESPONSE_BYTES,
             "The largest answer body read, counted after decompression.",
             shown_default="2 GiB"),
+    Setting("max_rate", "MDD_MAX_RATE", parse_rate, None,
+            "The service's request limit, if known: requests a second, or `N/min` "
+            "(`400/min`); the client's shared pace starts there and stays under it.",
+            shown_default="none: unknown, the pace adapts to 429/503 answers"),
+    Setting("retry_budget", "MDD_RETRY_BUDGET", partial(parse_int, minimum=0),
+            DEFAULT_RETRY_BUDGET,
+            "How many times one call is sent again after 429 Too Many Requests (apart from "
+            "`max_retries`)."),
+    Setting("retry_after_max", "MDD_RETRY_AFTER_MAX", partial(parse_seconds, positive=True),
+            DEFAULT_RETRY_AFTER_MAX,
+            "The longest `Retry-After` (seconds or HTTP-date) waited, in seconds."),
     Setting("lock_dir", "MDD_LOCK_DIR", parse_path, None,
             "The machine's folder of write locks (one writer per object per machine).",
             shown_default="the user's cache folder + `mddframes/locks`"),
@@ -391,6 +418,9 @@ def resolve_settings(
     request_deadline: float | None = None,
     max_response_bytes: int | None = None,
     backup_dir: str | os.PathLike[str] | None = None,
+    max_rate: float | str | None = None,
+    retry_budget: int | None = None,
+    retry_after_max: float | None = None,
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
@@ -437,6 +467,13 @@ def resolve_settings(
     backup_dir : path, optional
         The root folder of the backups and journals of writes (``MDD_BACKUP_DIR``),
         default the user's data folder + ``mddframes/backups``.
+    max_rate : float or str, optional
+        The service's request limit if known (``MDD_MAX_RATE``): requests a second, or
+        ``"N/min"`` (``"400/min"``); default none (the pace adapts to 429/503).
+    retry_budget : int, optional
+        Repeats of one call after 429 answers (``MDD_RETRY_BUDGET``), default 10.
+    retry_after_max : float, optional
+        The longest ``Retry-After`` waited, in seconds (``MDD_RETRY_AFTER_MAX``), default 60.
     profile : str, optional
         The profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
     environ : mapping, optional

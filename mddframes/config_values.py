@@ -8,7 +8,9 @@ settings (:data:`mddframes.config.SETTINGS`) names one parser per setting.
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -165,3 +167,49 @@ def parse_verify(name: str, value: Any, source: str) -> bool | str:
     raise ConfigurationError(
         f"{name} from {source} must be true, false or a CA bundle path, got {value!r}"
     )
+
+
+_RATE = re.compile(
+    r"^\s*(?P<n>\d+(?:\.\d+)?)\s*(?:(?:/|\s*per\s+)\s*(?P<unit>s|sec|second|m|min|minute|h|hour))?\s*$",
+    re.IGNORECASE,
+)
+_UNIT_SECONDS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60,
+                 "h": 3600, "hour": 3600}  # fmt: skip
+
+
+def parse_rate(name: str, value: Any, source: str) -> float:
+    """A rate in requests a second, from a number or ``"N/s"``, ``"N/min"``, ``"N per hour"``.
+
+    Parameters
+    ----------
+    name : str
+        The setting's name (for the message).
+    value : object
+        A positive number (requests a second) or a text as above.
+    source : str
+        Where the value came from (for the message).
+
+    Returns
+    -------
+    float
+        Requests a second.
+
+    Raises
+    ------
+    ConfigurationError
+        The value is not a positive rate.
+    """
+    rate: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        rate = float(value)
+    elif isinstance(value, str):
+        match = _RATE.match(value)
+        if match:
+            unit = (match["unit"] or "s").lower()
+            rate = float(match["n"]) / _UNIT_SECONDS[unit]
+    if rate is None or not math.isfinite(rate) or rate <= 0:
+        raise ConfigurationError(
+            f"{name} from {source} must be a positive rate: requests a second, or "
+            f"'N/s', 'N/min' or 'N/hour' (e.g. '400/min'), got {value!r}"
+        )
+    return rate

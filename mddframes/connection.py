@@ -31,6 +31,9 @@ def connect(
     request_deadline: float | None = None,
     max_response_bytes: int | None = None,
     backup_dir: str | os.PathLike[str] | None = None,
+    max_rate: float | str | None = None,
+    retry_budget: int | None = None,
+    retry_after_max: float | None = None,
     profile: str | None = None,
 ) -> Client:
     """Connect to a tenant of the service.
@@ -77,6 +80,14 @@ def connect(
         The root folder of the backups and journals of writes (``MDD_BACKUP_DIR``);
         default the user's data folder + ``mddframes/backups``, whatever the current
         folder. A write's own ``backup_dir`` argument wins.
+    max_rate : float or str, optional
+        The service's request limit, declared up front (``MDD_MAX_RATE``): requests a
+        second, or ``"N/min"`` (``"400/min"``). Default none: the client's shared pace
+        adapts once the service answers 429 or 503.
+    retry_budget : int, optional
+        Repeats of one call after 429 answers (``MDD_RETRY_BUDGET``), default 10.
+    retry_after_max : float, optional
+        The longest ``Retry-After`` waited, in seconds (``MDD_RETRY_AFTER_MAX``), default 60.
     profile : str, optional
         Profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
 
@@ -114,6 +125,9 @@ def connect(
         request_deadline=request_deadline,
         max_response_bytes=max_response_bytes,
         backup_dir=backup_dir,
+        max_rate=max_rate,
+        retry_budget=retry_budget,
+        retry_after_max=retry_after_max,
         profile=profile,
     )
     return Client(settings)

@@ -23,6 +23,7 @@ The tree::
     │   ├── RateLimitError             429, still after all retries
     │   └── ServerError                5xx, still after all retries
     ├── TransportError                 no answer: connection refused or dropped, time-out, TLS
+    │   └── AnswerLostError            a request that acts went out, its answer was lost: it may have been done
     ├── ResponseFormatError            an answer that cannot be read: not JSON, cut off, wrong shape
     ├── DataShapeError                 a service answer or a user frame mddframes cannot read
     ├── WriteRefusedError              a write was stopped before anything was sent
@@ -54,6 +55,7 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 __all__ = [
+    "AnswerLostError",
     "AuthError",
     "BackupError",
     "BadRequestError",
@@ -123,7 +125,16 @@ class MddError(Exception):
         The HTTP status code, when the server answered.
     server_message : str, optional
         The message the server sent, when there was one.
+
+    Attributes
+    ----------
+    answers_lost : int
+        How many earlier attempts of the call went out and lost their answer (the
+        call was repeated after them): a 412 after one may be the call's own write.
     """
+
+    #: earlier attempts of the call that lost their answer (set by the HTTP session)
+    answers_lost: int = 0
 
     def __init__(
         self,
@@ -278,6 +289,15 @@ class ServerError(ServiceError):
 
 class TransportError(MddError):
     """The request did not complete: connection refused or dropped, time-out, TLS failure."""
+
+
+class AnswerLostError(TransportError):
+    """A request that acts (a POST) went out and its answer was lost (the connection
+    dropped, or a gateway answered 502/504): the service may have done it.
+
+    mddframes does not repeat such a request blindly; where the service can be asked
+    (the tree for a created child, the package listing for an addition) it asks first.
+    """
 
 
 class ResponseFormatError(MddError):

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.codec.values import JsonValue, is_missing_cell
+from mddframes.elements.asking import ChildIndex
 from mddframes.elements.records import cell, element_id, element_series, json_value, require_text
 from mddframes.errors import (
+    AnswerLostError,
     DataShapeError,
     InvalidArgumentError,
     MddError,
@@ -23,6 +25,9 @@ if TYPE_CHECKING:
     from mddframes.api import Api
 
 _RESERVED = ("key", "parent", "parent_key", "type", "name")
+#: How often a row's create is sent when its answers are lost and the tree shows it
+#: did not act.
+_LOST_ASKS = 4
 
 
 def create_child(
@@ -46,17 +51,77 @@ def create_child(
     -------
     pandas.Series
         The new element as the service answered it (see :func:`element_series`).
+
+    Raises
+    ------
+    AnswerLostError
+        The answer was lost and the parent's system now holds an element of that type
+        and name under the parent: it may be this one (or an older one); the message
+        names their ids. When it holds none, the request did not act and was sent once
+        more.
     """
     where = f"create_child(parent={parent_id!r})"
     require_text(where, parent_id=parent_id, type=type, name=name)
+    body = _body(where, name, attributes)
+    try:
+        answer = api.create_child_structure(str(parent_id), str(type), body)
+    except AnswerLostError as exc:
+        found = ChildIndex(api).existing(str(parent_id), str(type), str(name))
+        if found:
+            raise AnswerLostError(
+                f"{where}: {exc.message}. The tree now holds {len(found)} {type} element(s) "
+                f"named {name!r} under it ({', '.join(found[:10])}): one may be this "
+                "request's; check before creating it again",
+                **exc.request_details(),
+            ) from exc
+        # the tree holds no such child: the request did not act, so sending it is safe
+        answer = api.create_child_structure(str(parent_id), str(type), body)
+    return element_series(answer)
+
+
+def _body(where: str, name: str, attributes: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {"name": str(name)}
     for key, value in attributes.items():
         if key == "name":
             continue
         if not is_missing_cell(value):
             body[key] = json_value(value, f"{where}, attribute {key!r}")
-    answer = api.create_child_structure(str(parent_id), str(type), body)
-    return element_series(answer)
+    return body
+
+
+def _create_asking(
+    api: Api, index: ChildIndex, parent_id: str, type: str, name: str, attributes: dict[str, Any]
+) -> str:
+    """Create one row's element; after a lost answer ask the tree before sending again.
+
+    Returns the new id (from the answer, or found in the tree when the answer was lost).
+    """
+    where = f"create_child(parent={parent_id!r})"
+    require_text(where, parent_id=parent_id, type=type, name=name)
+    body = _body(where, name, attributes)
+    lost: AnswerLostError | None = None
+    for _ in range(_LOST_ASKS):
+        try:
+            answer = api.create_child_structure(parent_id, type, body)
+        except AnswerLostError as exc:
+            lost = exc
+            found = index.new_since(parent_id, type, name)
+            if len(found) == 1:  # it acted: this is the row's element
+                index.created(parent_id, type, name, found[0], listed=True)
+                return found[0]
+            if found:
+                raise AnswerLostError(
+                    f"{where}: {exc.message}. The tree now holds {len(found)} new {type} "
+                    f"elements named {name!r} under it ({', '.join(found[:10])}); "
+                    "which one is this request's cannot be told",
+                    **exc.request_details(),
+                ) from exc
+            continue  # it did not act: send again
+        new_id = element_id(answer, where)
+        index.created(parent_id, type, name, new_id)
+        return new_id
+    assert lost is not None
+    raise lost
 
 
 def creation_order(frame: pd.DataFrame) -> list[Any]:
@@ -190,7 +255,8 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool | None = No
     pandas.DataFrame
         Indexed like ``frame``: ``key``, ``parent`` (the existing parent id used, once
         known), ``type``, ``name``, ``id`` (the new id, NA if not created), ``ok``,
-        ``status`` (``created``, ``failed`` or ``not attempted``) and ``error``.
+        ``status`` (``created``, ``exists``, ``failed`` or ``not attempted``) and
+        ``error``.
 
     Raises
     ------
@@ -205,6 +271,16 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool | None = No
         exist on the service (they cannot be rolled back), so the frame is returned,
         rather than an exception raised, to hand back their new ids; rows never
         attempted are marked so and can be sent again.
+
+    Notes
+    -----
+    Never a duplicate: before a row is created, the tree of its parent's system
+    (read once per system) is asked whether the parent already has an element of that
+    type and name; if so the row is ``exists`` with that element's id and nothing is
+    sent, so running the same frame again creates only what is missing. When a
+    create's answer is lost (:class:`~mddframes.errors.AnswerLostError`), the tree is
+    read again: one new matching element is the row's (``created``), none means the
+    request did not act and it is sent again (:mod:`mddframes.elements.asking`).
     """
     from tqdm.auto import tqdm
 
@@ -228,6 +304,7 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool | None = No
         index=frame.index.copy(),
     )
     new_ids: dict[Any, str] = {}
+    index = ChildIndex(api)
     failed_label = None
     with tqdm(
         total=len(order), desc="create", disable=not progress_shown(progress), leave=False
@@ -254,15 +331,20 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool | None = No
                 if parent_id is None:  # refused as create_child refuses it
                     require_text(f"create_child(parent={parent_id!r})", parent_id=parent_id)
                 assert parent_id is not None
-                element = create_child(api, parent_id, row_type, row_name, **attributes)
-                new_id = element_id(element.to_dict(), where)
+                existing = index.existing(parent_id, row_type, row_name)
+                status = "exists" if existing else "created"
+                new_id = (
+                    existing[0]
+                    if existing
+                    else _create_asking(api, index, parent_id, row_type, row_name, attributes)
+                )
             except MddError as exc:
                 result.loc[label, "status"] = "failed"
                 result.loc[label, "error"] = str(exc)
                 failed_label = label
                 break
             new_ids[label] = new_id
-            result.loc[label, ["id", "status"]] = [new_id, "created"]
+            result.loc[label, ["id", "status"]] = [new_id, status]
             result.loc[label, "ok"] = True
             bar.update(1)
 

@@ -9,6 +9,7 @@ import pandas as pd
 
 from mddframes.elements.records import as_list, require_text
 from mddframes.errors import (
+    AnswerLostError,
     ConflictError,
     InvalidArgumentError,
     NotFoundError,
@@ -63,7 +64,38 @@ def _structure_ids(entry: Mapping[str, Any]) -> set[str] | None:
     return None
 
 
+#: How often an addition is sent when its answers are lost and the listing shows it
+#: did not act.
+_LOST_ASKS = 4
+
+
 def _send(api: Api, system: str, package: str, ids: list[str]) -> None:
+    """Add ``ids``; after a lost answer ask the package listing before sending again.
+
+    An answer lost after the service acted (:class:`AnswerLostError`) is settled by
+    the listing: the ids it holds are added, the others are sent again (only those).
+    """
+    missing = list(ids)
+    for _ in range(_LOST_ASKS):
+        try:
+            _send_once(api, system, package, missing)
+            return
+        except AnswerLostError as exc:
+            lost = exc
+            held = _structure_ids(_find_open_package(api, system, package))
+            if held is None:
+                raise AnswerLostError(
+                    f"{exc.message}. The package listing does not name its elements, so "
+                    "whether they were added cannot be told",
+                    **exc.request_details(),
+                ) from exc
+            missing = [i for i in missing if i not in held]
+            if not missing:
+                return  # it acted: every id is in the package
+    raise lost
+
+
+def _send_once(api: Api, system: str, package: str, ids: list[str]) -> None:
     try:
         api.add_to_deployment_package(system, package, ids)
     except PackageClosedError:

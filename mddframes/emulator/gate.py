@@ -6,9 +6,11 @@ Request flow (:class:`OperationGate`, a plain ASGI middleware in front of the ro
    (handlers percent-decode their parameters themselves);
 2. find the operation id of the route; requests of no operation (docs, admin, unknown
    paths) pass straight through;
-3. count the request, then apply injected faults (latency, 5xx, 429, dropped connection);
+3. count the request, then apply injected faults (latency, 5xx, 429, a rate limit,
+   dropped connection);
 4. check the bearer token (every operation but ``getToken``);
-5. run the route.
+5. run the route (and, for a "lose the answer" fault, close the connection instead of
+   answering).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from fastapi.responses import Response
 from starlette.routing import BaseRoute, Match
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mddframes.emulator.documents import dumps
 from mddframes.emulator.faults import drop_connection
@@ -91,7 +93,7 @@ class OperationGate:
         if operation is None:
             await self.app(scope, receive, send)
             return
-        fault = self.state.faults.decide(operation)
+        fault = self.state.faults.decide(operation, scope.get("method", "GET"))
         self.state.count(operation, faulted=fault.action is not None)
         if fault.latency:
             await asyncio.sleep(fault.latency)
@@ -103,8 +105,11 @@ class OperationGate:
             await error_response(status, "injected fault", path)(scope, receive, send)
             return
         if fault.action == "rate_limit":
+            header = fault.retry_after_header
+            if header is None and fault.retry_after is not None:
+                header = str(fault.retry_after)
             response = error_response(
-                429, "injected rate limit", path, {"Retry-After": str(fault.retry_after)}
+                429, "injected rate limit", path, {"Retry-After": header} if header else None
             )
             await response(scope, receive, send)
             return
@@ -113,7 +118,29 @@ class OperationGate:
             if refusal is not None:
                 await refusal(scope, receive, send)
                 return
+        if fault.lose_answer:
+            await self._act_then_drop(scope, receive, send, operation)
+            return
         await self.app(scope, receive, send)
+
+    async def _act_then_drop(
+        self, scope: Scope, receive: Receive, send: Send, operation: str
+    ) -> None:
+        """Carry the request out, then close the connection instead of answering (when
+        the service acted, 2xx; any other answer is sent as it is)."""
+        held: list[Message] = []
+
+        async def hold(message: Message) -> None:
+            held.append(message)
+
+        await self.app(scope, receive, hold)
+        start = next((m for m in held if m["type"] == "http.response.start"), None)
+        if start is not None and 200 <= int(start["status"]) < 300:
+            self.state.count_fault(operation)
+            if await drop_connection(scope):
+                return
+        for message in held:
+            await send(message)
 
     def _authenticate(self, scope: Scope) -> Response | None:
         header = next(

@@ -241,12 +241,30 @@ class EmulatorHandle:
         drop_rate: float = 0.0,
         seed: int = 0,
         operations: Sequence[str] | None = None,
+        *,
+        rate_limit_rps: float = 0.0,
+        rate_limit_burst: int = 2,
+        retry_after_style: str = "seconds",
+        lose_answer_rate: float = 0.0,
+        lose_answer_methods: Sequence[str] = ("PUT", "POST"),
     ) -> None:
-        """Inject faults into the service's operations (see :class:`FaultSettings`)."""
+        """Inject faults into the service's operations (see :class:`FaultSettings`).
+
+        ``rate_limit_rps``/``rate_limit_burst`` enforce a token bucket shared by every
+        connection (429 with ``Retry-After`` as ``retry_after_style`` says:
+        ``"seconds"``, ``"http-date"`` or ``"none"``); ``lose_answer_rate`` carries out
+        that share of the requests of ``lose_answer_methods`` and then closes the
+        connection instead of answering.
+        """
         self._admin(
             "PUT",
             "/faults",
             {
+                "rate_limit_rps": rate_limit_rps,
+                "rate_limit_burst": rate_limit_burst,
+                "retry_after_style": retry_after_style,
+                "lose_answer_rate": lose_answer_rate,
+                "lose_answer_methods": list(lose_answer_methods),
                 "latency": latency,
                 "error_rate": error_rate,
                 "error_statuses": list(error_statuses),

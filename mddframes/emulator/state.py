@@ -121,6 +121,11 @@ class EmulatorState:
             if faulted:
                 self._faulted[operation] += 1
 
+    def count_fault(self, operation: str) -> None:
+        """Count a fault on a request already counted (an answer lost after acting)."""
+        with self._count_lock:
+            self._faulted[operation] += 1
+
     def counters(self) -> dict[str, dict[str, int]]:
         """``{"requests": {op: n}, "faulted": {op: n}}``."""
         with self._count_lock:

@@ -1,11 +1,13 @@
-"""Which calls are repeated, and how: the urllib3 ``Retry`` policy of the session's adapters.
+"""Which calls urllib3 repeats, and how: the ``Retry`` policies of the session's adapters.
 
-GET, PUT and HEAD are repeated on 429/500/502/503/504 and on connection errors, with
-exponential back-off, jitter and ``Retry-After`` honoured (capped). A POST is sent at
-most once: :class:`IdempotentRetry` makes any error final for a method that may not be
-repeated (the session mounts the token request, which creates nothing, with POST
-allowed). A wait that would outlast the call's deadline (:mod:`mddframes.http.guard`)
-is not waited: the call ends at once.
+The API's adapters (:func:`make_connect_retry`) repeat only a failure to connect,
+for every method (nothing was sent); statuses and lost answers are the paced loop's
+(:mod:`mddframes.http.attempts`). The token request's adapter (:func:`make_retry`)
+repeats it on 429/500/502/503/504 and on connection errors, with exponential
+back-off, jitter and ``Retry-After`` honoured (capped): it creates nothing.
+:class:`IdempotentRetry` makes any error final for a method that may not be repeated.
+A wait that would outlast the call's deadline (:mod:`mddframes.http.guard`) is not
+waited: the call ends at once.
 """
 
 from __future__ import annotations
@@ -96,6 +98,36 @@ def make_retry(max_retries: int, methods: frozenset[str] = RETRY_METHODS) -> Ret
         status_forcelist=RETRY_STATUSES,
         allowed_methods=methods,
         respect_retry_after_header=True,
+        raise_on_status=False,
+        raise_on_redirect=False,
+    )
+
+
+def make_connect_retry(max_retries: int) -> Retry:
+    """The policy of the API's adapters: repeat a failure to connect, nothing else.
+
+    A refused or timed-out connection sent nothing, so every method is repeated; a
+    read error (the request went out) and every status are left to
+    :func:`mddframes.http.attempts.send_paced`.
+
+    Parameters
+    ----------
+    max_retries : int
+        Repeats after the first attempt (0 disables them).
+    """
+    return IdempotentRetry(
+        total=max_retries,
+        connect=max_retries,
+        read=False,
+        status=0,
+        other=0,
+        redirect=False,
+        backoff_factor=BACKOFF_FACTOR,
+        backoff_jitter=BACKOFF_JITTER,
+        backoff_max=BACKOFF_MAX,
+        status_forcelist=None,
+        allowed_methods=None,
+        respect_retry_after_header=False,
         raise_on_status=False,
         raise_on_redirect=False,
     )

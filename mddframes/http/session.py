@@ -27,6 +27,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -36,6 +37,7 @@ from mddframes import errors
 from mddframes.codec import depth
 from mddframes.config import Secret, Settings
 from mddframes.http.advice import realm_not_found_message
+from mddframes.http.attempts import GATEWAY_LOST, Budget, lost_answer_error, repeatable, send_paced
 from mddframes.http.auth import BearerAuth, TokenGrant, TokenProvider
 from mddframes.http.decoding import (
     BodyStream,
@@ -56,7 +58,8 @@ from mddframes.http.guard import (
     GuardedAdapter,
     GuardedBody,
 )
-from mddframes.http.retry import RETRY_METHODS, make_retry
+from mddframes.http.pace import Pace
+from mddframes.http.retry import RETRY_METHODS, make_connect_retry, make_retry
 from mddframes.http.translation import bound_error, error_for_response, transport_error
 
 __all__ = [  # HttpSession, and the names other modules import from here (re-exported)
@@ -103,7 +106,7 @@ class HttpSession:
         pool = GuardedAdapter(
             pool_connections=4,
             pool_maxsize=max(settings.max_workers, 1),
-            max_retries=make_retry(settings.max_retries),
+            max_retries=make_connect_retry(settings.max_retries),
         )
         self._session.mount("https://", pool)
         self._session.mount("http://", pool)
@@ -127,6 +130,9 @@ class HttpSession:
             )
             self._token_urls[realm] = token_url
         self.tokens = TokenProvider(self._fetch_token)
+        #: The client's one pace, shared by every thread (:mod:`mddframes.http.pace`).
+        self.pace = Pace(settings.max_rate, retry_after_max=settings.retry_after_max)
+        self._budget = Budget(settings.max_retries, settings.retry_budget, settings.deadline)
         self.unauthorized_repeats = 0
         self._counter_lock = threading.Lock()
         self._closed = False
@@ -198,7 +204,7 @@ class HttpSession:
         first: tuple[str, requests.Response] | None = None  # the 404 reported if all are
         for prefix in prefixes:
             url = self.url_for(entry, path, prefix)
-            response = self._authorised(entry, url, body, files, stream, headers)
+            response = self._authorised(entry, url, body, files, stream, headers, path_params)
             if first is not None and _is_web_page(response):
                 response.status_code = 404  # a web front end, not the API: no route here
             if response.status_code != 404:
@@ -215,7 +221,12 @@ class HttpSession:
             first[1].close()
         if not 200 <= response.status_code < 300:
             try:
-                raise error_for_response(entry, url, response, path_params=path_params)
+                error = error_for_response(entry, url, response, path_params=path_params)
+                error.answers_lost = int(getattr(response, "mdd_lost", 0))
+                if response.status_code in GATEWAY_LOST and not repeatable(entry):
+                    # a gateway's 502/504 may come after the service acted
+                    raise lost_answer_error(error, entry, url, response.status_code) from error
+                raise error
             finally:
                 response.close()
         return response
@@ -228,12 +239,29 @@ class HttpSession:
         files: Mapping[str, Any] | None,
         stream: bool,
         headers: Mapping[str, str] | None = None,
+        path_params: Mapping[str, object] | None = None,
     ) -> requests.Response:
-        """Send with a token; on a 401 renew it and repeat once."""
+        """Send with a token, paced; on a 401 renew it and repeat once."""
+        what = ", ".join(f"{k} {v!r}" for k, v in (path_params or {}).items())
         for attempt in (1, 2):
             token = self.tokens.token()
-            response = self._send(entry, url, token=token, body=body, files=files, stream=stream,
-                                  extra_headers=headers)  # fmt: skip
+            response = send_paced(
+                partial(
+                    self._send,
+                    entry,
+                    url,
+                    token=token,
+                    body=body,
+                    files=files,
+                    stream=stream,
+                    extra_headers=headers,
+                ),  # fmt: skip
+                entry,
+                url,
+                self.pace,
+                self._budget,
+                describe=what,
+            )
             if response.status_code == 401 and attempt == 1:
                 # The call was refused before being processed: renew and repeat once.
                 response.close()

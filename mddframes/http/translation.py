@@ -135,8 +135,8 @@ def _precondition_failed(
 ) -> errors.ConcurrentModificationError:
     kind, key = _PRECONDITIONED[entry.operation]
     name = f"{kind} {path_params[key]!r}" if key in path_params else kind
-    # urllib3 records the attempts it repeated (a 5xx or a dropped connection first)
-    repeats = len(getattr(getattr(response.raw, "retries", None), "history", None) or ())
+    # the paced loop (http/attempts.py) counts the attempts it repeated
+    repeats = int(getattr(response, "mdd_attempts", 1)) - 1
     if repeats:
         message = (
             f"{name}: the service answered 412 Precondition Failed (If-Match no longer "

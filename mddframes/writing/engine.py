@@ -36,8 +36,9 @@ from mddframes.errors import IncompletePayloadError, WriteVerificationError
 from mddframes.frames.backends import default_slice
 from mddframes.writing.backups import save_backup, save_backup_document
 from mddframes.writing.changes import FOREIGN_FRAME, Change
-from mddframes.writing.documents import Held, fetch, put
+from mddframes.writing.documents import Held, fetch
 from mddframes.writing.intent import describe, unmet_intent
+from mddframes.writing.landed import put_landed
 from mddframes.writing.locks import object_lock
 from mddframes.writing.result import Status, WriteResult
 
@@ -153,7 +154,7 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
     note("sending")
     # If-Match: the service (when it gives ETags) refuses the PUT if the object changed
     # after the read this write checked, even by a writer on another machine
-    put(api, kind, object_id, change.new.body(), if_match=change.held.etag)
+    put_landed(api, change)  # a lost answer: read and compare (landed.py)
     note("sent")
     readback = fetch(api, kind, object_id)
     mismatch = change.new.mismatch(kind, readback)

@@ -23,6 +23,7 @@ from mddframes import Client, errors
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 EXPORTED = [
+    "AnswerLostError",
     "AuthError",
     "BackupError",
     "BadRequestError",

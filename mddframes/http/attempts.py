@@ -1,0 +1,250 @@
+"""The attempts of one call: paced, repeated on 429 within a budget, and on errors when safe.
+
+:func:`send_paced` sends one call through the client's :class:`~mddframes.http.pace.Pace`
+and decides what an answer means for the next attempt:
+
+=====================  ==========================================================
+answer                 what happens
+=====================  ==========================================================
+429                    the pace slows down; sent again (any method: a 429 was not
+                       processed) after ``Retry-After`` or one slot, up to
+                       ``retry_budget`` times
+503                    the pace slows down; sent again like an error (below)
+500, 502, 504          sent again, with back-off, if the method is repeatable
+no answer, lost        sent again, with back-off, if the method is repeatable;
+                       a POST is not repeated: :class:`~mddframes.errors.AnswerLostError`
+                       ("it may have been done"), and so is a 502/504 to a POST
+anything else          the pace speeds up; handed back
+=====================  ==========================================================
+
+Repeatable: GET, PUT and HEAD, and the POSTs that change nothing (a single export).
+Error repeats count against ``max_retries``, 429 repeats against ``retry_budget``;
+no wait starts that would end past the call's deadline. A failure to connect at all
+(nothing was sent) is repeated by urllib3 for every method (:mod:`.retry`).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import requests
+from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+
+from mddframes import errors
+from mddframes.http.endpoints import Endpoint
+from mddframes.http.guard import DeadlinePassed
+from mddframes.http.pace import Pace, retry_after_seconds
+from mddframes.http.retry import BACKOFF_FACTOR, BACKOFF_MAX, RETRY_METHODS
+from mddframes.http.translation import bound_error
+
+#: POSTs that change nothing on the service: repeating one is safe.
+SAFE_POSTS = frozenset({"externalExportStructure", "getToken"})
+#: Statuses repeated for a repeatable method (with back-off).
+ERROR_STATUSES = frozenset({500, 502, 503, 504})
+#: Statuses by which a gateway says the service may have acted but its answer is lost.
+GATEWAY_LOST = frozenset({502, 504})
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How many times one call may be sent again, and for how long.
+
+    Attributes
+    ----------
+    max_retries : int
+        Repeats after errors (5xx, a lost answer) of a repeatable method.
+    retry_budget : int
+        Repeats after 429 (any method).
+    deadline : float
+        Seconds the call may take in all, waits included.
+    """
+
+    max_retries: int
+    retry_budget: int
+    deadline: float
+
+
+def repeatable(entry: Endpoint) -> bool:
+    """Whether ``entry`` may be sent again after an error (it changes nothing twice)."""
+    return entry.method in RETRY_METHODS or entry.operation in SAFE_POSTS
+
+
+def send_paced(
+    send: Callable[[], requests.Response],
+    entry: Endpoint,
+    url: str,
+    pace: Pace,
+    budget: Budget,
+    *,
+    describe: str = "",
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> requests.Response:
+    """Send one call through ``pace`` and return its last answer (any status).
+
+    Parameters
+    ----------
+    send : callable
+        Sends the request once; raises ``MddError`` when no answer came.
+    entry : Endpoint
+        The operation.
+    url : str
+        Its URL (for messages).
+    pace : Pace
+        The client's shared pace.
+    budget : Budget
+        The repeats allowed.
+    describe : str
+        What the call is about (``"table 'tbl-1'"``), for the message after the budget.
+    clock, sleep : callable
+        The monotonic clock and the sleep (fakes in tests).
+
+    Returns
+    -------
+    requests.Response
+        The answer. Its ``mdd_attempts`` says how often it was sent, ``mdd_lost`` how
+        many earlier attempts lost their answer, ``mdd_rate_limited`` how many were
+        answered 429.
+
+    Raises
+    ------
+    AnswerLostError
+        A POST that acts went out and its answer was lost.
+    RateLimitError
+        Still 429 after ``retry_budget`` repeats (names the object, the pace, the last
+        ``Retry-After`` and the settings to change).
+    MddError
+        No answer after ``max_retries`` repeats (as ``send`` raised it).
+    """
+    started = clock()
+    can_repeat = repeatable(entry)
+    errors_used = limited = lost = 0
+    not_before = 0.0
+    while True:
+        sent_at = pace.acquire(not_before)
+        not_before = 0.0
+        try:
+            response = send()
+        except errors.TransportError as exc:
+            if not answer_lost(exc):
+                raise
+            if can_repeat and errors_used < budget.max_retries:
+                wait = _backoff(errors_used)
+                _within(budget, clock() - started + wait, entry, url, None)
+                errors_used += 1
+                lost += 1
+                sleep(wait)
+                continue
+            if not can_repeat:
+                raise lost_answer_error(exc, entry, url) from exc
+            raise
+        status = response.status_code
+        if status in (429, 503):
+            retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+            until = pace.throttled(sent_at, retry_after)
+            if status == 429:
+                allowed = limited < budget.retry_budget
+            else:
+                allowed = can_repeat and errors_used < budget.max_retries
+            if allowed:
+                response.close()
+                _within(budget, until - started, entry, url, status)
+                if status == 429:
+                    limited += 1
+                else:
+                    errors_used += 1
+                not_before = until
+                continue
+            if status == 429:
+                response.close()
+                raise _budget_spent(entry, url, pace, limited, clock() - started, describe,
+                                    response.headers.get("Retry-After"))  # fmt: skip
+        elif status in ERROR_STATUSES and can_repeat and errors_used < budget.max_retries:
+            wait = _backoff(errors_used)
+            response.close()
+            _within(budget, clock() - started + wait, entry, url, status)
+            errors_used += 1
+            sleep(wait)
+            continue
+        else:
+            pace.succeeded(sent_at)
+        response.mdd_attempts = 1 + errors_used + limited  # type: ignore[attr-defined]
+        response.mdd_lost = lost  # type: ignore[attr-defined]
+        response.mdd_rate_limited = limited  # type: ignore[attr-defined]
+        return response
+
+
+def _within(budget: Budget, elapsed: float, entry: Endpoint, url: str, status: int | None) -> None:
+    """Raise the deadline's ``TransportError`` now if the next attempt would start past it."""
+    if elapsed >= budget.deadline:
+        raise bound_error(DeadlinePassed(budget.deadline), entry, url, status=status)
+
+
+def _backoff(done: int) -> float:
+    """Exponential back-off with jitter: 0.25, 0.5, 1, ... s (capped), each 50-100%."""
+    ceiling: float = min(BACKOFF_MAX, BACKOFF_FACTOR * 2.0**done)
+    return ceiling * (0.5 + random.random() / 2)
+
+
+def answer_lost(exc: BaseException) -> bool:
+    """Whether a failed call's request went out (its answer lost), not just failed to
+    connect: a read time-out or a dropped connection, not a refused one."""
+    cause: BaseException | None = exc.__cause__
+    if not isinstance(cause, requests.exceptions.ConnectionError | requests.exceptions.Timeout):
+        return False  # a deadline, a cap, TLS: not a lost answer to repeat
+    if isinstance(cause, requests.exceptions.ConnectTimeout | requests.exceptions.SSLError):
+        return False
+    reason: BaseException | None = cause
+    for _ in range(6):
+        if reason is None:
+            break
+        if isinstance(reason, NewConnectionError | ConnectTimeoutError):
+            return False
+        inner = getattr(reason, "reason", None)
+        if inner is None and reason.args and isinstance(reason.args[0], BaseException):
+            inner = reason.args[0]
+        reason = inner if isinstance(inner, BaseException) else None
+    return True
+
+
+def lost_answer_error(
+    exc: errors.MddError, entry: Endpoint, url: str, status: int | None = None
+) -> errors.AnswerLostError:
+    """The :class:`~mddframes.errors.AnswerLostError` of a POST whose answer was lost."""
+    how = f"the gateway answered {status}" if status else "the connection dropped"
+    return errors.AnswerLostError(
+        f"the request went out but its answer was lost ({how}): the service may have "
+        f"done it, so it was not sent again. Check on the service before repeating it "
+        f"(first failure: {exc.message})",
+        operation=entry.operation,
+        method=entry.method,
+        url=url,
+        status=status,
+        server_message=exc.server_message,
+    )
+
+
+def _budget_spent(
+    entry: Endpoint,
+    url: str,
+    pace: Pace,
+    limited: int,
+    elapsed: float,
+    describe: str,
+    retry_after: str | None,
+) -> errors.RateLimitError:
+    what = f"{describe}: " if describe else ""
+    seen = f"; last Retry-After: {retry_after}" if retry_after else ""
+    return errors.RateLimitError(
+        f"{what}the service kept answering 429 Too Many Requests: {limited} repeat(s) over "
+        f"{elapsed:.1f} s ({pace.describe()}{seen}). Raise retry_budget "
+        "(MDD_RETRY_BUDGET), or declare the service's limit with max_rate "
+        "(MDD_MAX_RATE, e.g. '400/min') so the client keeps under it",
+        operation=entry.operation,
+        method=entry.method,
+        url=url,
+        status=429,
+    )

@@ -1,0 +1,119 @@
+"""The service's rate limit against the emulator: its ``rate_limit_rps`` fault, the
+client's shared pace, POSTs repeated on 429, the 429 budget and its message."""
+
+from __future__ import annotations
+
+import time
+from email.utils import parsedate_to_datetime
+
+import pytest
+import requests
+
+from mddframes import Client
+from mddframes.errors import RateLimitError
+from mddframes.http.pace import retry_after_seconds
+
+TABLE = "tbl-0001"
+
+
+def _get_table(emu, headers):
+    return requests.get(f"{emu.api_url}/api/table/{TABLE}", headers=headers, timeout=10)
+
+
+@pytest.fixture
+def headers(emu):
+    return {"Authorization": f"Bearer {emu.token()}"}
+
+
+@pytest.mark.parametrize("style", ["seconds", "http-date", "none"])
+def test_the_rate_limit_fault_is_a_shared_token_bucket_with_retry_after(emu, headers, style):
+    emu.inject_faults(rate_limit_rps=2, rate_limit_burst=2, retry_after_style=style)
+    answers = [_get_table(emu, headers) for _ in range(4)]
+    assert [a.status_code for a in answers[:2]] == [200, 200]  # the burst
+    limited = answers[2]
+    assert limited.status_code == 429 and limited.json()["message"] == "injected rate limit"
+    header = limited.headers.get("Retry-After")
+    if style == "seconds":
+        assert header == "1"
+    elif style == "http-date":
+        assert parsedate_to_datetime(header).tzinfo is not None
+        assert 0 <= retry_after_seconds(header) <= 2
+    else:
+        assert header is None
+    time.sleep(0.6)  # a token comes back after 1/rps
+    assert _get_table(emu, headers).status_code == 200
+    assert emu.fault_counters()["getTable"] >= 1
+
+
+def test_the_rate_limit_fault_refuses_unknown_styles(emu):
+    response = requests.put(
+        emu.base_url + "/_emulator/faults",
+        json={"rate_limit_rps": 5, "retry_after_style": "minutes"},
+        timeout=10,
+    )
+    assert response.status_code == 400 and "retry_after_style" in response.text
+
+
+def test_a_post_is_sent_again_after_429_and_lands_once(client, emu):
+    # a 429 means "not processed": every method may be repeated after it
+    emu.inject_faults(rate_limit_rps=4, rate_limit_burst=1, operations=["createChildStructure"])
+    root = client.read_tree("DWH")["id"].iloc[0]
+    created = [client.create_child(root, "FOLDER", f"paced-{i}") for i in range(6)]
+    assert emu.fault_counters().get("createChildStructure", 0) >= 1  # some were limited
+    assert emu.counters()["createChildStructure"] > 6
+    tree = client.read_tree("DWH")
+    names = tree.loc[tree["name"].str.startswith("paced-"), "name"].tolist()
+    assert sorted(names) == sorted(f"paced-{i}" for i in range(6))  # each exactly once
+    assert {c["name"] for c in created} == set(names)
+    assert client.http.pace.throttles >= 1 and client.http.pace.rate is not None
+
+
+def test_workers_of_a_bulk_call_share_one_pace(emu):
+    emu.inject_faults(rate_limit_rps=20, rate_limit_burst=2, retry_after_style="none")
+    with Client.from_emulator(emu) as client:
+        ids = client.read_tree("DWH")["table_id"].dropna().unique().tolist()[:40]
+        emu.reset_counters()
+        client.read_tables(ids, max_workers=8, progress=False)  # raises on a failure
+        assert emu.counters()["getTable"] >= 20  # (the ids are read once each)
+        limited = sum(emu.fault_counters().values())
+        sent = sum(emu.counters().values())
+        # without a shared pace, 8 workers retrying on their own are answered 429
+        # about half the time; the pace keeps it to its cold start and a few probes
+        assert limited / sent < 0.3, (limited, sent)
+        assert client.http.pace.describe().startswith("paced by the service: ")
+
+
+def test_after_the_budget_the_error_names_the_object_the_limit_and_the_setting(emu):
+    emu.inject_faults(rate_limit_rate=1.0, retry_after=0, operations=["getTable"])
+    with Client.from_emulator(emu, retry_budget=2) as client:
+        with pytest.raises(RateLimitError) as caught:
+            client.api.get_table(TABLE)
+    message = str(caught.value)
+    assert f"tableId {TABLE!r}" in message
+    assert "2 repeat(s)" in message and "req/s" in message and "Retry-After: 0" in message
+    assert "retry_budget (MDD_RETRY_BUDGET)" in message and "MDD_MAX_RATE" in message
+    assert caught.value.status == 429
+    assert emu.counters()["getTable"] == 3  # the first attempt and two repeats
+
+
+def test_a_declared_max_rate_keeps_the_client_under_the_limit(emu):
+    emu.inject_faults(rate_limit_rps=10, rate_limit_burst=1)
+    with Client.from_emulator(emu, max_rate=8.0) as client:
+        ids = client.read_tree("DWH")["table_id"].dropna().unique().tolist()[:12]
+        emu.reset_counters()
+        client.read_tables(ids, max_workers=8, progress=False)
+        assert client.http.pace.max_rate == pytest.approx(8.0)
+    assert sum(emu.fault_counters().values()) == 0  # never pushed back
+
+
+def test_the_three_settings_resolve_from_variables(tmp_path):
+    from mddframes.config import resolve_settings
+
+    required = {"base_url": "https://x.example", "client_id": "c", "client_secret": "s"}
+    missing = tmp_path / "none.toml"
+    default = resolve_settings("t", **required, environ={}, config_file=missing)
+    assert (default.max_rate, default.retry_budget, default.retry_after_max) == (None, 10, 60.0)
+    environ = {"MDD_MAX_RATE": "400/min", "MDD_RETRY_BUDGET": "3", "MDD_RETRY_AFTER_MAX": "5"}
+    given = resolve_settings("t", **required, environ=environ, config_file=missing)
+    assert given.max_rate == pytest.approx(400 / 60)
+    assert (given.retry_budget, given.retry_after_max) == (3, 5.0)

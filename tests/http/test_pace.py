@@ -1,0 +1,217 @@
+"""The shared pace (mddframes.http.pace) on a fake clock: no real waiting, exact times."""
+
+from __future__ import annotations
+
+import random
+import threading
+from email.utils import formatdate
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mddframes.config_values import parse_rate
+from mddframes.errors import ConfigurationError
+from mddframes.http.pace import BETA, MIN_RATE, Pace, current_pace_note, retry_after_seconds
+
+
+class FakeClock:
+    """A monotonic clock that only moves when slept on (or told to)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def pace_on(clock: FakeClock, max_rate: float | None = None, **kw: object) -> Pace:
+    return Pace(max_rate, clock=clock, sleep=clock.sleep, rng=random.Random(1), **kw)  # type: ignore[arg-type]
+
+
+def test_no_pace_cost_until_the_service_pushes_back():
+    clock = FakeClock()
+    pace = pace_on(clock)
+    for _ in range(1000):
+        pace.succeeded(pace.acquire())
+    assert clock.slept == [] and pace.rate is None
+    assert pace.describe() == "not paced"
+
+
+def test_a_declared_rate_spaces_the_requests_evenly():
+    clock = FakeClock()
+    pace = pace_on(clock, parse_rate("max_rate", "600/min", "test"))  # 10 a second
+    sent = [pace.acquire() for _ in range(21)]
+    gaps = [round(b - a, 9) for a, b in zip(sent, sent[1:], strict=False)]
+    assert gaps == [0.1] * 20  # never two at once, never faster than declared
+    assert pace.describe() == "paced: 10 req/s (max_rate)"
+
+
+def test_successes_never_take_the_pace_above_the_declared_rate():
+    clock = FakeClock()
+    pace = pace_on(clock, 5.0)
+    for _ in range(200):
+        pace.succeeded(pace.acquire())
+    assert pace.rate == 5.0
+
+
+def test_the_answers_to_one_burst_decrease_the_rate_once():
+    clock = FakeClock()
+    pace = pace_on(clock)
+    sent = [pace.acquire() for _ in range(8)]  # 8 workers at once, unknown limit
+    pace.succeeded(sent[0])
+    pace.succeeded(sent[1])
+    for at in sent[2:]:
+        pace.throttled(at)
+    assert pace.rate == 2.0  # what passed in the last second, once, not decreased 6 times
+    clock.now += 5
+    for _ in range(40):  # slow start: a factor of e a second
+        pace.succeeded(pace.acquire())
+    grown = pace.rate
+    assert grown is not None and grown > 20
+    at = pace.acquire()
+    pace.throttled(at)
+    # the end of the slow start: the rate overshot, what passed is the better measure
+    passed = pace_successes(pace)
+    assert pace.rate == pytest.approx(min(grown * BETA, max(passed, grown / 2)))
+    before = pace.rate
+    clock.now += 2
+    pace.throttled(pace.acquire())  # after that, a plain multiplicative decrease
+    assert pace.rate == pytest.approx(BETA * before)
+
+
+def pace_successes(pace: Pace) -> float:
+    return float(len(pace._successes))  # what the service let through in the last second
+
+
+def test_after_a_decrease_the_rate_climbs_back_toward_where_it_was_pushed_back():
+    clock = FakeClock()
+    pace = pace_on(clock, None)
+    pace.rate = pace._w_max = 20.0  # past the slow start, pushed back at 20 before
+    pace.throttled(pace.acquire())
+    low = pace.rate
+    assert low is not None and low < 20
+    for _ in range(40):  # about two seconds at that rate
+        pace.succeeded(pace.acquire())
+    back = pace.rate
+    assert back is not None and 19 < back < 22
+    for _ in range(40):  # past it, slowly: probing whether the service allows more
+        pace.succeeded(pace.acquire())
+    assert back < pace.rate < back + 5
+
+
+def test_retry_after_is_capped_and_jittered_for_the_request_it_answered():
+    clock = FakeClock()
+    pace = pace_on(clock, retry_after_max=5.0)
+    at = pace.acquire()
+    until = pace.throttled(at, retry_after=3600)
+    assert 5.0 <= until - clock.now <= 6.0  # the cap, plus at most a second of jitter
+    assert pace.last_retry_after == 5.0
+    # the others go on at the new pace: one 429 holds only its own request
+    assert pace.acquire() - clock.now < 1.0
+
+
+def test_a_second_429_while_retry_after_runs_holds_the_whole_client():
+    clock = FakeClock()
+    pace = pace_on(clock)
+    pace.rate = 10.0
+    first = pace.acquire()
+    pace.throttled(first, retry_after=2)
+    clock.now += 0.3
+    second = pace.acquire()
+    until = pace.throttled(second, retry_after=2)
+    before = clock.now
+    pace.acquire()  # any thread now waits for the service's Retry-After
+    assert clock.now >= until - 1e-9 and clock.now - before >= 2
+
+
+def test_threads_share_one_pace_and_never_go_faster_than_it():
+    pace = Pace(50.0)  # the real clock: 8 threads, 40 requests, 20 ms apart at least
+    sent: list[float] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        for _ in range(5):
+            at = pace.acquire()
+            with lock:
+                sent.append(at)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    sent.sort()
+    gaps = [b - a for a, b in zip(sent, sent[1:], strict=False)]
+    assert len(sent) == 40
+    # one slot each (a late thread may catch up a tenth of a slot, never burst)
+    assert min(gaps) >= 0.9 / 50 - 1e-3
+    assert sent[-1] - sent[0] >= 39 * 0.9 / 50
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    events=st.lists(
+        st.tuples(st.sampled_from(["ok", "429", "wait"]), st.floats(0, 3, allow_nan=False)),
+        max_size=120,
+    ),
+    declared=st.one_of(st.none(), st.floats(0.5, 100)),
+)
+def test_the_rate_stays_within_its_bounds_whatever_the_answers(events, declared):
+    clock = FakeClock()
+    pace = pace_on(clock, declared)
+    for kind, seconds in events:
+        if kind == "wait":
+            clock.now += seconds
+            continue
+        at = pace.acquire()
+        if kind == "ok":
+            pace.succeeded(at)
+        else:
+            until = pace.throttled(at, retry_after=seconds)
+            assert until >= clock.now
+        rate = pace.rate
+        if rate is not None:
+            assert rate >= MIN_RATE
+            if declared is not None:
+                assert rate <= declared + 1e-9
+
+
+def test_retry_after_in_seconds_and_as_an_http_date():
+    now = 1_800_000_000.0
+    assert retry_after_seconds("7") == 7.0
+    assert retry_after_seconds(formatdate(now + 30, usegmt=True), now=now) == pytest.approx(30)
+    assert retry_after_seconds(formatdate(now - 30, usegmt=True), now=now) == 0.0
+    for unreadable in (None, "", "soon", "-3", "Wed, 99 Foo 2026"):
+        assert retry_after_seconds(unreadable, now=now) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "rate"),
+    [(20, 20.0), (2.5, 2.5), ("400/min", 400 / 60), ("400 per minute", 400 / 60),
+     ("3600/hour", 1.0), ("5/s", 5.0), ("12", 12.0)],
+)  # fmt: skip
+def test_max_rate_takes_requests_a_second_or_per_minute(text, rate):
+    assert parse_rate("max_rate", text, "test") == pytest.approx(rate)
+
+
+@pytest.mark.parametrize("bad", [0, -1, "fast", "400/week", True, float("inf")])
+def test_max_rate_refuses_what_is_not_a_rate(bad):
+    with pytest.raises(ConfigurationError, match="max_rate from test must be a positive rate"):
+        parse_rate("max_rate", bad, "test")
+
+
+def test_the_progress_note_names_the_pace_of_a_pushed_back_client():
+    clock = FakeClock()
+    pace = pace_on(clock)
+    pace.rate = 18.0
+    pace.throttled(pace.acquire())
+    assert pace.describe() == "paced by the service: 9.0 req/s"
+    pace.rate = 18.4
+    assert pace.describe() == "paced by the service: 18 req/s"
+    assert current_pace_note() is not None  # (this pace, or a later-throttled one)
