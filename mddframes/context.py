@@ -23,10 +23,11 @@ from typing import Any
 
 import pandas as pd
 
+from mddframes.codec import depth
 from mddframes.codec.fingerprint import FrameFingerprint
 from mddframes.codec.kinds import Kind
 from mddframes.codec.stream import KeptJson, keep_chunks, load_document
-from mddframes.codec.values import digest, json_text
+from mddframes.codec.values import digest
 
 #: The ``frame.attrs`` key holding the context of the read that made the frame.
 ATTRS_KEY = "mddframes"
@@ -102,7 +103,8 @@ class ReadContext:
             raise TypeError("ReadContext takes payload, kept, or both")
         if kept is None:
             assert payload is not None
-            kept = keep_chunks([json_text(payload).encode("utf-8", "surrogatepass")])
+            text = depth.dumps(payload, what=f"{kind} {object_id!r}", ensure_ascii=False)
+            kept = keep_chunks([text.encode("utf-8", "surrogatepass")])
         self._kind = kind
         self._object_id = object_id
         self._payload = payload

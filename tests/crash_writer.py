@@ -50,7 +50,7 @@ def _die() -> None:
 
 
 def _install(point: str, nth: int) -> None:
-    from mddframes.writing import backups, batch, engine
+    from mddframes.writing import backups, batch, landed
     from mddframes.writing.journal_file import JournalWriter
 
     lock = threading.Lock()
@@ -96,15 +96,16 @@ def _install(point: str, nth: int) -> None:
 
         JournalWriter._append_line = append  # type: ignore[method-assign]
     elif point in ("after-put", "recovery-put"):
-        # every PUT of a write, a resume or a roll back is the engine's
-        real_put = engine.put
+        # every PUT of a write, a resume or a roll back is the engine's, through
+        # writing/landed.py (which reads and compares after a lost answer)
+        real_put = landed.put
 
         def put(*args: Any, **kwargs: Any) -> None:
             real_put(*args, **kwargs)
             if hit():
                 _die()
 
-        engine.put = put
+        landed.put = put
     else:
         raise ValueError(f"unknown kill point {point!r}")
 

@@ -71,7 +71,9 @@ EMULATOR = {
     ".venv/bin/mddframes demo": 0,
     ".venv/bin/mddframes emulator --port 8080": 0,  # stopped by Ctrl-C (0, or 130)
     "mddframes emulator --dialect spring-page": 0,
+    "mddframes emulator --elements 100000": 0,  # served at --elements 100 here
     "mddframes --help": 0,
+    "mddframes demo": 0,  # getting-started's install blocks: tests/docs/test_install.py
 }
 LINEAGE = {
     # docs/guide/lineage.md: the answers as frames (CSV) or the graph (DOT by the suffix)
@@ -256,6 +258,7 @@ def test_help_lists_the_exit_codes(sh):
     [
         (".venv/bin/mddframes emulator --port 8080", {"--port 8080": "--port 0"}),
         ("mddframes emulator --dialect spring-page", {}),
+        ("mddframes emulator --elements 100000", {"--elements 100000": "--elements 100"}),
     ],
 )
 def test_emulator_commands_serve_until_ctrl_c(sh, command, substitutions):
