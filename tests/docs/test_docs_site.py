@@ -41,8 +41,12 @@ def site(tmp_path_factory) -> Path:
         capture_output=True, text=True, timeout=540,
     )  # fmt: skip
     assert done.returncode == 0, f"the docs build failed:\n{done.stdout}\n{done.stderr}"
-    # -q: sphinx prints only warnings and errors, and -W makes any of them fatal
-    assert "WARNING" not in done.stderr, done.stderr
+    # -q: sphinx prints only warnings and errors, and -W makes any of them fatal; the
+    # kernels that run the notebooks print their own notice about local TCP, not sphinx's
+    sphinx_lines = [
+        line for line in done.stderr.splitlines() if not line.startswith("[IPKernelApp]")
+    ]
+    assert not [line for line in sphinx_lines if "WARNING" in line], done.stderr
     return out
 
 
