@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -81,8 +82,45 @@ def parse_iso(values: list[Any], *, utc: bool, naive: bool = False) -> Any | Non
             return pd.DatetimeIndex(values)
         # a list, not a Series: the same parse without building a Series first
         return pd.to_datetime(values, format="ISO8601", utc=utc)
+    except pd.errors.OutOfBoundsDatetime:
+        return _parse_in_microseconds(values)
     except (ValueError, TypeError, OverflowError):
         return None
+
+
+_EPOCH = datetime(1970, 1, 1)
+_MICROSECOND = timedelta(microseconds=1)
+_FRACTION = re.compile(r"\.(\d+)")
+
+
+def _parse_in_microseconds(values: list[Any]) -> Any | None:
+    """Plain ISO strings beyond nanoseconds' years (1677-2262) as microseconds, or None.
+
+    pandas 2.2 parses strings in nanoseconds only and refuses ``0001-01-01``, which
+    pandas 3 reads in microseconds: the same column would be dates on one and strings on
+    the other. Python's ``datetime`` reads years 1-9999 to the microsecond; the instant
+    is counted in integers, so an offset that moves ``0001-01-01`` into year 0 stays
+    exact, as it does in pandas 3.
+    """
+    ticks = np.empty(len(values), dtype=np.int64)
+    aware: set[bool] = set()
+    for row, text in enumerate(values):
+        if text is None:
+            ticks[row] = np.iinfo(np.int64).min  # NaT
+            continue
+        fraction = _FRACTION.search(text)
+        if _PLAIN_ISO.fullmatch(text) is None or (fraction and fraction[1][6:].strip("0")):
+            return None  # another form, or finer than a microsecond: never rounded
+        stamp = datetime.fromisoformat(text)
+        offset = stamp.utcoffset()
+        aware.add(offset is not None)
+        ticks[row] = (
+            stamp.replace(tzinfo=None) - _EPOCH - (offset or timedelta(0))
+        ) // _MICROSECOND
+    if len(aware) > 1:
+        return None  # naive and aware mixed: no common zone
+    index = pd.DatetimeIndex(ticks.view("datetime64[us]"))
+    return index.tz_localize("UTC") if aware == {True} else index
 
 
 @dataclass(frozen=True, eq=False)
