@@ -42,6 +42,7 @@ from mddframes.http.session import (
     stream_to_file,
 )
 from mddframes.ids import id_list
+from mddframes.known_ids import KnownIds
 
 DEPLOYMENT_INFO_FILENAME = "deployment-info.json"
 
@@ -89,7 +90,9 @@ class Api:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.http = HttpSession(settings)
+        #: Ids seen in the tree frames read through this Api: a 404's close matches.
+        self.known_ids = KnownIds()
+        self.http = HttpSession(settings, known_ids=self.known_ids)
         #: Operations whose answer came as a Spring page, with the entries collected.
         self.paged: dict[str, int] = {}
         #: How the service spells the wire names, once an answer showed it:

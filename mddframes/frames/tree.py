@@ -110,15 +110,17 @@ def read_tree(
     what = f"tree of system {system!r}"
     # no cyclic GC passes over the element objects while they are decoded and framed
     with gc_paused():
+        frame = None
         if dtype_backend == "pyarrow":
             from mddframes.frames.tree_arrow import read_tree_arrow  # (it imports this module)
 
-            arrow_frame = read_tree_arrow(api, system, types=_normalise_types(types), what=what)
-            if arrow_frame is not None:
-                return arrow_frame
-        payload = api.get_tree(system)
-        frame = tree_frame(payload, types=types, what=what)
-        return to_backend(frame, dtype_backend, consume=True)
+            frame = read_tree_arrow(api, system, types=_normalise_types(types), what=what)
+        if frame is None:
+            payload = api.get_tree(system)
+            frame = to_backend(tree_frame(payload, types=types, what=what), dtype_backend,
+                               consume=True)  # fmt: skip
+    api.known_ids.remember_tree(system, frame)  # a later 404's close matches
+    return frame
 
 
 def tree_frame(

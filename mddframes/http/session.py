@@ -61,6 +61,7 @@ from mddframes.http.guard import (
 from mddframes.http.pace import Pace
 from mddframes.http.retry import RETRY_METHODS, make_connect_retry, make_retry
 from mddframes.http.translation import bound_error, error_for_response, transport_error
+from mddframes.known_ids import KnownIds
 
 __all__ = [  # HttpSession, and the names other modules import from here (re-exported)
     "BodyStream",
@@ -97,8 +98,10 @@ class HttpSession:
         How many calls got a 401 and were repeated with a renewed token.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, known_ids: KnownIds | None = None) -> None:
         self.settings = settings
+        #: ids seen in earlier answers: a 404's close matches (:mod:`mddframes.known_ids`)
+        self.known_ids = known_ids
         self._session = requests.Session()
         self._session.headers["User-Agent"] = USER_AGENT
         self._session.verify = settings.verify
@@ -221,7 +224,9 @@ class HttpSession:
             first[1].close()
         if not 200 <= response.status_code < 300:
             try:
-                error = error_for_response(entry, url, response, path_params=path_params)
+                error = error_for_response(
+                    entry, url, response, path_params=path_params, known_ids=self.known_ids
+                )
                 error.answers_lost = int(getattr(response, "mdd_lost", 0))
                 if response.status_code in GATEWAY_LOST and not repeatable(entry):
                     # a gateway's 502/504 may come after the service acted

@@ -28,6 +28,7 @@ from mddframes.http.advice import credentials_refused_message
 from mddframes.http.endpoints import Endpoint
 from mddframes.http.guard import BodyTooLarge, BoundExceeded, DeadlinePassed
 from mddframes.http.retry import RETRY_METHODS
+from mddframes.known_ids import KnownIds
 
 _STATUS_ERRORS: dict[int, tuple[type[errors.ServiceError], str]] = {
     400: (errors.BadRequestError, "the service rejected the request as malformed"),
@@ -50,6 +51,10 @@ class _ErrorContext(TypedDict):
     server_message: NotRequired[str | None]
 
 
+#: The path parameters a 404 is about, and the kind of id each one is.
+_ID_KINDS = {"tableId": "table", "mappingId": "mapping", "id": "element",
+             "structureId": "element", "parentId": "element"}  # fmt: skip
+
 #: The whole-object writes a 412 (a failed If-Match) is about: their kind and id parameter.
 _PRECONDITIONED = {"tableUpdate": ("table", "tableId"), "mappingUpdate": ("mapping", "mappingId")}
 
@@ -61,6 +66,7 @@ def error_for_response(
     *,
     path_params: Mapping[str, object] | None = None,
     settings: Settings | None = None,
+    known_ids: KnownIds | None = None,
 ) -> errors.MddError:
     """The ``MddError`` for a response that is not a success: the one translation table.
 
@@ -73,7 +79,8 @@ def error_for_response(
     ``ServerError``, a redirect or any other status the generic ``ServiceError``. Any 4xx
     of the token endpoint is an ``AuthError``. Every one but the 412 of an update is a
     ``ServiceError``. With ``settings``, a 401 of the token endpoint names the
-    credentials' variables and where their values came from.
+    credentials' variables and where their values came from. With ``known_ids``, a 404
+    about an id names the close ids of the tree frames read before.
     """
     status = response.status_code
     body = _error_body(response)
@@ -114,6 +121,8 @@ def error_for_response(
         retry_after = response.headers.get("Retry-After")
         suffix = f" (last Retry-After: {retry_after})" if retry_after else ""
         return errors.RateLimitError(_STATUS_ERRORS[429][1] + suffix, **context)
+    if status == 404:
+        return errors.NotFoundError(_not_found(path_params or {}, known_ids), **context)
     if status in _STATUS_ERRORS:
         kind, message = _STATUS_ERRORS[status]
         return kind(message, **context)
@@ -125,6 +134,16 @@ def error_for_response(
             f"unexpected redirect to {location!r}; check base_url and api_prefix", **context
         )
     return errors.ServiceError(f"unexpected answer {status} {response.reason}", **context)
+
+
+def _not_found(path_params: Mapping[str, object], known_ids: KnownIds | None) -> str:
+    # with two ids in the path (an element and an object type) either may be unknown
+    if len(path_params) == 1:
+        [(key, value)] = path_params.items()
+        if key in _ID_KINDS:
+            suggestion = known_ids.suggest(_ID_KINDS[key], str(value)) if known_ids else ""
+            return f"{_ID_KINDS[key]} {str(value)!r} not found{suggestion}"
+    return _STATUS_ERRORS[404][1]
 
 
 def _precondition_failed(

@@ -17,6 +17,7 @@ from mddframes.codec.frame import INDEX_NAME
 from mddframes.codec.kinds import Kind
 from mddframes.errors import DataShapeError, InvalidArgumentError, NotFoundError
 from mddframes.frames.structures import structure_record, structures_frame
+from mddframes.ids import close_matches
 from mddframes.snapshot.arrow_columns import arrow_to_frame
 from mddframes.snapshot.bundles import ENVELOPES_KEY
 from mddframes.snapshot.layout import FORMAT, FRAME_FILES, MANIFEST
@@ -232,7 +233,9 @@ class Snapshot:
         """
         entry = self._objects.get((kind, str(object_id)))
         if entry is None:
-            raise NotFoundError(f"the snapshot {str(self.path)!r} has no {kind} {object_id!r}")
+            known = [key[1] for key in self._objects if key[0] == kind]
+            raise NotFoundError(f"the snapshot {str(self.path)!r} has no {kind} {object_id!r}"
+                                + close_matches([str(object_id)], known))  # fmt: skip
         return entry
 
     def envelope(self, kind: Kind, object_id: str) -> dict[str, Any]:
