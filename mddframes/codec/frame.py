@@ -502,6 +502,10 @@ def _drop_columns(out: _CopyOnWrite, original_columns: list[str], in_frame: set[
                 del out.writable(i)[name]
 
 
+#: At most this many kept rows: every cell is compared by itself (:func:`_overlay_cells`).
+CELL_BY_CELL_ROWS = 64
+
+
 def _overlay_cells(
     frame: pd.DataFrame,
     out: _CopyOnWrite,
@@ -518,6 +522,9 @@ def _overlay_cells(
         (kept_frame == np.arange(len(frame))).all()
     )  # the frame holds exactly the original rows in their order: no reordering
     samples: dict[str, Any] = {}
+    # a few rows: asking cell_changed of every cell (the decision every candidate gets
+    # anyway) costs less than building a typed column of the originals to compare with
+    small = len(kept_rows) <= CELL_BY_CELL_ROWS
     for name in frame.columns:
         new = frame[name].array
         if not identity:
@@ -527,10 +534,13 @@ def _overlay_cells(
         originals = list(map(dict.get, kept_rows, repeat(name, len(kept_rows))))
         if name in known:
             samples[name] = _sample(rows, name) if templates is None else templates[name]
-            if same_json_column(originals, new):
+            if small:  # every cell is a candidate: cell_changed below decides each
+                candidates = np.arange(len(kept_rows))
+            elif same_json_column(originals, new):
                 continue  # a JSON column left as it was: no cell to compare one by one
-            old = column_array(originals, known[name], name=name)
-            candidates = _candidate_changes(old, new, originals)
+            else:
+                old = column_array(originals, known[name], name=name)
+                candidates = _candidate_changes(old, new, originals)
         else:
             samples[name] = ABSENT if templates is None else templates.get(name, ABSENT)
             candidates = np.flatnonzero(~np.asarray(pd.isna(new), dtype=bool))

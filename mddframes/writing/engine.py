@@ -31,6 +31,7 @@ from mddframes.codec.check import COLUMN_DROPPED, ROW_DELETED
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.fingerprint import fingerprint
 from mddframes.codec.kinds import Kind
+from mddframes.codec.read_route import STREAM_THRESHOLD
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import IncompletePayloadError, WriteVerificationError
 from mddframes.frames.backends import default_slice
@@ -173,8 +174,9 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
             operation=_OPERATION[kind],
         )
     note("verified")
-    logger.info("%s %r written and verified (%s); backup %s", kind, object_id,
-                change.diff.summary(), backup)  # fmt: skip
+    if logger.isEnabledFor(logging.INFO):  # (a summary costs more than a small write's diff)
+        logger.info("%s %r written and verified (%s); backup %s", kind, object_id,
+                    change.diff.summary(), backup)  # fmt: skip
     if change.keeps_positions:
         _record(api, change, readback_context(change, readback))
     return WriteResult(kind, object_id, "written", change.diff, change.report, backup, True,
@@ -185,11 +187,17 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
 def readback_context(change: Change, readback: Held) -> ReadContext:
     """The context of what the service holds after the write, for the next write.
 
-    A table's context keeps the read-back bytes compressed, as a streamed read does, and
-    the frame's fingerprint, so the next write of the same frame can stream too.
+    The same rule as a read's (:func:`~mddframes.codec.read_route.choose_route`): a
+    table of at most :data:`~mddframes.codec.read_route.STREAM_THRESHOLD` bytes keeps
+    its parsed payload, so the next write overlays it whole, as after a read (the
+    streamed overlay's set-up costs more than a small table's whole parse); a larger one
+    keeps the read-back bytes compressed and the frame's fingerprint, so the next write
+    of the same frame can stream too.
     """
-    if readback.kept is None:
-        return ReadContext(change.kind, change.object_id, readback.document(), route="readback")
+    kept = readback.kept
+    if kept is None or kept.size <= STREAM_THRESHOLD:
+        return ReadContext(change.kind, change.object_id, readback.document(), kept=kept,
+                           route="readback")  # fmt: skip
     # the streamed strategy's own survey of the frame, or (an Arrow-backed frame hashed
     # a slice at a time) the frame's fingerprint now
     frame = change.frame
@@ -197,7 +205,7 @@ def readback_context(change: Change, readback: Held) -> ReadContext:
     if frame_print is None and frame is not None:
         frame_print = fingerprint(frame, convert=default_slice)
     return ReadContext(
-        change.kind, change.object_id, kept=readback.kept, fingerprint=frame_print, route="readback"
+        change.kind, change.object_id, kept=kept, fingerprint=frame_print, route="readback"
     )
 
 
