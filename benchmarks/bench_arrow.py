@@ -33,7 +33,14 @@ from typing import Any
 import pandas as pd
 import requests
 
-from benchmarks.common import Result, median_at_most, median_speedup, paired_times, remote_emulator
+from benchmarks.common import (
+    Result,
+    floor_session,
+    median_at_most,
+    median_speedup,
+    paired_times,
+    remote_emulator,
+)
 from mddframes import Client
 from mddframes.bulk import run_bulk
 from mddframes.emulator.scale import big_table
@@ -151,8 +158,7 @@ def memory_result(name: str, size: float, growths: list[float], limit: float) ->
 
 
 def _session(emu: Any) -> requests.Session:
-    session = requests.Session()
-    session.headers["Authorization"] = f"Bearer {emu.token()}"
+    session = floor_session(emu)
     session.headers["Content-Type"] = "application/json"
     return session
 

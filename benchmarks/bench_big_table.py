@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-import requests
 
 from benchmarks.common import (
     Result,
     at_most,
+    floor_session,
     median_at_most,
     paired_times,
     peak_memory,
@@ -38,8 +38,7 @@ def run() -> list[Result]:
         table_id = client.read_tree("SCALE")["table_id"].dropna().iloc[0]
         client.api.put_table(table_id, big_table(table_id, ROWS, COLUMNS))
         url = f"{emu.api_url}/api/table/{table_id}"
-        session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {emu.token()}"
+        session = floor_session(emu)
 
         def floor() -> pd.DataFrame:
             response = session.get(url, timeout=120)

@@ -24,9 +24,15 @@ import subprocess
 import sys
 
 import pandas as pd
-import requests
 
-from benchmarks.common import Result, _spread, median_at_most, paired_times, remote_emulator
+from benchmarks.common import (
+    Result,
+    _spread,
+    floor_session,
+    median_at_most,
+    paired_times,
+    remote_emulator,
+)
 from mddframes import Client
 
 SYSTEM = "SCALE"
@@ -88,8 +94,7 @@ def run() -> list[Result]:
     results = []
     with remote_emulator(ELEMENTS, startup_timeout=600) as emu, Client.from_emulator(emu) as client:
         url = f"{emu.api_url}/api/system/{SYSTEM}/tree"
-        session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {emu.token()}"
+        session = floor_session(emu)
         sizes = []
 
         def floor() -> pd.DataFrame:

@@ -21,10 +21,10 @@ import json
 import logging
 
 import pandas as pd
-import requests
 
 from benchmarks.common import (
     Result,
+    floor_session,
     median_at_most,
     median_speedup,
     paired_times,
@@ -49,8 +49,7 @@ def bench_tree() -> Result:
     """``read_tree`` of 100,000 elements vs requests + json.loads + DataFrame."""
     with remote_emulator(TREE_ELEMENTS) as emu, Client.from_emulator(emu) as client:
         url = f"{emu.api_url}/api/system/{SYSTEM}/tree"
-        session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {emu.token()}"
+        session = floor_session(emu)
 
         def floor() -> pd.DataFrame:
             response = session.get(url, timeout=120)
@@ -81,8 +80,7 @@ def bench_tables() -> list[Result]:
         if len(ids) < N_TABLES:
             log.warning("only %d tables in the scale data (wanted %d)", len(ids), N_TABLES)
         client.read_tables(ids[:5], progress=False)  # warm the pool and the token
-        session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {emu.token()}"
+        session = floor_session(emu)
         emu.inject_faults(latency=LATENCY, operations=["getTable"])
         try:
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import tempfile
 
-import requests
-
-from benchmarks.common import Result, median_at_most, paired_times, remote_emulator
+from benchmarks.common import Result, floor_session, median_at_most, paired_times, remote_emulator
 from mddframes import Client
 
 REPEAT = 41  # single writes take milliseconds: many pairs for a stable median
@@ -28,8 +26,7 @@ def run() -> list[Result]:
     ):
         table_id = client.read_tree("SCALE")["table_id"].dropna().iloc[0]
         url = f"{emu.api_url}/api/table/{table_id}"
-        session = requests.Session()
-        session.headers["Authorization"] = f"Bearer {emu.token()}"
+        session = floor_session(emu)
         session.headers["Content-Type"] = "application/json"
         frame = client.read_table(table_id)
         column = next(name for name in frame.columns if str(frame[name].dtype) == "string")

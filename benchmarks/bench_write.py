@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import tempfile
 
-import requests
-
 from benchmarks.common import (
     Result,
     at_most,
+    floor_session,
     median_at_most,
     paired_times,
     peak_memory,
@@ -43,8 +42,7 @@ def _measure(client: Client, emu: EmulatorHandle, table_id: str, label: str, row
              goal: float, backups: str) -> list[Result]:  # fmt: skip
     client.api.put_table(table_id, big_table(table_id, rows, columns))
     url = f"{emu.api_url}/api/table/{table_id}"
-    session = requests.Session()
-    session.headers["Authorization"] = f"Bearer {emu.token()}"
+    session = floor_session(emu)
     session.headers["Content-Type"] = "application/json"
     frame = client.read_table(table_id)
     edits = iter(range(1, 1_000_000))

@@ -20,6 +20,9 @@ import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
+
+import requests
 
 from mddframes.emulator.server import EmulatorHandle
 from mddframes.emulator.state import EmulatorConfig
@@ -41,6 +44,30 @@ class Result:
     high: float | None = None
     #: How many paired runs the ratio is the median of.
     runs: int = 1
+
+
+def floor_session(emu: EmulatorHandle) -> requests.Session:
+    """A plain ``requests`` session for a floor, holding the emulator's access token.
+
+    A benchmark on a loaded machine can outlive a token (the emulator's last 5 minutes):
+    a 401 gets a new token and the request is sent once more, instead of the run dying.
+    """
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {emu.token()}"
+
+    def renew(response: requests.Response, *args: object, **kwargs: Any) -> requests.Response:
+        request = response.request
+        if response.status_code != 401 or request.headers.get("X-Bench-Renewed"):
+            return response
+        session.headers["Authorization"] = f"Bearer {emu.token()}"
+        again = request.copy()
+        again.headers["Authorization"] = session.headers["Authorization"]
+        again.headers["X-Bench-Renewed"] = "1"
+        response.close()
+        return session.send(again, **kwargs)
+
+    session.hooks["response"].append(renew)
+    return session
 
 
 def paired_times(
