@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.cli._output import progress_wanted
-from mddframes.writing.pruning import prune_backups
 
 if TYPE_CHECKING:
     from mddframes.client import Client
@@ -67,6 +66,9 @@ def _backup_dir(parser: argparse.ArgumentParser) -> None:
 
 def _writes(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int]:
     if args.prune is not None:
+        # here, not at the top: the writing package would double `mddframes --help`'s start
+        from mddframes.writing.pruning import prune_backups
+
         pruned = prune_backups(
             client.api, args.prune, backup_dir=args.backup_dir, dry_run=args.dry_run
         )
