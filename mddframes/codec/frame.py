@@ -534,10 +534,10 @@ def _overlay_cells(
         originals = list(map(dict.get, kept_rows, repeat(name, len(kept_rows))))
         if name in known:
             samples[name] = _sample(rows, name) if templates is None else templates[name]
+            if same_json_column(originals, new):
+                continue  # a JSON column left as it was: no cell to compare one by one
             if small:  # every cell is a candidate: cell_changed below decides each
                 candidates = np.arange(len(kept_rows))
-            elif same_json_column(originals, new):
-                continue  # a JSON column left as it was: no cell to compare one by one
             else:
                 old = column_array(originals, known[name], name=name)
                 candidates = _candidate_changes(old, new, originals)
