@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mddframes.codec.values import canonical_cells
@@ -45,7 +46,8 @@ __all__ = ["json_cells", "mixed_names", "one_type_per_name"]
 
 
 def _encoding(field: pa.Field) -> str:
-    return (field.metadata or {}).get(ENCODING_KEY, b"").decode()
+    encoding: bytes = (field.metadata or {}).get(ENCODING_KEY, b"")
+    return encoding.decode()
 
 
 def mixed_names(paths: Iterable[Path]) -> set[str]:
@@ -100,11 +102,14 @@ def json_cells(column: pa.ChunkedArray | pa.Array) -> pa.Array:
 
 def _iso_texts(column: pa.Array) -> list[str | None]:
     """Timestamps as ISO 8601 text in microseconds (``Z`` for a column in a zone)."""
-    ticks = column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+    # nulls filled first: an int64 column with nulls would come out as float64 (inexact)
+    ticks = pc.fill_null(column.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
     unit = column.type.unit
     stamps = ticks.astype(f"datetime64[{unit}]").astype("datetime64[us]")
-    zone = "UTC" if column.type.tz is not None else "naive"
-    texts = np.datetime_as_string(stamps, unit="us", timezone=zone)
+    if column.type.tz is not None:
+        texts = np.datetime_as_string(stamps, unit="us", timezone="UTC")
+    else:
+        texts = np.datetime_as_string(stamps, unit="us", timezone="naive")
     valid = column.is_valid().to_numpy(zero_copy_only=False)
     return [str(t) if ok else None for t, ok in zip(texts, valid, strict=True)]
 
