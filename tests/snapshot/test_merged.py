@@ -118,3 +118,26 @@ def test_json_cells_give_back_every_dtype_exactly(ints, floats, texts, bools, st
         for text in texts_of.to_pylist():
             assert text is None or json.loads(text) is not None
     pd.testing.assert_frame_equal(arrow_to_frame(table), frame)
+
+
+def test_a_rerun_after_a_kill_past_the_rewrite_keeps_the_rewritten_files(
+    client, emu, tmp_path, monkeypatch
+):
+    import mddframes.snapshot.writer as writer
+
+    _put_mixed(client)
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(writer, "write_json_atomically", killed)  # the manifest: never written
+    try:
+        client.snapshot("LAB", tmp_path / "lab", progress=False, structures=False)
+    except KeyboardInterrupt:
+        pass
+    monkeypatch.undo()
+    snap = client.snapshot("LAB", tmp_path / "lab", progress=False, structures=False)
+    # every file the first run closed and rewrote is vouched for by its new journal line
+    assert snap.manifest["resumed"] == len(snap.manifest["objects"])
+    for table_id in TABLES:
+        pd.testing.assert_frame_equal(snap.read_table(table_id), client.read_table(table_id))
