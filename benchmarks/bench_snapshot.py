@@ -81,7 +81,7 @@ def bench_snapshot_time(emu: object) -> Result:
             client.read_mappings(tree["mapping_id"].dropna(), progress=False)
             client.read_object_types()
             client.read_packages(SYSTEM)
-            client.contexts._contexts.clear()  # what the reads kept, let go as a snapshot does
+            client.contexts._strong.clear()  # what the reads kept, let go as a snapshot does
 
         def candidate() -> None:
             client.snapshot(SYSTEM, Path(folder) / f"s{next(runs)}", progress=False,

@@ -60,6 +60,7 @@ __all__ = [
     "UnbuiltColumn",
     "column_array",
     "conform_datetimes",
+    "declared_dtype",
     "in_time_unit",
     "datetime_array",
     "infer_array",
@@ -194,8 +195,11 @@ DTYPE_RULES: tuple[DtypeRule, ...] = (
               "string[pyarrow]", "as an unknown type; a key no row has is no column"),
     DtypeRule("long frame: a name declared with different types", "read_tables, "
               "iter_tables, read_mappings, iter_mappings", "object", "object",
-              "a column whose tables give it different dtypes is object in the long frame, "
-              "and in every later chunk of the same iter_tables run"),
+              "a name the tables declare with types of different dtypes is object in the "
+              "long frame, in every chunk of an iter_tables run (the run reads every "
+              "table's declarations before its first chunk); a column that values make "
+              "differ (a misfit) is object from the chunk that shows it on; in a "
+              "snapshot, a name of several types is JSON text in every file"),
 )  # fmt: skip
 
 #: The declared families with no zone of their own: a column without values is naive.
@@ -409,6 +413,40 @@ def no_value_dtype(data_type: Any) -> Any:
     if type_family(data_type) == "date" or name in _LOCAL_TIMES:
         return NAIVE_DTYPE
     return UTC_DTYPE
+
+
+def declared_dtype(data_type: Any) -> str:
+    """The dtype :data:`DTYPE_RULES` gives a declared type (numpy_nullable), as text.
+
+    What tells whether two tables' declarations of one name can share a column: equal
+    texts, one dtype (``VARCHAR`` and ``DECIMAL`` are both ``string``; ``INT`` and
+    ``BIGINT`` both ``Int64``). Values may still decide where the rule says so (a value
+    that does not fit, a ``TIMESTAMP`` whose values carry no zone).
+
+    Parameters
+    ----------
+    data_type : str or None
+        A declared ``dataType`` (None or unknown: text).
+
+    Returns
+    -------
+    str
+        The dtype's name, e.g. ``"string"``, ``"Int64"``, ``"datetime64[us, UTC]"``.
+
+    Examples
+    --------
+    >>> declared_dtype("VARCHAR(20)"), declared_dtype("BIGINT"), declared_dtype("DATE")
+    ('string', 'Int64', 'datetime64[us]')
+    """
+    family = type_family(data_type)
+    if family in ("date", "datetime"):
+        return str(no_value_dtype(data_type))
+    return _DECLARED_DTYPES.get(family, "string")
+
+
+_DECLARED_DTYPES: dict[str | None, str] = {
+    "integer": "Int64", "float": "Float64", "boolean": "boolean", "json": "object",
+}  # fmt: skip
 
 
 def conform_datetimes(array: Any) -> Any | None:

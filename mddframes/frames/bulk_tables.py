@@ -174,10 +174,14 @@ def iter_tables(
     the previous one): ``pd.concat`` when the chunks have the same columns, and
     :func:`~mddframes.frames.stacking.concat_union` always (``pd.concat`` turns a
     column that one chunk lacks to ``object``). Every chunk gives a column the dtype
-    its declared type gives (:data:`~mddframes.codec.dtypes.DTYPE_RULES`); a name whose
-    tables give it different dtypes (declared with different types) is ``object`` from
-    the first chunk that shows the difference on (the chunks before it could not know;
-    stacked, they hold NA where ``read_tables`` holds None). Stopping the iteration early stops
+    its declared type gives (:data:`~mddframes.codec.dtypes.DTYPE_RULES`); a name the
+    tables declare with types of different dtypes (in DWH, ``code``: STRING and INTEGER)
+    is ``object`` in every chunk, as in ``read_tables``: when the ids make more than one
+    chunk, each table's declarations are read first, up to its rows (one more request
+    per table, a few kilobytes; :mod:`mddframes.frames.declared_scan`). Where values
+    decide (a value that does not fit its declared type), the column is ``object`` from
+    the chunk that shows it on (stacked, the chunks before it hold NA where
+    ``read_tables`` holds None). Stopping the iteration early stops
     the reads. Write a chunk back (``write_tables(chunk)``) before taking the next:
     the write-back contexts of a chunk's reads are let go when the next chunk is
     asked for, or the client would keep every table read.
@@ -223,7 +227,7 @@ def iter_tables(
     check_dtype_backend(dtype_backend)
     chunks = iter_many(api, ids, _table_reader, key="table_id", desc="iter_tables",
                         chunksize=chunksize, max_workers=max_workers, progress=progress,
-                        errors=errors)  # fmt: skip
+                        errors=errors, scan_declared=True)  # fmt: skip
     return _in_backend(chunks, dtype_backend)
 
 

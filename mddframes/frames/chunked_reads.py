@@ -42,10 +42,14 @@ def iter_many(
     errors: ErrorPolicy,
     parts: bool = False,
     ahead: int | None = None,
+    scan_declared: bool = False,
 ) -> Iterator[Any]:
     """Long frames of ``chunksize`` objects each (None: one frame of all, even of none);
     with ``parts``, each chunk as its parts and failures instead (see :func:`iter_parts`);
-    ``ahead``: objects read past the chunk being filled (default the workers).
+    ``ahead``: objects read past the chunk being filled (default the workers);
+    ``scan_declared``: tables of more than one chunk have their declarations read first,
+    so that a name declared with types of different dtypes is ``object`` in every chunk
+    (:mod:`mddframes.frames.declared_scan`).
 
     ``reader(api, id)`` does the request in a worker and returns a function that builds
     the part (its column arrays and index); the calling thread builds it, so it only
@@ -91,7 +95,18 @@ def iter_many(
         whole=chunksize is None,
         registry=registry_for(api),
     )
-    return chunks if parts else _frames(chunks, key, registry_for(api))
+    if parts:
+        return chunks
+
+    def mixed() -> set[str]:
+        if not scan_declared or len(wanted) <= size:
+            return set()
+        from mddframes.frames.declared_scan import mixed_declared_names
+
+        return mixed_declared_names(api, wanted, max_workers=workers, progress=progress,
+                                    desc=desc)  # fmt: skip
+
+    return _frames(chunks, key, registry_for(api), mixed)
 
 
 def _part_chunks(
@@ -150,19 +165,25 @@ def _pinned_chunks(
 
 
 def _frames(
-    chunks: Iterator[PartChunk], key: str, registry: ContextRegistry
+    chunks: Iterator[PartChunk],
+    key: str,
+    registry: ContextRegistry,
+    declared_mixed: Callable[[], set[str]],
 ) -> Iterator[pd.DataFrame]:
     """Each chunk as its long frame, the index continuing the chunks before it; the
     frame holds its objects' contexts (a :class:`~mddframes.context.ContextGroup`).
 
-    A column whose objects give it different dtypes (a name declared with different
-    types, or values that do not fit their declared type) is ``object`` in its chunk
-    and in every later chunk of the run (:data:`~mddframes.codec.dtypes.DTYPE_RULES`).
+    The names ``declared_mixed()`` gives (called before the first chunk is read: the
+    names the run's tables declare with types of different dtypes) are ``object`` in
+    every chunk. Any other column whose objects give it different dtypes (values that
+    do not fit their declared type, or decide it where the rule lets them) is
+    ``object`` in its chunk and in every later chunk of the run
+    (:data:`~mddframes.codec.dtypes.DTYPE_RULES`).
     """
     kind: Kind = "table" if key == "table_id" else "mapping"
     offset = 0
     first_seen: dict[Any, Any] = {}
-    mixed: set[Any] = set()
+    mixed: set[Any] = set(declared_mixed())
     for parts, failures in chunks:
         for _, (arrays, _) in parts:
             for name, array in arrays.items():

@@ -295,13 +295,30 @@ def _column_from_arrow(
         cells = column.to_pylist()
         out = np.empty(len(cells), dtype=object)
         out[:] = [None if c is None else depth.loads(c, what="a snapshot cell") for c in cells]
-        return out
+        dtype = None if spec is None else _dtype_of(spec)
+        if dtype is None or (isinstance(dtype, np.dtype) and dtype.kind == "O"):
+            return out
+        # a name of several types in a snapshot's files (snapshot/merged.py): JSON text
+        # in every file, each field keeping the dtype of its own table's column
+        return _typed_from_json(out, dtype)
     if spec is None:  # a file not written by mddframes: Arrow's own conversion
         return column.to_pandas()
     dtype = _dtype_of(spec)
     if isinstance(dtype, pd.api.extensions.ExtensionDtype) and hasattr(dtype, "__from_arrow__"):
         return dtype.__from_arrow__(column)
     return column.to_pandas().astype(dtype).array
+
+
+def _typed_from_json(values: np.ndarray, dtype: Any) -> Any:
+    """The array of ``dtype`` that JSON-text cells were written from (ISO text for dates)."""
+    if isinstance(dtype, pd.DatetimeTZDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "M"):
+        unit = np.datetime_data(dtype.base if isinstance(dtype, np.dtype) else
+                                np.dtype(f"datetime64[{dtype.unit}]"))[0]  # fmt: skip
+        texts = ["NaT" if v is None else v.removesuffix("Z") for v in values]
+        index = pd.DatetimeIndex(np.array(texts, dtype=f"datetime64[{unit}]"))
+        tz = getattr(dtype, "tz", None)
+        return (index if tz is None else index.tz_localize(tz)).array
+    return pd.array(list(values), dtype=dtype)
 
 
 _UNBUILT_METADATA = {kind: dtype_metadata(dtype) for kind, dtype in UNBUILT_DTYPES.items()}

@@ -57,6 +57,7 @@ from mddframes.snapshot.layout import (
     sync_folder,
     write_json_atomically,
 )
+from mddframes.snapshot.merged import one_type_per_name
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -165,6 +166,8 @@ def write_snapshot(
         number = writer.next_number
         objects += written
         failures += failed
+    for kind in kinds:  # a name of several types: JSON text in every file of its kind
+        one_type_per_name(partial, kind, objects, journal)
     files["object_types"] = _write_frame(partial, "object_types", read_object_types(api), None)
     files["packages"] = _write_frame(partial, "packages", read_packages(api, system), None)
 
@@ -184,7 +187,9 @@ def write_snapshot(
         "encodings": {
             "json": "object columns: one canonical JSON text per cell (keys sorted, no "
             "spaces, 1 and 1.0 apart), a missing cell null; the field's metadata has "
-            "mddframes.encoding=json and mddframes.dtype (the pandas dtype)",
+            "mddframes.encoding=json and mddframes.dtype (the pandas dtype); a name with "
+            "several types across the files of tables/ (or mappings/) is JSON text in every "
+            "one of them (dates as ISO 8601 strings in microseconds), its dtype per file",
         },
     }
     write_json_atomically(partial / MANIFEST, manifest)

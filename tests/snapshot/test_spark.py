@@ -13,7 +13,7 @@ from mddframes.codec.values import canonical_json
 pyspark = pytest.importorskip("pyspark")
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-SYSTEMS = ("DWH", "LAB")
+SYSTEMS = ("DWH", "LAB", "FLOW")
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +57,18 @@ def _checkable(frame: pd.DataFrame) -> list[str]:
             if frame[c].dtype in ("string", "Int64", "boolean") or frame[c].dtype == object]  # fmt: skip
 
 
-def _cells(column: pd.Series) -> list:
-    if column.dtype == object:  # the JSON text of each cell, exactly
-        return [None if v is None else canonical_json(v) for v in column]
-    return [None if pd.isna(v) else v for v in column.astype(object)]
+def _cells(column: pd.Series, as_json: bool) -> list:
+    """The cells as a file holds them: JSON text in an object column, and in the column
+    of a name with several types across the folder's files (snapshot/merged.py)."""
+    values = column.astype(object).tolist()
+    if as_json:  # the JSON text of each cell, exactly
+        return [None if v is None or v is pd.NA else canonical_json(v) for v in values]
+    return [None if pd.isna(v) else v for v in values]
+
+
+def _is_json(path, column: str) -> bool:
+    metadata = pq.read_schema(path).field(column).metadata or {}
+    return metadata.get(b"mddframes.encoding") == b"json"
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
@@ -95,26 +103,44 @@ def test_spark_reads_every_table_file_with_the_services_rows_and_values(spark, t
                 .select("row", *columns).collect())  # fmt: skip
         assert [r["row"] for r in rows] == list(expected.index), (relative, table_id)
         for column in columns:
-            assert [r[column] for r in rows] == _cells(expected[column]), (table_id, column)
+            cells = _cells(expected[column], _is_json(snap.path / relative, column))
+            assert [r[column] for r in rows] == cells, (table_id, column)
 
 
-@pytest.mark.parametrize(
-    "system",
-    [
-        pytest.param(
-            "DWH",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="names declared with different types in different tables (code: STRING "
-                "and INTEGER; lifetime_value: DOUBLE and DECIMAL) have different Parquet types "
-                "in different files, which Spark's mergeSchema refuses",
-            ),
-        ),
-        "LAB",
-    ],
-)
+@pytest.mark.parametrize("system", SYSTEMS)
 def test_spark_reads_the_tables_as_one_merged_schema_dataset(spark, taken, system):
+    from pyspark.sql import functions as F
+
     snap, tables = taken[system]
     data = spark.read.option("mergeSchema", "true").parquet(str(snap.path / "tables"))
     counts = dict(data.groupBy("table_id").count().collect())
     assert {i: counts.get(i, 0) for i in tables} == {i: len(f) for i, f in tables.items()}
+    # a name of several types (DWH: code, lifetime_value, external_ref) is one JSON text
+    # column of the dataset; every other column keeps its type
+    assert len({(f.name, f.dataType) for f in data.schema.fields}) == len(data.schema.fields)
+    checked = 0
+    for table_id, expected in tables.items():
+        if not len(expected):
+            continue
+        path = snap.path / snap.object_entry("table", table_id)["file"]
+        columns = _checkable(expected)[:3]
+        position = snap.object_entry("table", table_id)["row_column"]
+        rows = (data.where(F.col("table_id") == table_id).orderBy(position)
+                .select(position, *columns).collect())  # fmt: skip
+        assert [r[position] for r in rows] == list(expected.index), table_id
+        for column in columns:
+            cells = _cells(expected[column], _is_json(path, column))
+            assert [r[column] for r in rows] == cells, (table_id, column)
+            checked += 1
+    assert checked
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_spark_reads_the_mappings_as_one_merged_schema_dataset(spark, taken, system):
+    snap, _tables = taken[system]
+    mappings = snap.objects.query("kind == 'mapping'")
+    data = spark.read.option("mergeSchema", "true").parquet(str(snap.path / "mappings"))
+    counts = dict(data.groupBy("mapping_id").count().collect())
+    assert {i: counts.get(i, 0) for i in mappings["id"]} == dict(
+        zip(mappings["id"], mappings["rows"].astype(int), strict=True)
+    )
