@@ -54,16 +54,30 @@ __all__ = [
     "retry_after_seconds",
 ]
 
-#: Multiplicative decrease on a push-back (the rate becomes this share of what passed).
+#: Multiplicative decrease on a push-back when nothing was measured.
 BETA = 0.85
-#: Share of the gap to the last push-back rate that each success closes.
-APPROACH = 0.05
-#: Growth per success past that rate, as a share of the rate (0.5%: the 15% lost to a
-#: decrease is probed back in about 30 requests, whatever the rate, so a 429 comes
-#: about once in 30-40 requests at most).
-PROBE = 0.005
-#: Seconds in which the rate doubles in slow start (after a cold push-back).
-SLOW_START = 0.5
+#: Share of the measured allowance the pace keeps to after a push-back.
+MARGIN = 0.97
+#: Seconds in which the rate doubles in slow start (after a cold push-back), while the
+#: pace is what holds the requests back; it at most doubles per answer.
+SLOW_START = 0.1
+#: The rate a slow start begins at, at least, in requests a second.
+START_RATE = 4.0
+#: Seconds in which the rate doubles after the slow start, until the next push-back.
+CLIMB = 1.0
+#: Growth a second, as a share of the rate, once settled: how slowly the pace probes
+#: whether the service allows more (a push-back every few seconds at most).
+SETTLED_PROBE = 0.03
+#: Seconds of push-backs remembered to measure what the service allows.
+MEMORY = 30.0
+#: Requests in flight a cold pace lets out at first; each answer lets one more out
+#: (doubling every round trip, as TCP's slow start), until ``OPEN_WINDOW``.
+FIRST_WINDOW = 1
+#: In flight at which a cold pace stops counting: no pace cost from then on.
+OPEN_WINDOW = 64
+#: Seconds after a thread last waited for a slot during which the pace counts as the
+#: bottleneck (the rate grows only then: a rate nobody uses proves nothing).
+BUSY = 0.5
 #: The lowest rate the pace goes down to, in requests a second.
 MIN_RATE = 0.2
 #: Seconds of successes the measured rate counts.
@@ -113,15 +127,27 @@ class Pace:
         self._wall = wall
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
+        self._room = threading.Condition(self._lock)  # a cold window's slot came free
         self.rate: float | None = max_rate
+        # a cold pace counts what is in flight until the window opens (None: open)
+        self._window: int | None = FIRST_WINDOW if max_rate is None else None
+        self._in_flight = 0
+        self._round_from = clock()  # the cold window's round: answers to sends since
+        self._round_ok = 0
+        self._passed = 0  # successes in all
+        self._marks: deque[tuple[float, int]] = deque()  # (push-back time, successes then)
+        self._floor: float | None = None  # what the service was measured to allow
         self._next_free = clock()  # the earliest time the next slot may start
+        self._last_slot = -math.inf  # when the last slot was taken
         self._blocked_until = 0.0
         self._retry_until = 0.0  # when the last 429's Retry-After runs out
         self._decreased_at = -math.inf
-        self._w_max: float | None = None  # the rate at the last push-back
+        # cold (rate None), then "slow" (slow start), "climb", "settled"
+        self._phase = "cold" if max_rate is None else "settled"
         self._successes: deque[float] = deque()
         self._last_success = -math.inf
-        self._start_rate = 1.0
+        self._last_wait = -math.inf  # when a thread last waited for a slot
+        self._grown_at = -math.inf  # when the slow start last grew the rate
         self.throttles = 0
         self.last_throttle: float | None = None
         self.last_retry_after: float | None = None
@@ -137,6 +163,9 @@ class Pace:
     def acquire(self, not_before: float = 0.0) -> float:
         """Wait for this thread's slot, then return the send time (the clock's).
 
+        Every acquired slot is answered by one call of :meth:`succeeded`,
+        :meth:`throttled` or :meth:`unanswered`.
+
         Parameters
         ----------
         not_before : float
@@ -148,9 +177,16 @@ class Pace:
                 now = self._clock()
                 wait = max(not_before, self._blocked_until) - now
                 if wait <= 0:
+                    window = self._window
+                    if window is not None and self.rate is None and self._in_flight >= window:
+                        # a cold pace: the next one goes when an answer comes back
+                        self._room.wait(0.05)
+                        continue
                     wait = self._take_slot(now)
                     if wait <= 0:
+                        self._in_flight += 1
                         return now
+                    self._last_wait = now
                 self.waited += wait
             # wait for the next free slot, then compete for it again (the rate may
             # have changed meanwhile; one thread gets each slot)
@@ -163,34 +199,64 @@ class Pace:
             return 0.0
         if now >= self._next_free:
             # a thread woken a little late may catch up a tenth of a slot, never more
-            self._next_free = max(self._next_free, now - 0.1 / rate) + 1.0 / rate
+            self._last_slot = max(self._next_free, now - 0.1 / rate)
+            self._next_free = self._last_slot + 1.0 / rate
             return 0.0
         return self._next_free - now
 
+    def _answered(self) -> None:
+        """One request in flight less (the lock held); a cold window lets one more out."""
+        self._in_flight = max(0, self._in_flight - 1)
+        self._room.notify()
+
     # -- answers -------------------------------------------------------------------
+
+    def unanswered(self, sent_at: float) -> None:
+        """A request sent at ``sent_at`` got no answer to learn from (an error, lost)."""
+        with self._lock:
+            self._answered()
 
     def succeeded(self, sent_at: float) -> None:
         """A request sent at ``sent_at`` was answered (not 429/503): speed up."""
         with self._lock:
+            self._answered()
             now = self._clock()
             self._last_success = now
             self._successes.append(now)
+            self._passed += 1
             while self._successes and self._successes[0] < now - WINDOW:
                 self._successes.popleft()
             rate = self.rate
-            if rate is None or sent_at <= self._decreased_at:
+            if rate is None:
+                window = self._window
+                if window is not None and sent_at >= self._round_from:
+                    # cold and never pushed back: the window doubles when a whole
+                    # round (the requests sent under it) has passed
+                    self._round_ok += 1
+                    if self._round_ok >= window:
+                        self._window = None if 2 * window >= OPEN_WINDOW else 2 * window
+                        self._round_from, self._round_ok = now, 0
+                        self._room.notify_all()
                 return
-            w_max = self._w_max
-            if w_max is None:
-                # slow start: doubling every SLOW_START seconds since the push-back,
-                # but never past twice what the service let through in the last second
-                grown = self._start_rate * 2.0 ** ((now - self._decreased_at) / SLOW_START)
-                rate = max(rate, min(grown, 2.0 * len(self._successes) + 4.0))
-            elif rate < w_max:
-                rate += max((w_max - rate) * APPROACH, PROBE * rate)
+            if sent_at <= self._decreased_at or now - self._last_wait > BUSY:
+                # an answer to the burst before the decrease, or a rate nobody uses:
+                # neither says the service allows more
+                self._grown_at = now
+                return
+            since = max(0.0, min(now - self._grown_at, 2 * BUSY))
+            self._grown_at = now
+            if self._phase == "slow":
+                # the rate doubles every SLOW_START seconds of being used, at most
+                # once an answer
+                rate *= min(2.0, 2.0 ** (since / SLOW_START))
+            elif self._phase == "climb":
+                rate *= 2.0 ** (since / CLIMB)
             else:
-                rate += PROBE * rate
+                # settled: probe slowly whether the service allows more
+                rate *= 1.0 + SETTLED_PROBE * since
             self.rate = rate if self.max_rate is None else min(rate, self.max_rate)
+            # a faster rate brings the next slot nearer (the waiting threads see it)
+            self._next_free = min(self._next_free, self._last_slot + 1.0 / self.rate)
 
     def throttled(self, sent_at: float, retry_after: float | None = None) -> float:
         """A request sent at ``sent_at`` was answered 429 or 503: slow down.
@@ -209,6 +275,7 @@ class Pace:
             ``Retry-After`` (capped) plus jitter, or one slot of the new rate.
         """
         with self._lock:
+            self._answered()
             now = self._clock()
             self.throttles += 1
             fresh = sent_at > self._decreased_at  # sent after the last decrease
@@ -236,28 +303,57 @@ class Pace:
         while self._successes and self._successes[0] < now - WINDOW:
             self._successes.popleft()
         passed = float(len(self._successes))  # successes in the last second
-        if self.rate is None:
+        self._measure(now)
+        floor = self._floor
+        rate = self.rate
+        if rate is None:
             # cold: what the service let through in the last second is all that is
             # known; slow start from there
-            self.rate = self._start_rate = max(2.0, passed)
+            self.rate = max(START_RATE, passed)
+            self._phase = "slow"
+            self._window = None
+            self._room.notify_all()
             logger.info("the service pushed back: pacing from %s", _rate_words(self.rate))
-        elif self._w_max is None:
+        elif self._phase == "slow":
             # the end of the slow start: the rate overshot while the service's burst
-            # drained; what it let through in the last second is the better measure
-            self.rate = max(MIN_RATE, min(self.rate * BETA, max(passed, self.rate / 2)))
-            self._w_max = self.rate
+            # drained; half of it passed (or what was measured), and the rate climbs
+            # again from there, more slowly
+            self._phase = "climb"
+            self.rate = max(MIN_RATE, MARGIN * max(rate / 2, floor or 0.0))
+            self.rate = min(self.rate, BETA * rate)
         else:
-            self._w_max = self.rate
-            self.rate = max(MIN_RATE, BETA * self.rate)
+            self._phase = "settled"
+            kept = BETA * rate if floor is None else MARGIN * floor
+            self.rate = max(MIN_RATE, min(kept, MARGIN * rate))
             logger.debug(
-                "pushed back at %.1f req/s (%d passed in the last second): now %.1f",
-                self._w_max,
-                passed,
-                self.rate,
-            )
+                "pushed back at %.1f req/s (%d passed in the last second, %s measured): "
+                "now %.1f", rate, passed, floor, self.rate,
+            )  # fmt: skip
         # the service's bucket is empty: the next slot one interval of the new rate on
         self._next_free = now + 1.0 / self.rate
         self._decreased_at = now
+        self._grown_at = now
+
+    def _measure(self, now: float) -> None:
+        """What the service allows, from the successes between push-backs.
+
+        A push-back says the service's bucket was empty; between two of them it let
+        through what it refilled, less what it dropped while full. So successes over
+        the time between two push-backs are a floor of its rate (within half a
+        request); the highest over the remembered pairs is the floor kept.
+        """
+        marks = self._marks
+        while marks and (marks[0][0] < now - MEMORY or len(marks) > 32):
+            marks.popleft()
+        best: float | None = None
+        for at, count in marks:
+            span = now - at
+            if span >= 0.25:
+                sample = (self._passed - count - 0.5) / span
+                best = sample if best is None else max(best, sample)
+        if best is not None and best > MIN_RATE:
+            self._floor = best
+        marks.append((now, self._passed))
 
     # -- telling -------------------------------------------------------------------
 
