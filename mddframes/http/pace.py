@@ -68,6 +68,8 @@ CLIMB = 1.0
 #: Growth a second, as a share of the rate, once settled: how slowly the pace probes
 #: whether the service allows more (a push-back every few seconds at most).
 SETTLED_PROBE = 0.03
+#: The shortest time between two push-backs over which what passed is measured.
+MEASURE_SPAN = 0.2
 #: Seconds of push-backs remembered to measure what the service allows.
 MEMORY = 30.0
 #: Requests in flight a cold pace lets out at first; each answer lets one more out
@@ -131,11 +133,13 @@ class Pace:
         self.rate: float | None = max_rate
         # a cold pace counts what is in flight until the window opens (None: open)
         self._window: int | None = FIRST_WINDOW if max_rate is None else None
-        self._in_flight = 0
-        self._round_from = clock()  # the cold window's round: answers to sends since
-        self._round_ok = 0
+        # the cold window's round: sends since ``_round_from``, and their answers
+        self._round_from = clock()
+        self._round_sent = self._round_answered = self._round_ok = 0
         self._passed = 0  # successes in all
-        self._marks: deque[tuple[float, int]] = deque()  # (push-back time, successes then)
+        self._sent = 0  # requests sent under a rate
+        # at each push-back: its time, the successes and sends then, the new rate
+        self._marks: deque[tuple[float, int, int, float]] = deque()
         self._floor: float | None = None  # what the service was measured to allow
         self._next_free = clock()  # the earliest time the next slot may start
         self._last_slot = -math.inf  # when the last slot was taken
@@ -178,13 +182,16 @@ class Pace:
                 wait = max(not_before, self._blocked_until) - now
                 if wait <= 0:
                     window = self._window
-                    if window is not None and self.rate is None and self._in_flight >= window:
-                        # a cold pace: the next one goes when an answer comes back
-                        self._room.wait(0.05)
-                        continue
+                    if window is not None and self.rate is None:
+                        if self._round_sent >= window:
+                            # a cold pace: the next round goes when this one is answered
+                            self._room.wait(0.05)
+                            continue
+                        self._round_sent += 1
+                        return now
                     wait = self._take_slot(now)
                     if wait <= 0:
-                        self._in_flight += 1
+                        self._sent += 1
                         return now
                     self._last_wait = now
                 self.waited += wait
@@ -204,22 +211,35 @@ class Pace:
             return 0.0
         return self._next_free - now
 
-    def _answered(self) -> None:
-        """One request in flight less (the lock held); a cold window lets one more out."""
-        self._in_flight = max(0, self._in_flight - 1)
-        self._room.notify()
+    def _answered(self, sent_at: float, ok: bool) -> None:
+        """Count an answer in the cold window's round (the lock held); when the whole
+        round is answered, the next may go: one more at first (a first 429 then costs
+        a burst of the service's size at most), then twice as many, until
+        ``OPEN_WINDOW``; not more after a failure."""
+        window = self._window
+        if window is None or self.rate is not None or sent_at < self._round_from:
+            return
+        self._round_answered += 1
+        self._round_ok += ok
+        if self._round_answered >= self._round_sent:
+            if self._round_ok >= window:
+                window = window + 1 if window < 4 else 2 * window
+            self._window = None if window >= OPEN_WINDOW else window
+            self._round_from = self._clock()
+            self._round_sent = self._round_answered = self._round_ok = 0
+            self._room.notify_all()
 
     # -- answers -------------------------------------------------------------------
 
     def unanswered(self, sent_at: float) -> None:
         """A request sent at ``sent_at`` got no answer to learn from (an error, lost)."""
         with self._lock:
-            self._answered()
+            self._answered(sent_at, False)
 
     def succeeded(self, sent_at: float) -> None:
         """A request sent at ``sent_at`` was answered (not 429/503): speed up."""
         with self._lock:
-            self._answered()
+            self._answered(sent_at, True)
             now = self._clock()
             self._last_success = now
             self._successes.append(now)
@@ -228,17 +248,8 @@ class Pace:
                 self._successes.popleft()
             rate = self.rate
             if rate is None:
-                window = self._window
-                if window is not None and sent_at >= self._round_from:
-                    # cold and never pushed back: the window doubles when a whole
-                    # round (the requests sent under it) has passed
-                    self._round_ok += 1
-                    if self._round_ok >= window:
-                        self._window = None if 2 * window >= OPEN_WINDOW else 2 * window
-                        self._round_from, self._round_ok = now, 0
-                        self._room.notify_all()
                 return
-            if sent_at <= self._decreased_at or now - self._last_wait > BUSY:
+            if sent_at <= self._decreased_at or now - self._last_wait > min(BUSY, 2.0 / rate):
                 # an answer to the burst before the decrease, or a rate nobody uses:
                 # neither says the service allows more
                 self._grown_at = now
@@ -275,7 +286,6 @@ class Pace:
             ``Retry-After`` (capped) plus jitter, or one slot of the new rate.
         """
         with self._lock:
-            self._answered()
             now = self._clock()
             self.throttles += 1
             fresh = sent_at > self._decreased_at  # sent after the last decrease
@@ -303,7 +313,7 @@ class Pace:
         while self._successes and self._successes[0] < now - WINDOW:
             self._successes.popleft()
         passed = float(len(self._successes))  # successes in the last second
-        self._measure(now)
+        measured = self._measure(now)
         floor = self._floor
         rate = self.rate
         if rate is None:
@@ -321,39 +331,47 @@ class Pace:
             self._phase = "climb"
             self.rate = max(MIN_RATE, MARGIN * max(rate / 2, floor or 0.0))
             self.rate = min(self.rate, BETA * rate)
+        elif measured is None:
+            # too soon after the last push-back to measure, or the pace was not what
+            # held the requests back: a plain decrease, and no more climbing
+            self._phase = "settled"
+            self.rate = max(MIN_RATE, BETA * rate)
         else:
             self._phase = "settled"
-            kept = BETA * rate if floor is None else MARGIN * floor
-            self.rate = max(MIN_RATE, min(kept, MARGIN * rate))
+            self.rate = max(MIN_RATE, MARGIN * min(measured, rate))
             logger.debug(
                 "pushed back at %.1f req/s (%d passed in the last second, %s measured): "
                 "now %.1f", rate, passed, floor, self.rate,
             )  # fmt: skip
         # the service's bucket is empty: the next slot one interval of the new rate on
         self._next_free = now + 1.0 / self.rate
+        self._marks.append((now, self._passed, self._sent, self.rate))
         self._decreased_at = now
         self._grown_at = now
 
-    def _measure(self, now: float) -> None:
+    def _measure(self, now: float) -> float | None:
         """What the service allows, from the successes between push-backs.
 
         A push-back says the service's bucket was empty; between two of them it let
-        through what it refilled, less what it dropped while full. So successes over
-        the time between two push-backs are a floor of its rate (within half a
-        request); the highest over the remembered pairs is the floor kept.
+        through what it refilled (within a request), less what it dropped while full.
+        So the successes since the last push-back, over the time since, measure its
+        rate (a little under, when the pace was slower than the service for a
+        while); None when that was less than ``MEASURE_SPAN`` ago.
         """
         marks = self._marks
-        while marks and (marks[0][0] < now - MEMORY or len(marks) > 32):
+        while marks and (marks[0][0] < now - MEMORY or len(marks) > 8):
             marks.popleft()
-        best: float | None = None
-        for at, count in marks:
-            span = now - at
-            if span >= 0.25:
-                sample = (self._passed - count - 0.5) / span
-                best = sample if best is None else max(best, sample)
-        if best is not None and best > MIN_RATE:
-            self._floor = best
-        marks.append((now, self._passed))
+        if not marks:
+            return None
+        at, passed, sent, rate = marks[-1]
+        span = now - at
+        if span < MEASURE_SPAN or self._sent - sent < 0.8 * rate * span:
+            return None  # too short, or the pace was not what held the requests back
+        sample = (self._passed - passed - 0.25) / span
+        if sample <= MIN_RATE:
+            return None
+        self._floor = sample
+        return sample
 
     # -- telling -------------------------------------------------------------------
 
