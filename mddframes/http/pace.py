@@ -1,38 +1,44 @@
 """One pace per service: the client-side limiter that every thread of a client shares.
 
-:class:`Pace` hands out one slot every ``1/rate`` and adapts the rate (AIMD, as the
-adaptive retry mode of the AWS SDKs), held by the client's :class:`~mddframes.http.session.HttpSession`, so
-the workers of every bulk call of that client draw from one budget:
+:class:`Pace` hands out one slot every ``1/rate`` and learns the rate from the
+service's answers; the client's :class:`~mddframes.http.session.HttpSession` holds one,
+so the workers of every bulk call of that client draw from one budget:
 
-- **No cost when nobody limits.** Until the service first pushes back (429 or 503) the
-  rate is unknown and :meth:`Pace.acquire` returns at once; ``max_rate`` declares a
-  limit up front (``"400/min"``) and the pace starts there instead, never above it.
-- **Slows down on 429 and 503**, once per round: the new rate is ``BETA`` times the
-  rate in force, and answers to requests sent before that decrease do not decrease it
-  again (8 workers' answers to one burst are one signal, not eight). The first
-  push-back after the slow start takes what passed in the last second instead, when
-  the rate overshot it.
-- **Speeds up on success**: from the first push-back on a cold start it doubles every
-  half second (slow start, never past twice what the service let through in the
-  last second) until the next push-back; after that, each
-  success closes ``APPROACH`` of the gap to the rate at which the service last pushed
-  back, and past it grows by 0.5% a success (probing: about one push-back in 30-40
-  requests, whatever the rate).
+- **Cold, no cost when nobody limits.** Until the service first pushes back (429 or
+  503) there is no rate. The first requests go out in rounds (1, 2, 3, 4, then
+  doubling, each when the last is answered, as TCP's slow start) until 64 may be in
+  flight, so a service with a small burst answers one or two 429s, not one per worker;
+  without a limit that costs a few round trips, once per client. ``max_rate`` declares a
+  limit up front (``"400/min"``): the pace starts there and never goes above it.
+- **Slow start** after the first push-back: from 4 req/s (or what passed in the last
+  second), doubling every 0.1 s of being the bottleneck, at most once an answer.
+- **Measured, not guessed.** A 429 says the service's bucket is empty; between two of
+  them it let through what it refilled, less what it dropped while full. So successes
+  between two push-backs over the time between measure what it allows, when the pace
+  was what held the requests back meanwhile (its slots were used). The end of the slow
+  start goes on from half the overshoot (or that measure, if higher) and climbs again,
+  doubling a second; the next measured push-back settles the rate at ``MARGIN`` (97%)
+  of what passed. Settled, the rate grows 3% a second (probing whether the service
+  allows more: a push-back every several seconds, not every few dozen requests).
+  A push-back that cannot be measured (too soon, or the workers were idle) is a
+  plain multiplicative decrease (``BETA``). Answers to requests sent before a
+  decrease do not decrease it again (8 workers' answers to one burst are one signal).
 - **One slot every ``1/rate``** (no burst): a waiting thread sleeps until the next
-  free slot and takes it if no other thread did, so a change of rate applies to the
-  waiting threads at once; a request held by its ``Retry-After`` waits that out
-  first and then takes a slot, so it does not hold the others.
+  free slot and takes it if no other thread did; a change of rate applies to the
+  waiting threads at once (a faster rate brings the next slot nearer). A request held
+  by its ``Retry-After`` waits that out first and then takes a slot, so it does not
+  hold the others.
 - **Retry-After** (seconds or an HTTP-date, :func:`retry_after_seconds`) is the least
   the answered request waits before it is sent again, capped at ``retry_after_max``
-  and with jitter; it holds the whole client only when another 429 comes while an
-  earlier one's ``Retry-After`` still runs and nothing passed in between (the service
-  then means everyone).
+  and with jitter; without one, one or two slots of the new rate. It holds the whole
+  client only when another 429 comes while an earlier one's ``Retry-After`` still
+  runs and nothing passed in between (the service then means everyone).
 
 The 429 retry budget (``retry_budget``) is counted per call by
 :mod:`mddframes.http.attempts`, apart from the error retries (``max_retries``).
 No library was taken for this: the limiters on PyPI (pyrate-limiter,
-requests-ratelimiter, limits, aiolimiter) keep a fixed rate, and none adapts to the
-service's answers or honours ``Retry-After``.
+requests-ratelimiter, limits, aiolimiter) keep a rate they are given; none learns it
+from the service's answers or honours ``Retry-After``, which is the job here.
 """
 
 from __future__ import annotations
@@ -72,13 +78,16 @@ SETTLED_PROBE = 0.03
 MEASURE_SPAN = 0.2
 #: Seconds of push-backs remembered to measure what the service allows.
 MEMORY = 30.0
-#: Requests in flight a cold pace lets out at first; each answer lets one more out
-#: (doubling every round trip, as TCP's slow start), until ``OPEN_WINDOW``.
+#: Requests a cold pace lets out in its first round; each round answered without a
+#: push-back lets out one more (1, 2, 3, 4), then twice as many, until ``OPEN_WINDOW``.
 FIRST_WINDOW = 1
+#: Seconds a cold window's round waits for its answers at most before the next goes.
+ROUND_MAX = 0.25
 #: In flight at which a cold pace stops counting: no pace cost from then on.
 OPEN_WINDOW = 64
 #: Seconds after a thread last waited for a slot during which the pace counts as the
-#: bottleneck (the rate grows only then: a rate nobody uses proves nothing).
+#: bottleneck, at most (two slots when shorter): the rate grows only then, since a
+#: rate nobody uses proves nothing.
 BUSY = 0.5
 #: The lowest rate the pace goes down to, in requests a second.
 MIN_RATE = 0.2
@@ -184,9 +193,14 @@ class Pace:
                     window = self._window
                     if window is not None and self.rate is None:
                         if self._round_sent >= window:
-                            # a cold pace: the next round goes when this one is answered
-                            self._room.wait(0.05)
-                            continue
+                            late = now - self._round_from - ROUND_MAX
+                            if late < 0:
+                                # a cold pace: the next round goes when this one is
+                                # answered (or after ROUND_MAX: slow answers are no
+                                # reason to keep the workers waiting)
+                                self._room.wait(min(0.05, -late))
+                                continue
+                            self._next_round(grow=True)
                         self._round_sent += 1
                         return now
                     wait = self._take_slot(now)
@@ -222,12 +236,19 @@ class Pace:
         self._round_answered += 1
         self._round_ok += ok
         if self._round_answered >= self._round_sent:
-            if self._round_ok >= window:
-                window = window + 1 if window < 4 else 2 * window
-            self._window = None if window >= OPEN_WINDOW else window
-            self._round_from = self._clock()
-            self._round_sent = self._round_answered = self._round_ok = 0
-            self._room.notify_all()
+            self._next_round(grow=self._round_ok >= window)
+
+    def _next_round(self, grow: bool) -> None:
+        """Start the cold window's next round (the lock held), one wider if ``grow``."""
+        window = self._window
+        if window is None:
+            return
+        if grow:
+            window = window + 1 if window < 4 else 2 * window
+        self._window = None if window >= OPEN_WINDOW else window
+        self._round_from = self._clock()
+        self._round_sent = self._round_answered = self._round_ok = 0
+        self._room.notify_all()
 
     # -- answers -------------------------------------------------------------------
 

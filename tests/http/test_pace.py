@@ -16,6 +16,7 @@ from mddframes.http.pace import (
     BETA,
     MARGIN,
     MIN_RATE,
+    ROUND_MAX,
     START_RATE,
     Pace,
     current_pace_note,
@@ -81,6 +82,19 @@ def test_a_cold_pace_lets_out_rounds_that_grow_while_nothing_pushes_back():
         pace.succeeded(at)
     third.join(2)
     assert not third.is_alive() and clock.slept == []  # waited for answers, not time
+
+
+def test_a_cold_round_whose_answers_are_slow_lets_the_next_go_after_a_while():
+    clock = FakeClock()
+    pace = pace_on(clock)
+    pace.acquire()  # round 1, never answered (a slow download)
+    second = threading.Thread(target=pace.acquire, daemon=True)
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()
+    clock.now += ROUND_MAX  # slow answers are no reason to keep the workers waiting
+    second.join(2)
+    assert not second.is_alive()
 
 
 def test_the_answers_to_one_burst_decrease_the_rate_once():
