@@ -323,7 +323,7 @@ class Pace:
                 return now + spacing * (1.0 + self._rng.random())
             wait = min(max(retry_after, 0.0), self.retry_after_max)
             self.last_retry_after = wait
-            until = now + wait + self._rng.uniform(0.0, min(1.0, 0.1 * wait + spacing))
+            until = now + wait + self._rng.uniform(0.0, min(1.0, 0.05 * wait + spacing))
             if hold:
                 self._blocked_until = max(self._blocked_until, until)
                 logger.debug("a 429 while Retry-After runs: the client waits %.2f s", until - now)
