@@ -129,6 +129,7 @@ def send_paced(
         try:
             response = send()
         except errors.TransportError as exc:
+            pace.unanswered(sent_at)
             if not answer_lost(exc):
                 raise
             if can_repeat and errors_used < budget.max_retries:
@@ -140,6 +141,9 @@ def send_paced(
                 continue
             if not can_repeat:
                 raise lost_answer_error(exc, entry, url) from exc
+            raise
+        except BaseException:
+            pace.unanswered(sent_at)
             raise
         status = response.status_code
         if status in (429, 503):
@@ -163,6 +167,7 @@ def send_paced(
                 raise _budget_spent(entry, url, pace, limited, clock() - started, describe,
                                     response.headers.get("Retry-After"))  # fmt: skip
         elif status in ERROR_STATUSES and can_repeat and errors_used < budget.max_retries:
+            pace.unanswered(sent_at)
             wait = _backoff(errors_used)
             response.close()
             _within(budget, clock() - started + wait, entry, url, status)

@@ -1,38 +1,44 @@
 """One pace per service: the client-side limiter that every thread of a client shares.
 
-:class:`Pace` hands out one slot every ``1/rate`` and adapts the rate (AIMD, as the
-adaptive retry mode of the AWS SDKs), held by the client's :class:`~mddframes.http.session.HttpSession`, so
-the workers of every bulk call of that client draw from one budget:
+:class:`Pace` hands out one slot every ``1/rate`` and learns the rate from the
+service's answers; the client's :class:`~mddframes.http.session.HttpSession` holds one,
+so the workers of every bulk call of that client draw from one budget:
 
-- **No cost when nobody limits.** Until the service first pushes back (429 or 503) the
-  rate is unknown and :meth:`Pace.acquire` returns at once; ``max_rate`` declares a
-  limit up front (``"400/min"``) and the pace starts there instead, never above it.
-- **Slows down on 429 and 503**, once per round: the new rate is ``BETA`` times the
-  rate in force, and answers to requests sent before that decrease do not decrease it
-  again (8 workers' answers to one burst are one signal, not eight). The first
-  push-back after the slow start takes what passed in the last second instead, when
-  the rate overshot it.
-- **Speeds up on success**: from the first push-back on a cold start it doubles every
-  half second (slow start, never past twice what the service let through in the
-  last second) until the next push-back; after that, each
-  success closes ``APPROACH`` of the gap to the rate at which the service last pushed
-  back, and past it grows by 0.5% a success (probing: about one push-back in 30-40
-  requests, whatever the rate).
+- **Cold, no cost when nobody limits.** Until the service first pushes back (429 or
+  503) there is no rate. The first requests go out in rounds (1, 2, 3, 4, then
+  doubling, each when the last is answered, as TCP's slow start) until 64 may be in
+  flight, so a service with a small burst answers one or two 429s, not one per worker;
+  without a limit that costs a few round trips, once per client. ``max_rate`` declares a
+  limit up front (``"400/min"``): the pace starts there and never goes above it.
+- **Slow start** after the first push-back: from 4 req/s (or what passed in the last
+  second), doubling every 0.1 s of being the bottleneck, at most once an answer.
+- **Measured, not guessed.** A 429 says the service's bucket is empty; between two of
+  them it let through what it refilled, less what it dropped while full. So successes
+  between two push-backs over the time between measure what it allows, when the pace
+  was what held the requests back meanwhile (its slots were used). The end of the slow
+  start goes on from half the overshoot (or that measure, if higher) and climbs again,
+  doubling a second; the next measured push-back settles the rate at ``MARGIN`` (97%)
+  of what passed. Settled, the rate grows 3% a second (probing whether the service
+  allows more: a push-back every several seconds, not every few dozen requests).
+  A push-back that cannot be measured (too soon, or the workers were idle) is a
+  plain multiplicative decrease (``BETA``). Answers to requests sent before a
+  decrease do not decrease it again (8 workers' answers to one burst are one signal).
 - **One slot every ``1/rate``** (no burst): a waiting thread sleeps until the next
-  free slot and takes it if no other thread did, so a change of rate applies to the
-  waiting threads at once; a request held by its ``Retry-After`` waits that out
-  first and then takes a slot, so it does not hold the others.
+  free slot and takes it if no other thread did; a change of rate applies to the
+  waiting threads at once (a faster rate brings the next slot nearer). A request held
+  by its ``Retry-After`` waits that out first and then takes a slot, so it does not
+  hold the others.
 - **Retry-After** (seconds or an HTTP-date, :func:`retry_after_seconds`) is the least
   the answered request waits before it is sent again, capped at ``retry_after_max``
-  and with jitter; it holds the whole client only when another 429 comes while an
-  earlier one's ``Retry-After`` still runs and nothing passed in between (the service
-  then means everyone).
+  and with jitter; without one, one or two slots of the new rate. It holds the whole
+  client only when another 429 comes while an earlier one's ``Retry-After`` still
+  runs and nothing passed in between (the service then means everyone).
 
 The 429 retry budget (``retry_budget``) is counted per call by
 :mod:`mddframes.http.attempts`, apart from the error retries (``max_retries``).
 No library was taken for this: the limiters on PyPI (pyrate-limiter,
-requests-ratelimiter, limits, aiolimiter) keep a fixed rate, and none adapts to the
-service's answers or honours ``Retry-After``.
+requests-ratelimiter, limits, aiolimiter) keep a rate they are given; none learns it
+from the service's answers or honours ``Retry-After``, which is the job here.
 """
 
 from __future__ import annotations
@@ -54,16 +60,35 @@ __all__ = [
     "retry_after_seconds",
 ]
 
-#: Multiplicative decrease on a push-back (the rate becomes this share of what passed).
+#: Multiplicative decrease on a push-back when nothing was measured.
 BETA = 0.85
-#: Share of the gap to the last push-back rate that each success closes.
-APPROACH = 0.05
-#: Growth per success past that rate, as a share of the rate (0.5%: the 15% lost to a
-#: decrease is probed back in about 30 requests, whatever the rate, so a 429 comes
-#: about once in 30-40 requests at most).
-PROBE = 0.005
-#: Seconds in which the rate doubles in slow start (after a cold push-back).
-SLOW_START = 0.5
+#: Share of the measured allowance the pace keeps to after a push-back.
+MARGIN = 0.97
+#: Seconds in which the rate doubles in slow start (after a cold push-back), while the
+#: pace is what holds the requests back; it at most doubles per answer.
+SLOW_START = 0.1
+#: The rate a slow start begins at, at least, in requests a second.
+START_RATE = 4.0
+#: Seconds in which the rate doubles after the slow start, until the next push-back.
+CLIMB = 1.0
+#: Growth a second, as a share of the rate, once settled: how slowly the pace probes
+#: whether the service allows more (a push-back every few seconds at most).
+SETTLED_PROBE = 0.03
+#: The shortest time between two push-backs over which what passed is measured.
+MEASURE_SPAN = 0.2
+#: Seconds of push-backs remembered to measure what the service allows.
+MEMORY = 30.0
+#: Requests a cold pace lets out in its first round; each round answered without a
+#: push-back lets out one more (1, 2, 3, 4), then twice as many, until ``OPEN_WINDOW``.
+FIRST_WINDOW = 1
+#: Seconds a cold window's round waits for its answers at most before the next goes.
+ROUND_MAX = 0.25
+#: In flight at which a cold pace stops counting: no pace cost from then on.
+OPEN_WINDOW = 64
+#: Seconds after a thread last waited for a slot during which the pace counts as the
+#: bottleneck, at most (two slots when shorter): the rate grows only then, since a
+#: rate nobody uses proves nothing.
+BUSY = 0.5
 #: The lowest rate the pace goes down to, in requests a second.
 MIN_RATE = 0.2
 #: Seconds of successes the measured rate counts.
@@ -113,15 +138,29 @@ class Pace:
         self._wall = wall
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
+        self._room = threading.Condition(self._lock)  # a cold window's slot came free
         self.rate: float | None = max_rate
+        # a cold pace counts what is in flight until the window opens (None: open)
+        self._window: int | None = FIRST_WINDOW if max_rate is None else None
+        # the cold window's round: sends since ``_round_from``, and their answers
+        self._round_from = clock()
+        self._round_sent = self._round_answered = self._round_ok = 0
+        self._passed = 0  # successes in all
+        self._sent = 0  # requests sent under a rate
+        # at each push-back: its time, the successes and sends then, the new rate
+        self._marks: deque[tuple[float, int, int, float]] = deque()
+        self._floor: float | None = None  # what the service was measured to allow
         self._next_free = clock()  # the earliest time the next slot may start
+        self._last_slot = -math.inf  # when the last slot was taken
         self._blocked_until = 0.0
         self._retry_until = 0.0  # when the last 429's Retry-After runs out
         self._decreased_at = -math.inf
-        self._w_max: float | None = None  # the rate at the last push-back
+        # cold (rate None), then "slow" (slow start), "climb", "settled"
+        self._phase = "cold" if max_rate is None else "settled"
         self._successes: deque[float] = deque()
         self._last_success = -math.inf
-        self._start_rate = 1.0
+        self._last_wait = -math.inf  # when a thread last waited for a slot
+        self._grown_at = -math.inf  # when the slow start last grew the rate
         self.throttles = 0
         self.last_throttle: float | None = None
         self.last_retry_after: float | None = None
@@ -137,6 +176,9 @@ class Pace:
     def acquire(self, not_before: float = 0.0) -> float:
         """Wait for this thread's slot, then return the send time (the clock's).
 
+        Every acquired slot is answered by one call of :meth:`succeeded`,
+        :meth:`throttled` or :meth:`unanswered`.
+
         Parameters
         ----------
         not_before : float
@@ -148,9 +190,24 @@ class Pace:
                 now = self._clock()
                 wait = max(not_before, self._blocked_until) - now
                 if wait <= 0:
+                    window = self._window
+                    if window is not None and self.rate is None:
+                        if self._round_sent >= window:
+                            late = now - self._round_from - ROUND_MAX
+                            if late < 0:
+                                # a cold pace: the next round goes when this one is
+                                # answered (or after ROUND_MAX: slow answers are no
+                                # reason to keep the workers waiting)
+                                self._room.wait(min(0.05, -late))
+                                continue
+                            self._next_round(grow=True)
+                        self._round_sent += 1
+                        return now
                     wait = self._take_slot(now)
                     if wait <= 0:
+                        self._sent += 1
                         return now
+                    self._last_wait = now
                 self.waited += wait
             # wait for the next free slot, then compete for it again (the rate may
             # have changed meanwhile; one thread gets each slot)
@@ -163,34 +220,75 @@ class Pace:
             return 0.0
         if now >= self._next_free:
             # a thread woken a little late may catch up a tenth of a slot, never more
-            self._next_free = max(self._next_free, now - 0.1 / rate) + 1.0 / rate
+            self._last_slot = max(self._next_free, now - 0.1 / rate)
+            self._next_free = self._last_slot + 1.0 / rate
             return 0.0
         return self._next_free - now
 
+    def _answered(self, sent_at: float, ok: bool) -> None:
+        """Count an answer in the cold window's round (the lock held); when the whole
+        round is answered, the next may go: one more at first (a first 429 then costs
+        a burst of the service's size at most), then twice as many, until
+        ``OPEN_WINDOW``; not more after a failure."""
+        window = self._window
+        if window is None or self.rate is not None or sent_at < self._round_from:
+            return
+        self._round_answered += 1
+        self._round_ok += ok
+        if self._round_answered >= self._round_sent:
+            self._next_round(grow=self._round_ok >= window)
+
+    def _next_round(self, grow: bool) -> None:
+        """Start the cold window's next round (the lock held), one wider if ``grow``."""
+        window = self._window
+        if window is None:
+            return
+        if grow:
+            window = window + 1 if window < 4 else 2 * window
+        self._window = None if window >= OPEN_WINDOW else window
+        self._round_from = self._clock()
+        self._round_sent = self._round_answered = self._round_ok = 0
+        self._room.notify_all()
+
     # -- answers -------------------------------------------------------------------
+
+    def unanswered(self, sent_at: float) -> None:
+        """A request sent at ``sent_at`` got no answer to learn from (an error, lost)."""
+        with self._lock:
+            self._answered(sent_at, False)
 
     def succeeded(self, sent_at: float) -> None:
         """A request sent at ``sent_at`` was answered (not 429/503): speed up."""
         with self._lock:
+            self._answered(sent_at, True)
             now = self._clock()
             self._last_success = now
             self._successes.append(now)
+            self._passed += 1
             while self._successes and self._successes[0] < now - WINDOW:
                 self._successes.popleft()
             rate = self.rate
-            if rate is None or sent_at <= self._decreased_at:
+            if rate is None:
                 return
-            w_max = self._w_max
-            if w_max is None:
-                # slow start: doubling every SLOW_START seconds since the push-back,
-                # but never past twice what the service let through in the last second
-                grown = self._start_rate * 2.0 ** ((now - self._decreased_at) / SLOW_START)
-                rate = max(rate, min(grown, 2.0 * len(self._successes) + 4.0))
-            elif rate < w_max:
-                rate += max((w_max - rate) * APPROACH, PROBE * rate)
+            if sent_at <= self._decreased_at or now - self._last_wait > min(BUSY, 2.0 / rate):
+                # an answer to the burst before the decrease, or a rate nobody uses:
+                # neither says the service allows more
+                self._grown_at = now
+                return
+            since = max(0.0, min(now - self._grown_at, 2 * BUSY))
+            self._grown_at = now
+            if self._phase == "slow":
+                # the rate doubles every SLOW_START seconds of being used, at most
+                # once an answer
+                rate *= min(2.0, 2.0 ** (since / SLOW_START))
+            elif self._phase == "climb":
+                rate *= 2.0 ** (since / CLIMB)
             else:
-                rate += PROBE * rate
+                # settled: probe slowly whether the service allows more
+                rate *= 1.0 + SETTLED_PROBE * since
             self.rate = rate if self.max_rate is None else min(rate, self.max_rate)
+            # a faster rate brings the next slot nearer (the waiting threads see it)
+            self._next_free = min(self._next_free, self._last_slot + 1.0 / self.rate)
 
     def throttled(self, sent_at: float, retry_after: float | None = None) -> float:
         """A request sent at ``sent_at`` was answered 429 or 503: slow down.
@@ -225,7 +323,7 @@ class Pace:
                 return now + spacing * (1.0 + self._rng.random())
             wait = min(max(retry_after, 0.0), self.retry_after_max)
             self.last_retry_after = wait
-            until = now + wait + self._rng.uniform(0.0, min(1.0, 0.1 * wait + spacing))
+            until = now + wait + self._rng.uniform(0.0, min(1.0, 0.05 * wait + spacing))
             if hold:
                 self._blocked_until = max(self._blocked_until, until)
                 logger.debug("a 429 while Retry-After runs: the client waits %.2f s", until - now)
@@ -236,28 +334,65 @@ class Pace:
         while self._successes and self._successes[0] < now - WINDOW:
             self._successes.popleft()
         passed = float(len(self._successes))  # successes in the last second
-        if self.rate is None:
+        measured = self._measure(now)
+        floor = self._floor
+        rate = self.rate
+        if rate is None:
             # cold: what the service let through in the last second is all that is
             # known; slow start from there
-            self.rate = self._start_rate = max(2.0, passed)
+            self.rate = max(START_RATE, passed)
+            self._phase = "slow"
+            self._window = None
+            self._room.notify_all()
             logger.info("the service pushed back: pacing from %s", _rate_words(self.rate))
-        elif self._w_max is None:
+        elif self._phase == "slow":
             # the end of the slow start: the rate overshot while the service's burst
-            # drained; what it let through in the last second is the better measure
-            self.rate = max(MIN_RATE, min(self.rate * BETA, max(passed, self.rate / 2)))
-            self._w_max = self.rate
+            # drained; half of it passed (or what was measured), and the rate climbs
+            # again from there, more slowly
+            self._phase = "climb"
+            self.rate = max(MIN_RATE, MARGIN * max(rate / 2, floor or 0.0))
+            self.rate = min(self.rate, BETA * rate)
+        elif measured is None:
+            # too soon after the last push-back to measure, or the pace was not what
+            # held the requests back: a plain decrease, and no more climbing
+            self._phase = "settled"
+            self.rate = max(MIN_RATE, BETA * rate)
         else:
-            self._w_max = self.rate
-            self.rate = max(MIN_RATE, BETA * self.rate)
+            self._phase = "settled"
+            self.rate = max(MIN_RATE, MARGIN * min(measured, rate))
             logger.debug(
-                "pushed back at %.1f req/s (%d passed in the last second): now %.1f",
-                self._w_max,
-                passed,
-                self.rate,
-            )
+                "pushed back at %.1f req/s (%d passed in the last second, %s measured): "
+                "now %.1f", rate, passed, floor, self.rate,
+            )  # fmt: skip
         # the service's bucket is empty: the next slot one interval of the new rate on
         self._next_free = now + 1.0 / self.rate
+        self._marks.append((now, self._passed, self._sent, self.rate))
         self._decreased_at = now
+        self._grown_at = now
+
+    def _measure(self, now: float) -> float | None:
+        """What the service allows, from the successes between push-backs.
+
+        A push-back says the service's bucket was empty; between two of them it let
+        through what it refilled (within a request), less what it dropped while full.
+        So the successes since the last push-back, over the time since, measure its
+        rate (a little under, when the pace was slower than the service for a
+        while); None when that was less than ``MEASURE_SPAN`` ago.
+        """
+        marks = self._marks
+        while marks and (marks[0][0] < now - MEMORY or len(marks) > 8):
+            marks.popleft()
+        if not marks:
+            return None
+        at, passed, sent, rate = marks[-1]
+        span = now - at
+        if span < MEASURE_SPAN or self._sent - sent < 0.8 * rate * span:
+            return None  # too short, or the pace was not what held the requests back
+        sample = (self._passed - passed - 0.25) / span
+        if sample <= MIN_RATE:
+            return None
+        self._floor = sample
+        return sample
 
     # -- telling -------------------------------------------------------------------
 

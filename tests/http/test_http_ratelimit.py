@@ -3,6 +3,7 @@ client's shared pace, POSTs repeated on 429, the 429 budget and its message."""
 
 from __future__ import annotations
 
+import re
 import time
 from email.utils import parsedate_to_datetime
 
@@ -117,3 +118,25 @@ def test_the_three_settings_resolve_from_variables(tmp_path):
     given = resolve_settings("t", **required, environ=environ, config_file=missing)
     assert given.max_rate == pytest.approx(400 / 60)
     assert (given.retry_budget, given.retry_after_max) == (3, 5.0)
+
+
+def test_a_progress_bar_says_when_the_service_paces_the_client(emu, monkeypatch, capsys):
+    import mddframes.bulk as bulk
+
+    bars: list = []
+    real = bulk.tqdm
+
+    def recording(*args, **kwargs):
+        bar = real(*args, **kwargs)
+        bars.append(bar)
+        return bar
+
+    monkeypatch.setattr(bulk, "tqdm", recording)
+    emu.inject_faults(rate_limit_rps=20, rate_limit_burst=2, retry_after_style="none")
+    with Client.from_emulator(emu) as client:
+        ids = client.read_tree("DWH")["table_id"].dropna().unique().tolist()[:30]
+        client.read_tables(ids, max_workers=8, progress=True)
+    (bar,) = bars
+    assert bar.n == len(ids)
+    assert re.search(r"paced by the service: \d+(\.\d)? req/s", bar.postfix or ""), bar.postfix
+    assert "paced by the service" in capsys.readouterr().err

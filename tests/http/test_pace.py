@@ -12,7 +12,16 @@ from hypothesis import strategies as st
 
 from mddframes.config_values import parse_rate
 from mddframes.errors import ConfigurationError
-from mddframes.http.pace import BETA, MIN_RATE, Pace, current_pace_note, retry_after_seconds
+from mddframes.http.pace import (
+    BETA,
+    MARGIN,
+    MIN_RATE,
+    ROUND_MAX,
+    START_RATE,
+    Pace,
+    current_pace_note,
+    retry_after_seconds,
+)
 
 
 class FakeClock:
@@ -60,49 +69,77 @@ def test_successes_never_take_the_pace_above_the_declared_rate():
     assert pace.rate == 5.0
 
 
+def test_a_cold_pace_lets_out_rounds_that_grow_while_nothing_pushes_back():
+    clock = FakeClock()
+    pace = pace_on(clock)
+    pace.succeeded(pace.acquire())  # round 1: one request
+    round_two = [pace.acquire(), pace.acquire()]  # round 2: two
+    third = threading.Thread(target=pace.acquire, daemon=True)
+    third.start()
+    third.join(0.2)
+    assert third.is_alive()  # a third waits until round 2 is answered
+    for at in round_two:
+        pace.succeeded(at)
+    third.join(2)
+    assert not third.is_alive() and clock.slept == []  # waited for answers, not time
+
+
+def test_a_cold_round_whose_answers_are_slow_lets_the_next_go_after_a_while():
+    clock = FakeClock()
+    pace = pace_on(clock)
+    pace.acquire()  # round 1, never answered (a slow download)
+    second = threading.Thread(target=pace.acquire, daemon=True)
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()
+    clock.now += ROUND_MAX  # slow answers are no reason to keep the workers waiting
+    second.join(2)
+    assert not second.is_alive()
+
+
 def test_the_answers_to_one_burst_decrease_the_rate_once():
     clock = FakeClock()
     pace = pace_on(clock)
-    sent = [pace.acquire() for _ in range(8)]  # 8 workers at once, unknown limit
+    pace.succeeded(pace.acquire())
+    sent = [pace.acquire(), pace.acquire()]
     pace.succeeded(sent[0])
-    pace.succeeded(sent[1])
-    for at in sent[2:]:
-        pace.throttled(at)
-    assert pace.rate == 2.0  # what passed in the last second, once, not decreased 6 times
-    clock.now += 5
-    for _ in range(40):  # slow start: a factor of e a second
-        pace.succeeded(pace.acquire())
-    grown = pace.rate
-    assert grown is not None and grown > 20
-    at = pace.acquire()
-    pace.throttled(at)
-    # the end of the slow start: the rate overshot, what passed is the better measure
-    passed = pace_successes(pace)
-    assert pace.rate == pytest.approx(min(grown * BETA, max(passed, grown / 2)))
-    before = pace.rate
-    clock.now += 2
-    pace.throttled(pace.acquire())  # after that, a plain multiplicative decrease
-    assert pace.rate == pytest.approx(BETA * before)
+    pace.throttled(sent[1])  # the service's burst is spent: pacing starts
+    assert pace.rate == START_RATE
+    late = pace.acquire()
+    pace.throttled(late - 1.0)  # an answer to a request sent before the decrease
+    assert pace.rate == START_RATE  # one signal, not one per answer
 
 
-def pace_successes(pace: Pace) -> float:
-    return float(len(pace._successes))  # what the service let through in the last second
-
-
-def test_after_a_decrease_the_rate_climbs_back_toward_where_it_was_pushed_back():
+def test_the_slow_start_doubles_then_the_overshoot_is_halved():
     clock = FakeClock()
-    pace = pace_on(clock, None)
-    pace.rate = pace._w_max = 20.0  # past the slow start, pushed back at 20 before
+    pace = pace_on(clock)
+    pace.succeeded(pace.acquire())
     pace.throttled(pace.acquire())
-    low = pace.rate
-    assert low is not None and low < 20
-    for _ in range(40):  # about two seconds at that rate
+    for _ in range(5):  # each answer (a slot apart, the pace the bottleneck) doubles
         pace.succeeded(pace.acquire())
-    back = pace.rate
-    assert back is not None and 19 < back < 22
-    for _ in range(40):  # past it, slowly: probing whether the service allows more
+    top = pace.rate
+    assert top is not None and top >= START_RATE * 2**3
+    pace.throttled(pace.acquire())
+    assert pace.rate is not None and pace.rate <= top / 2
+
+
+def test_after_push_backs_the_pace_keeps_just_under_what_passed_between_them():
+    clock = FakeClock()
+    pace = pace_on(clock)
+    pace.rate, pace._phase = 30.0, "climb"  # past the slow start
+    pace.throttled(pace.acquire())
+    assert pace.rate == pytest.approx(BETA * 30)  # nothing measured yet: a plain decrease
+    started = clock.now
+    for _ in range(30):  # the pace is what holds the requests back: all slots used
         pace.succeeded(pace.acquire())
-    assert back < pace.rate < back + 5
+    pace.throttled(pace.acquire())
+    # the service's bucket was empty at both push-backs: what passed measures it
+    measured = (30 - 0.25) / (clock.now - started)
+    assert pace.rate == pytest.approx(MARGIN * measured)
+    settled = pace.rate
+    for _ in range(40):  # settled: probing only slowly (a few percent a second)
+        pace.succeeded(pace.acquire())
+    assert settled < pace.rate < settled * 1.1
 
 
 def test_retry_after_is_capped_and_jittered_for_the_request_it_answered():
@@ -209,9 +246,9 @@ def test_max_rate_refuses_what_is_not_a_rate(bad):
 def test_the_progress_note_names_the_pace_of_a_pushed_back_client():
     clock = FakeClock()
     pace = pace_on(clock)
-    pace.rate = 18.0
+    pace.rate, pace._phase = 20.0, "settled"
     pace.throttled(pace.acquire())
-    assert pace.describe() == "paced by the service: 9.0 req/s"
-    pace.rate = 18.4
-    assert pace.describe() == "paced by the service: 18 req/s"
+    assert pace.describe() == "paced by the service: 17 req/s"  # BETA: nothing measured
+    pace.rate = 8.44
+    assert pace.describe() == "paced by the service: 8.4 req/s"
     assert current_pace_note() is not None  # (this pace, or a later-throttled one)
