@@ -1,0 +1,136 @@
+"""``--redact-values``: a recording whose data can go into a public bug report.
+
+Every string and number of the JSON bodies of the data operations (tree, element,
+raw data, tables, mappings, packages, creations, exports' ids) is replaced by a
+placeholder of the same JSON type; keys, nesting and list lengths are kept, and the same
+value gets the same placeholder everywhere in the file (bodies and URL path segments),
+so ids still join and a redacted recording still replays. A placeholder keeps the
+length of its string where it can (``"s0007"`` for a five-character value) and the
+look of a timestamp (an ISO date-time becomes another one).
+
+What is the service's vocabulary rather than the user's data is kept: element
+``type``, column ``dataType``, package ``status``, object type ids and element types,
+booleans and nulls. The keys users own (the column names keying table rows, element
+``attributes``) are values in disguise: they get the same placeholders as the column
+names listed in the table's metadata, so rows still match their columns.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
+
+from mddframes.http.endpoints import ENDPOINTS
+
+__all__ = ["REDACTED_OPERATIONS", "Redactor", "redacts"]
+
+#: The operations whose bodies and path parameters are redacted.
+REDACTED_OPERATIONS = frozenset(
+    {
+        "getTree", "getStructure", "getRawData", "getTable", "tableUpdate", "getMapping",
+        "mappingUpdate", "listDeploymentPackages", "addToDeploymentPackage",
+        "createChildStructure", "externalExportStructure", "structureMassExportAsync",
+        "deployStructure",
+    }
+)  # fmt: skip
+#: Keys whose values are the service's vocabulary, kept as they are.
+KEPT_KEYS = frozenset(
+    {
+        "type", "dataType", "data_type", "status", "objectTypeId", "object_type_id",
+        "elementTypes", "element_types", "fileExtension", "file_extension", "taskId",
+        "task_id", "page", "size", "number", "totalElements", "totalPages",
+        "numberOfElements", "pageNumber", "pageSize", "offset",
+    }
+)  # fmt: skip
+_KEPT_PARAMETERS = frozenset({"realm", "objectTypeId", "type", "taskId"})
+_USER_KEYS = frozenset({"data", "attributes"})
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def redacts(operation: str) -> bool:
+    """Whether ``operation``'s bodies and path parameters are redacted."""
+    return operation in REDACTED_OPERATIONS
+
+
+class Redactor:
+    """Stable placeholders for one recording (the same value, the same placeholder)."""
+
+    def __init__(self) -> None:
+        self._strings: dict[str, str] = {}
+        self._numbers: dict[tuple[str, Any], int | float] = {}
+        self._lock = threading.Lock()
+
+    def string(self, value: str) -> str:
+        """The placeholder of one string."""
+        with self._lock:
+            found = self._strings.get(value)
+            if found is None:
+                n = len(self._strings) + 1
+                if _TIMESTAMP.match(value):
+                    moment = _EPOCH + timedelta(minutes=n)
+                    found = moment.strftime("%Y-%m-%dT%H:%M:%S") + (
+                        "Z" if value.endswith("Z") else ""
+                    )
+                else:
+                    digits = str(n)
+                    found = "s" + digits.rjust(max(len(value) - 1, len(digits)), "0")
+                self._strings[value] = found
+            return found
+
+    def number(self, value: int | float) -> int | float:
+        """The placeholder of one number (an int stays an int)."""
+        key = (type(value).__name__, value)
+        with self._lock:
+            found = self._numbers.get(key)
+            if found is None:
+                n = len(self._numbers) + 1
+                found = n if isinstance(value, int) else n + 0.5
+                self._numbers[key] = found
+            return found
+
+    def value(self, value: Any, key: str | None = None) -> Any:
+        """``value`` with its strings and numbers replaced, vocabulary kept."""
+        if key in KEPT_KEYS:
+            return value
+        if isinstance(value, bool) or value is None:
+            return value
+        if isinstance(value, str):
+            return self.string(value)
+        if isinstance(value, int | float):
+            return self.number(value)
+        if isinstance(value, list):
+            return [self.value(item, key) for item in value]
+        if isinstance(value, dict):
+            if key in _USER_KEYS:  # the user's own names: redacted like the values
+                return {self.string(k): self.value(v) for k, v in value.items()}
+            return {k: self.value(v, k) for k, v in value.items()}
+        return value
+
+    def body(self, data: bytes) -> bytes:
+        """A JSON body redacted (a body that is not JSON is returned as it is)."""
+        try:
+            value = json.loads(data)
+        except ValueError:
+            return data
+        value = self.value(value)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    def url(self, url: str, operation: str) -> str:
+        """``url`` with the path parameters of ``operation`` redacted (not the realm,
+        object type, element type or task id)."""
+        template = ENDPOINTS[operation].path.split("/")
+        parts = urlsplit(url)
+        segments = parts.path.split("/")
+        # the template is the end of the path (after the base URL and the API prefix)
+        tail = segments[len(segments) - len(template) :]
+        for index, pattern in enumerate(template):
+            if pattern.startswith("{") and pattern[1:-1] not in _KEPT_PARAMETERS:
+                original = unquote(tail[index])
+                tail[index] = quote(self.string(original), safe="")
+        segments[len(segments) - len(template) :] = tail
+        return urlunsplit(parts._replace(path="/".join(segments)))
