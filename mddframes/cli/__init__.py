@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import pandas as pd
 
-from mddframes.cli import _code, _journal, _lineage, _service, _snapshot
+from mddframes.cli import _code, _journal, _lineage, _record, _service, _snapshot
 from mddframes.cli._output import (
     EXIT_STDOUT_CLOSED,
     Messages,
@@ -135,6 +135,7 @@ def build_parser(*, emulator_options: bool = True) -> argparse.ArgumentParser:
     _journal.add_commands(commands, _service_command)
     _lineage.add_commands(commands, _service_command)
     _snapshot.add_commands(commands, _service_command)
+    _record.add_commands(commands)
     return parser
 
 

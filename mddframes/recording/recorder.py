@@ -82,6 +82,11 @@ class Recorder:
     def __repr__(self) -> str:
         return f"<Recorder {str(self.path)!r}: {self._count} entries>"
 
+    @property
+    def entries(self) -> int:
+        """How many calls were written so far."""
+        return self._count
+
     # -- attaching --------------------------------------------------------------------
 
     def attach(self, http: Any) -> None:
