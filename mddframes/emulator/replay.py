@@ -45,6 +45,9 @@ _ELEMENT_DEFAULTS: JSON = {
     "attributes": {},
 }
 
+#: What only an element's own answer carries (the tree's entry lacks them).
+_DETAIL_FIELDS = ("modifiedAt", "deploymentId", "attributes")
+
 
 @dataclass
 class Replay:
@@ -172,14 +175,14 @@ def _seed(recording: Recording) -> Dataset:
             # the tree's entry, when read, came first: its fields stand (a later read
             # of the element may follow a write)
             merged = dict(value)  # in the order the service writes an element
-            for name, item in (elements.get(key) or {}).items():
-                if name not in value or name not in ("modifiedAt", "deploymentId", "attributes"):
-                    merged[name] = item
+            for field_name, item in (elements.get(key) or {}).items():
+                if field_name not in value or field_name not in _DETAIL_FIELDS:
+                    merged[field_name] = item
             elements[key] = merged
     for element in elements.values():
-        name = element.get("systemName")
-        if isinstance(name, str):
-            systems.setdefault(name, {"name": name, "description": ""})
+        system_name = element.get("systemName")
+        if isinstance(system_name, str):
+            systems.setdefault(system_name, {"name": system_name, "description": ""})
     tables = _first(recording, "getTable", "tableId")
     mappings = _first(recording, "getMapping", "mappingId")
     object_types = _object_types(recording)
