@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mddframes.emulator.dataset import JSON, Dataset
 from mddframes.emulator.dialects import TO_CAMEL, rename_keys
-from mddframes.recording.har import Call, Recording
+from mddframes.recording.har import Call, Recording, attachment_name
 from mddframes.recording.learn import Learned, learn
 
 __all__ = ["Replay", "ReplayMiddleware", "load_replay"]
@@ -267,7 +267,7 @@ def _recorded_scripts(recording: Recording) -> dict[tuple[str, str], tuple[str, 
     scripts: dict[tuple[str, str], tuple[str, str]] = {}
     for call in recording.of("externalExportStructure"):
         key = (call.params.get("id", ""), call.params.get("objectTypeId", ""))
-        name = _attachment(call.headers.get("content-disposition", "")) or f"{key[0]}.txt"
+        name = attachment_name(call.headers.get("content-disposition", "")) or f"{key[0]}.txt"
         scripts.setdefault(key, (name, call.body.decode("utf-8", "replace")))
     tasks: dict[str, tuple[str, list[str]]] = {}  # task id -> object type, element ids
     for call in recording.of("structureMassExportAsync"):
@@ -289,21 +289,6 @@ def _recorded_scripts(recording: Recording) -> dict[tuple[str, str], tuple[str, 
                 text = data.decode("utf-8", "replace")
                 scripts.setdefault((by_stem[stem], type_id), (file_name, text))
     return scripts
-
-
-def _attachment(header: str) -> str | None:
-    if not header:
-        return None
-    from email.message import Message
-    from email.utils import collapse_rfc2231_value
-
-    message = Message()
-    message["Content-Disposition"] = header
-    params = message.get_params(header="content-disposition", failobj=[])[1:]
-    names = [v for k, v in params if k.lower() == "filename"]
-    extended = [v for v in names if isinstance(v, tuple)]
-    chosen = extended[0] if extended else (names[0] if names else None)
-    return collapse_rfc2231_value(chosen).strip() if chosen else None
 
 
 def _polls(recording: Recording) -> list[int]:

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 
 from mddframes.http.endpoints import ENDPOINTS
 
-__all__ = ["Call", "Recording", "RecordingError"]
+__all__ = ["Call", "Recording", "RecordingError", "attachment_name"]
 
 
 class RecordingError(ValueError):
@@ -192,3 +192,19 @@ def _parameters(operation: str, path: str) -> tuple[dict[str, str], str]:
         if pattern.startswith("{")
     }
     return params, "/".join(segments[: len(segments) - len(template)])
+
+
+def attachment_name(header: str) -> str | None:
+    """The file name of a ``Content-Disposition`` header (RFC 6266/2231), if any."""
+    if not header:
+        return None
+    from email.message import Message
+    from email.utils import collapse_rfc2231_value
+
+    message = Message()
+    message["Content-Disposition"] = header
+    params = message.get_params(header="content-disposition", failobj=[])[1:]
+    names = [v for k, v in params if k.lower() == "filename"]
+    extended = [v for v in names if isinstance(v, tuple)]
+    chosen = extended[0] if extended else (names[0] if names else None)
+    return collapse_rfc2231_value(chosen).strip() if chosen else None

@@ -180,7 +180,7 @@ class Recorder:
                 "statusText": response.reason or "",
                 "httpVersion": "HTTP/1.1",
                 "cookies": [],
-                "headers": _headers(_all_headers(response).items(), scrubber),
+                "headers": _headers(_all_headers(response).items(), scrubber, redactor),
                 "content": content,
                 "redirectURL": "",
                 "headersSize": -1,
@@ -205,6 +205,11 @@ class Recorder:
             out.write(b'"')
             if redactor is not None and textual and "json" in mime.lower():
                 out.write(_escaped(scrubber.bytes(redactor.body(spool.read()))))
+            elif redactor is not None and textual:  # a script: its text names the data
+                out.write(_escaped(redactor.script(tee.size)))
+            elif redactor is not None and spool.read(4) == b"PK\x03\x04":
+                spool.seek(0)
+                _copy_base64(redactor.archive(spool), out, scrubber)
             elif textual:
                 _copy_text(spool, out, scrubber)
             elif spool.read(4) == b"PK\x03\x04":
@@ -368,8 +373,16 @@ def _all_headers(response: requests.Response) -> dict[str, str]:
     return dict(response.headers)
 
 
-def _headers(items: Any, scrubber: Scrubber) -> list[dict[str, str]]:
-    return [{"name": name, "value": scrubber.header(name, str(value))} for name, value in items]
+def _headers(
+    items: Any, scrubber: Scrubber, redactor: Redactor | None = None
+) -> list[dict[str, str]]:
+    headers = []
+    for name, value in items:
+        value = scrubber.header(name, str(value))
+        if redactor is not None and name.lower() == "content-disposition":
+            value = redactor.disposition(value)
+        headers.append({"name": name, "value": value})
+    return headers
 
 
 def _escaped(data: bytes) -> bytes:

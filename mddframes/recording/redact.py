@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 import threading
+import zipfile
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import IO, Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from mddframes.http.endpoints import ENDPOINTS
@@ -34,7 +36,7 @@ REDACTED_OPERATIONS = frozenset(
         "getTree", "getStructure", "getRawData", "getTable", "tableUpdate", "getMapping",
         "mappingUpdate", "listDeploymentPackages", "addToDeploymentPackage",
         "createChildStructure", "externalExportStructure", "structureMassExportAsync",
-        "deployStructure",
+        "structureMassExportAsyncResult", "deployStructure",
     }
 )  # fmt: skip
 #: Keys whose values are the service's vocabulary, kept as they are.
@@ -119,6 +121,45 @@ class Redactor:
             return data
         value = self.value(value)
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    def script(self, size: int) -> bytes:
+        """What stands for a generated script (its text names tables and columns)."""
+        return f"-- redacted by mddframes (--redact-values): a script of {size} bytes\n".encode()
+
+    def file_name(self, name: str) -> str:
+        """A script's file name: its stem redacted, its extension kept."""
+        stem, dot, extension = name.rpartition(".")
+        return f"{self.string(stem)}.{extension}" if dot and stem else self.string(name)
+
+    def disposition(self, header: str) -> str:
+        """A ``Content-Disposition`` header with its file name redacted."""
+        from mddframes.recording.har import attachment_name
+
+        name = attachment_name(header)
+        if not name:
+            return header
+        return f'attachment; filename="{self.file_name(name)}"'
+
+    def archive(self, spool: IO[bytes]) -> IO[bytes]:
+        """A batch export's zip: each ``<element id>__<file name>`` member renamed with the
+        placeholders of both, its script replaced (:meth:`script`)."""
+        rebuilt: IO[bytes] = tempfile.SpooledTemporaryFile(1 << 20)  # noqa: SIM115
+        try:
+            with zipfile.ZipFile(spool) as source, zipfile.ZipFile(rebuilt, "w") as target:
+                for info in source.infolist():
+                    stem, separator, name = info.filename.partition("__")
+                    renamed = (
+                        f"{self.string(stem)}__{self.file_name(name)}"
+                        if separator
+                        else self.file_name(info.filename)
+                    )
+                    target.writestr(renamed, self.script(info.file_size))
+        except (zipfile.BadZipFile, OSError, ValueError):
+            rebuilt.close()
+            spool.seek(0)
+            return spool
+        rebuilt.seek(0)
+        return rebuilt
 
     def url(self, url: str, operation: str) -> str:
         """``url`` with the path parameters of ``operation`` redacted (not the realm,

@@ -30,11 +30,13 @@ def _members(path: Path) -> dict[str, bytes]:
         return {name: zf.read(name) for name in zf.namelist()}
 
 
-def session(client: Client, folder: Path, *, owner: str | None = None) -> dict[str, Any]:
+def session(
+    client: Client, folder: Path, *, owner: str | None = None, system: str = "DWH"
+) -> dict[str, Any]:
     """Loaders, a table and a mapping write, a single and a batch export, a package
     addition, doctor: what each gave."""
     folder.mkdir(parents=True, exist_ok=True)
-    tree = client.read_tree("DWH")
+    tree = client.read_tree(system)
     tables = tree.loc[tree["table_id"].notna()]
     owner = owner or str(tables["id"].iloc[0])
     table_id = str(tree.set_index("id").loc[owner, "table_id"])
@@ -43,7 +45,7 @@ def session(client: Client, folder: Path, *, owner: str | None = None) -> dict[s
         "tree": tree.sort_values("id", kind="stable").reset_index(drop=True),
         "structure": client.read_structure(owner),
         "object_types": client.read_object_types(),
-        "packages": client.read_packages("DWH"),
+        "packages": client.read_packages(system),
         "table": client.read_table(table_id),
         "mapping": client.read_mapping(mapping_id),
     }
@@ -63,9 +65,11 @@ def session(client: Client, folder: Path, *, owner: str | None = None) -> dict[s
     found["script"] = (script.file_name, script.text)
     archive = client.export_batch(exported, "sql-ddl", folder / "batch.zip")
     found["archive"] = _members(archive.path)
-    added = client.add_to_package("DWH", EMPTY_PACKAGE, exported)
+    packages = found["packages"]
+    empty = str(packages.loc[packages["n_structures"] == 0, "name"].iloc[0])
+    added = client.add_to_package(system, empty, exported)
     found["added"] = (bool(added["ok"].all()), bool(added["already_in_package"].any()))
-    report = run_doctor(client.api, system="DWH")
+    report = run_doctor(client.api, system=system)
     found["doctor"] = dict(report[["check", "result"]].values)
     return found
 
@@ -131,3 +135,28 @@ def test_a_request_the_recording_cannot_answer_is_a_404_naming_it(recorded):
         with pytest.raises(Exception) as caught:
             client.read_table("tbl-never-recorded")
     assert f"not in the recording {path.name}" in str(caught.value)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_redacted_recording_replays_too(dialect, tmp_path):
+    path = tmp_path / "redacted.har"
+    with serve(dialect=dialect) as emu, Client.from_emulator(emu) as client:
+        with client.recording(path, redact_values=True):
+            live = session(client, tmp_path / "live")
+    # the emulator's OpenAPI document shows sample data as its examples: not the tenant's
+    entries = json.loads(path.read_text("utf-8"))["log"]["entries"]
+    text = json.dumps([e for e in entries if e["_operation"] != "openApiDocument"])
+    for value in ("crm_customer", "Customers", "DWH", "dwh-0005", "tbl-0001"):
+        assert value not in text, value
+    recording = Recording.read(path)
+    assert recording.redacted
+    system = next(recording.of("getTree")).params["name"]
+    with serve(replay=path) as emu, Client.from_emulator(emu) as client:
+        assert emu.dialect == dialect
+        got = session(client, tmp_path / "replayed", system=system)
+    assert got["writes"] == (True, 1, True) and got["added"] == (True, False)
+    assert got["doctor"] == live["doctor"]
+    assert got["tree"].shape == live["tree"].shape
+    assert got["table"].shape == live["table"].shape
+    assert sorted(got["archive"]) != sorted(live["archive"])  # names redacted too
+    assert len(got["archive"]) == len(live["archive"])
