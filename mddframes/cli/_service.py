@@ -220,8 +220,7 @@ def _doctor(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int
 def _doctor_offline(args: argparse.Namespace) -> int:
     from mddframes.cli._output import emit
     from mddframes.doctor import doctor_exit_code, doctor_text
-    from mddframes.recording.learn import write_profile
-    from mddframes.recording.offline import SEND_ADVICE, doctor_recording
+    from mddframes.recording.offline import SEND_ADVICE, doctor_recording, write_profile
 
     frame, learned, recording = doctor_recording(args.recording, args.system)
     code = int(doctor_exit_code(frame))

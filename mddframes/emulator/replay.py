@@ -5,7 +5,7 @@ shape (snake_case names renamed back, Spring pages unwrapped, nested trees flatt
 the tree, elements, tables, mappings, object types and packages it saw, each as it was
 first seen (what the recorded session created or added is left out, so the same
 session can run again). The emulator then serves them in the dialect the recording
-speaks (:func:`mddframes.recording.learn.learn`), under its prefix and realm, and works
+speaks (:func:`mddframes.emulator.recordings.learn`), under its prefix and realm, and works
 as on the built-in sample: writes, exports and package additions land in its store.
 
 Three things are the replay's own (:class:`ReplayMiddleware`):
@@ -31,8 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mddframes.emulator.dataset import JSON, Dataset
 from mddframes.emulator.dialects import TO_CAMEL, rename_keys
-from mddframes.recording.har import Call, Recording, attachment_name
-from mddframes.recording.learn import Learned, learn
+from mddframes.emulator.recordings import Call, Learned, Recording, attachment_name, learn
 
 __all__ = ["Replay", "ReplayMiddleware", "load_replay"]
 

@@ -363,7 +363,7 @@ def serve(
         ``elements``, ``tenant`` and ``dialect`` are then taken from it.
     dialect_from : path, optional
         A recording: serve the sample data in the dialect, prefix and realm learned
-        from it (:mod:`mddframes.recording.learn`).
+        from it (:mod:`mddframes.emulator.recordings`).
 
     Yields
     ------
@@ -445,9 +445,8 @@ def apply_recording(
     """
     if replay is None and dialect_from is None:
         return None
+    from mddframes.emulator.recordings import Recording, learn
     from mddframes.emulator.replay import load_replay
-    from mddframes.recording.har import Recording
-    from mddframes.recording.learn import learn
 
     played = load_replay(replay) if replay is not None else None
     learned = played.learned if played is not None else learn(Recording.read(str(dialect_from)))

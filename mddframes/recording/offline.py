@@ -1,6 +1,7 @@
 """``mddframes doctor --recording tenant.har``: doctor's checks on a recording, offline.
 
-The recording is replayed by an emulator on loopback (:mod:`mddframes.emulator.replay`:
+Like the demo and the command line, this module starts an emulator on purpose (it is
+one of the client side's "starters" in tests/client/test_layers.py). The recording is replayed by an emulator on loopback (:mod:`mddframes.emulator.replay`:
 its state, dialect, prefix and realm) and doctor runs against it as against a tenant;
 what :func:`~mddframes.recording.learn.learn` found that no dialect or setting covers
 is added as one ``unknown`` row each, naming its wire-format row, with the advice to
@@ -11,13 +12,14 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pandas as pd
 
-from mddframes.recording.har import Recording
-from mddframes.recording.learn import Learned, learn
+from mddframes.emulator.recordings import DIALECT_OF, Learned, Recording, learn
 
-__all__ = ["SEND_ADVICE", "doctor_recording", "uncovered_rows"]
+__all__ = ["SEND_ADVICE", "doctor_recording", "profile_text", "uncovered_rows", "write_profile"]
 
 #: What a user whose tenant differs in a way nothing covers is asked to do.
 SEND_ADVICE = (
@@ -82,3 +84,48 @@ def doctor_recording(
     if len(extra):
         report = pd.concat([report, extra], ignore_index=True)
     return report, learned, recording
+
+
+def profile_text(learned: Learned, recording: Recording, name: str) -> str:
+    """The TOML profile ``name`` holding what ``learned`` found (settings the client reads).
+
+    ``realm`` and ``api_prefix`` are settings; the field spelling, paging, tree shape and
+    ETags the client finds out by itself on every call, so they are written as comments
+    (and the emulator reads the dialect from the recording: ``--dialect-from``).
+    """
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"# learned by mddframes doctor --recording {recording.name} on {stamp}",
+        f"# dialect: {learned.dialect} (mddframes emulator --dialect-from {recording.name})",
+    ]
+    for dialect, evidence in learned.differences.items():
+        lines.append(f"# differs ({dialect}, row {DIALECT_OF[dialect]}): {evidence}")
+    for line in learned.uncovered:
+        lines.append(f"# not covered: {line}")
+    lines.append(f"[profiles.{_toml_key(name)}]")
+    if learned.realm:
+        lines.append(f"realm = {_toml_string(learned.realm)}")
+    prefix = learned.served_prefix if learned.api_prefix == "" else learned.api_prefix
+    if prefix is not None:
+        lines.append(f"api_prefix = {_toml_string(prefix)}")
+    return "\n".join(lines) + "\n"
+
+
+def write_profile(
+    learned: Learned, recording: Recording, path: str | os.PathLike[str], name: str
+) -> Path:
+    """Write :func:`profile_text` to ``path`` (owner-only; a profile file may hold a
+    secret later)."""
+    from mddframes.disk_modes import write_private
+
+    return write_private(path, profile_text(learned, recording, name).encode("utf-8"))
+
+
+def _toml_string(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def _toml_key(name: str) -> str:
+    plain = name.replace("-", "").replace("_", "").isalnum()
+    return name if plain else _toml_string(name)

@@ -33,7 +33,7 @@ from urllib.parse import parse_qsl, urlsplit
 import requests
 
 from mddframes.disk_modes import open_private
-from mddframes.recording.redact import Redactor, redacts
+from mddframes.recording.redact import Redactor, path_parameters, redacts
 from mddframes.recording.scrub import CREDENTIAL_HEADERS, HOST_PLACEHOLDER, Scrubber
 
 __all__ = ["Recorder"]
@@ -194,6 +194,7 @@ class Recorder:
             },
             "_operation": tee.operation,
         }
+        entry["_parameters"], entry["_prefix"] = path_parameters(tee.operation, url)
         if not tee.complete:
             entry["comment"] = "the client closed this answer before reading all of it"
         head, _, tail = json.dumps(entry, ensure_ascii=False).partition(_ENCODED_MARK)

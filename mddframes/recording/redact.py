@@ -28,7 +28,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from mddframes.http.endpoints import ENDPOINTS
 
-__all__ = ["REDACTED_OPERATIONS", "Redactor", "redacts"]
+__all__ = ["REDACTED_OPERATIONS", "Redactor", "path_parameters", "redacts"]
 
 #: The operations whose bodies and path parameters are redacted.
 REDACTED_OPERATIONS = frozenset(
@@ -133,9 +133,7 @@ class Redactor:
 
     def disposition(self, header: str) -> str:
         """A ``Content-Disposition`` header with its file name redacted."""
-        from mddframes.recording.har import attachment_name
-
-        name = attachment_name(header)
+        name = _attachment_name(header)
         if not name:
             return header
         return f'attachment; filename="{self.file_name(name)}"'
@@ -175,3 +173,39 @@ class Redactor:
                 tail[index] = quote(self.string(original), safe="")
         segments[len(segments) - len(template) :] = tail
         return urlunsplit(parts._replace(path="/".join(segments)))
+
+
+def _attachment_name(header: str) -> str | None:
+    """The file name of a ``Content-Disposition`` header (RFC 6266/2231), if any."""
+    from email.message import Message
+    from email.utils import collapse_rfc2231_value
+
+    message = Message()
+    message["Content-Disposition"] = header
+    params = message.get_params(header="content-disposition", failobj=[])[1:]
+    names = [v for k, v in params if k.lower() == "filename"]
+    extended = [v for v in names if isinstance(v, tuple)]
+    chosen = extended[0] if extended else (names[0] if names else None)
+    return collapse_rfc2231_value(chosen).strip() if chosen else None
+
+
+def path_parameters(operation: str, url: str) -> tuple[dict[str, str], str]:
+    """The path parameters of ``operation`` in ``url``, and the prefix before its path.
+
+    Written into each recorded entry (``_parameters``, ``_prefix``), so whoever reads a
+    recording needs no table of the endpoints.
+    """
+    entry = ENDPOINTS.get(operation)
+    segments = urlsplit(url).path.split("/")
+    if entry is None:
+        return {}, ""
+    template = entry.path.split("/")[1:]  # after its leading slash
+    if len(segments) < len(template):
+        return {}, ""
+    cut = len(segments) - len(template)
+    params = {
+        pattern[1:-1]: unquote(value)
+        for pattern, value in zip(template, segments[cut:], strict=True)
+        if pattern.startswith("{")
+    }
+    return params, "/".join(segments[:cut])

@@ -12,8 +12,7 @@ from mddframes import Client, run_doctor
 from mddframes.cli import main
 from mddframes.config import Settings, load_profile
 from mddframes.emulator import serve
-from mddframes.recording.har import Recording, RecordingError
-from mddframes.recording.learn import learn
+from mddframes.emulator.recordings import Recording, RecordingError, learn
 
 
 @pytest.fixture

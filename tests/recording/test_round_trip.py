@@ -15,8 +15,7 @@ import pytest
 
 from mddframes import Client, run_doctor
 from mddframes.emulator import serve
-from mddframes.recording.har import Recording
-from mddframes.recording.learn import learn
+from mddframes.emulator.recordings import Recording, learn
 
 DIALECTS = ["default", "spring-page", "snake-case", "nested-tree", "unprefixed",
             "literal-realm", "etag"]  # fmt: skip
