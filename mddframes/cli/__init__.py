@@ -209,8 +209,11 @@ def _run_demo(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     arguments = sys.argv[1:] if argv is None else list(argv)
+    arguments, recorded = _record.split_recorded(arguments)
     parser = build_parser(emulator_options="emulator" in arguments)
     args = parser.parse_args(arguments)
+    if recorded is not None:
+        args.recorded = recorded
     messages = Messages(log_level(args)).install()
     args.messages = messages
     from mddframes.errors import MddError

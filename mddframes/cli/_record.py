@@ -26,10 +26,19 @@ def add_commands(commands: Any) -> None:
         help="also replace every string and number of table, mapping, element and raw-data "
         "bodies by a stable placeholder (for a public bug report)",
     )
-    record.add_argument(
-        "recorded", nargs=argparse.REMAINDER, metavar="-- COMMAND ...", help="what to run"
-    )
-    record.set_defaults(handler=_record, parser=record)
+    # what follows '--' is split off by split_recorded before parsing (argparse matches a
+    # trailing positional too early when an option stands between)
+    record.set_defaults(handler=_record, parser=record, recorded=[])
+    record.usage = "mddframes record [-h] [--redact-values] OUT.har -- COMMAND ..."
+
+
+def split_recorded(arguments: list[str]) -> tuple[list[str], list[str] | None]:
+    """``record ... -- COMMAND ...`` -> (the arguments before ``--``, the command)."""
+    if "record" in arguments and "--" in arguments:
+        cut = arguments.index("--")
+        if arguments.index("record") < cut:
+            return arguments[:cut], arguments[cut + 1 :]
+    return arguments, None
 
 
 def _record(args: argparse.Namespace) -> int:
@@ -37,8 +46,6 @@ def _record(args: argparse.Namespace) -> int:
     from mddframes.recording.active import recording_all
 
     command = list(args.recorded)
-    if command[:1] == ["--"]:
-        command = command[1:]
     if not command:
         args.parser.error("give the command to record after '--' (e.g. -- doctor DWH)")
     if command[0] in ("record", "emulator", "demo"):
