@@ -39,6 +39,7 @@ from mddframes.recording.scrub import CREDENTIAL_HEADERS, HOST_PLACEHOLDER, Scru
 __all__ = ["Recorder"]
 
 _SPOOL_IN_MEMORY = 1 << 20
+_TEXT_UP_TO = 1 << 20  # larger answers are written base64
 _CHUNK = 1 << 16
 _TEXT_TYPES = ("json", "text/", "xml", "x-www-form-urlencoded", "javascript", "yaml")
 _BODY_MARK = "\x00mddframes-body\x00"
@@ -167,7 +168,11 @@ class Recorder:
                 "text": scrubber.bytes(body).decode("utf-8", "replace"),
             }
         mime = response.headers.get("Content-Type", "")
-        textual = any(kind in mime.lower() for kind in _TEXT_TYPES)
+        # a large answer is kept base64 (HAR's "encoding", which every reader decodes):
+        # escaping 31 MB of JSON into a JSON string would cost more than the read itself
+        textual = any(kind in mime.lower() for kind in _TEXT_TYPES) and (
+            tee.size <= _TEXT_UP_TO or (redactor is not None and "json" in mime.lower())
+        )
         content: dict[str, Any] = {"size": tee.size, "mimeType": mime, "text": _BODY_MARK}
         if not textual and tee.size:
             content["encoding"] = "base64"

@@ -89,6 +89,7 @@ class Scrubber:
         self.host = host
         self._pattern: re.Pattern[bytes] | None = None
         self._longest = 1
+        self._cores: list[builtins.bytes] = []
         self.add("client secret", client_secret)
         if client_secret:
             basic = f"{client_id}:{client_secret}"
@@ -147,7 +148,19 @@ class Scrubber:
                 forms = sorted(self._secrets, key=len, reverse=True)
                 self._pattern = re.compile(b"|".join(re.escape(f) for f in forms) or b"(?!)")
                 self._longest = max((len(f) for f in forms), default=1)
+                self._cores = sorted({_core(f) for f in forms}, key=len)
             return self._pattern, self._longest
+
+    def cores(self) -> list[builtins.bytes]:
+        """Pieces of which every form holds one: a buffer holding none holds no secret.
+
+        Searching these few with ``bytes.__contains__`` (a fast scan in C) and the
+        alternation only where one is found makes a 31 MB answer cheap to scrub: the
+        forms of one secret differ only around the characters an encoding changes, so
+        they share a core.
+        """
+        self.pattern()
+        return self._cores
 
     def text(self, value: str) -> str:
         """``value`` (a URL, a header, a small body) with every secret replaced."""
@@ -184,6 +197,7 @@ class StreamScrub:
     def __init__(self, scrubber: Scrubber) -> None:
         self._scrubber = scrubber
         self._pattern, longest = scrubber.pattern()
+        self._cores = scrubber.cores()
         self._keep = longest - 1
         self._pending = b""
 
@@ -194,6 +208,9 @@ class StreamScrub:
         if limit <= 0:
             self._pending = buffer
             return b""
+        if not any(core in buffer for core in self._cores):  # the usual case: no secret
+            self._pending = buffer[limit:]
+            return buffer[:limit]
         out: list[bytes] = []
         position = 0
         for match in self._pattern.finditer(buffer):
@@ -211,6 +228,16 @@ class StreamScrub:
         """The rest, scrubbed."""
         rest, self._pending = self._pending, b""
         return self._scrubber.bytes(rest)
+
+
+_UNCHANGED = re.compile(rb"[A-Za-z0-9._~-]+")  # no URL, JSON, HTML or base64 step changes these
+
+
+def _core(form: bytes) -> bytes:
+    """The longest run of ``form`` no encoding changes (the whole form if that is short)."""
+    runs = _UNCHANGED.findall(form)
+    longest = max(runs, key=len, default=b"")
+    return longest if len(longest) >= 6 else form
 
 
 def _cookie_values(header: str, *, set_cookie: bool) -> Iterable[str]:
