@@ -8,9 +8,9 @@ written: its headers and URL scrubbed (:mod:`.scrub`), its body scrubbed a chunk
 time from the spool into the entries file, so a 31 MB answer is never held twice.
 
 Nothing reaches the named file before :meth:`Recorder.close`: the entries go to a
-private temporary file next to it, and the close writes the header (what was scrubbed,
-counted) and the entries into a second one that is renamed onto the name, owner-only
-(``0600``, :mod:`mddframes.disk_modes`).
+private temporary file next to it (``0600``, :mod:`mddframes.disk_modes`) after room
+left for the header; the close writes the header (what was scrubbed, counted) into that
+room and renames the file onto the name, atomically.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import base64
 import codecs
 import json
 import os
-import shutil
 import tempfile
 import threading
 import time
@@ -40,6 +39,7 @@ __all__ = ["Recorder"]
 
 _SPOOL_IN_MEMORY = 1 << 20
 _TEXT_UP_TO = 1 << 20  # larger answers are written base64
+_HEADER_ROOM = 1 << 16
 _CHUNK = 1 << 16
 _TEXT_TYPES = ("json", "text/", "xml", "x-www-form-urlencoded", "javascript", "yaml")
 _BODY_MARK = "\x00mddframes-body\x00"
@@ -73,8 +73,12 @@ class Recorder:
         self._scrubber: Scrubber | None = None
         self._redactor = Redactor() if redact_values else None
         self._lock = threading.Lock()
-        self._entries_path = folder / f".{self.path.name[:40]}.{os.getpid()}.entries.tmp"
-        self._entries = open_private(self._entries_path, "wb")
+        # one private temporary file, renamed onto the name at the close: the header's
+        # room is kept free at its start (filled in at the close, when the counts are
+        # known), so the entries are never copied
+        self._temporary = folder / f".{self.path.name[:40]}.{os.getpid()}.{id(self)}.har.tmp"
+        self._entries = open_private(self._temporary, "wb")
+        self._entries.write(b" " * _HEADER_ROOM)
         self._count = 0
         self._pending: set[_Tee] = set()
         self._closed = False
@@ -248,18 +252,19 @@ class Recorder:
             tee.finish(complete=False)
         with self._lock:
             self._closed = True
-            self._entries.close()
-        final = self.path.with_name(f".{self.path.name[:40]}.{os.getpid()}.har.tmp")
+            out = self._entries
         try:
-            with open_private(final, "wb") as out:
-                out.write(self._header().encode("utf-8"))
-                with open(self._entries_path, "rb") as entries:
-                    shutil.copyfileobj(entries, out, 1 << 20)
-                out.write(b"\n]}}\n")
-            os.replace(final, self.path)
+            header = self._header().encode("utf-8")
+            out.write(b"\n]}}\n")
+            if len(header) > _HEADER_ROOM:  # never in practice: the header is ~1.5 KB
+                raise RuntimeError(f"the recording's header outgrew its room ({len(header)})")
+            out.seek(0)
+            out.write(header)  # the rest of the room stays spaces: JSON whitespace
+            out.close()
+            os.replace(self._temporary, self.path)
         finally:
-            final.unlink(missing_ok=True)
-            self._entries_path.unlink(missing_ok=True)
+            out.close()
+            self._temporary.unlink(missing_ok=True)
         return self.path
 
     def _header(self) -> str:
