@@ -168,7 +168,7 @@ class Recorder:
         }
         if body:
             request_entry["postData"] = {
-                "mimeType": request_headers.get("Content-Type", ""),
+                "mimeType": scrubber.text(request_headers.get("Content-Type", "")),
                 "text": scrubber.bytes(body).decode("utf-8", "replace"),
             }
         mime = response.headers.get("Content-Type", "")
@@ -177,7 +177,11 @@ class Recorder:
         textual = any(kind in mime.lower() for kind in _TEXT_TYPES) and (
             tee.size <= _TEXT_UP_TO or (redactor is not None and "json" in mime.lower())
         )
-        content: dict[str, Any] = {"size": tee.size, "mimeType": mime, "text": _BODY_MARK}
+        content: dict[str, Any] = {
+            "size": tee.size,
+            "mimeType": scrubber.text(mime),
+            "text": _BODY_MARK,
+        }
         if not textual and tee.size:
             content["encoding"] = "base64"
         entry: dict[str, Any] = {
@@ -186,7 +190,7 @@ class Recorder:
             "request": request_entry,
             "response": {
                 "status": response.status_code,
-                "statusText": response.reason or "",
+                "statusText": scrubber.text(response.reason or ""),
                 "httpVersion": "HTTP/1.1",
                 "cookies": [],
                 "headers": _headers(_all_headers(response).items(), scrubber, redactor),
@@ -392,7 +396,7 @@ def _headers(
         value = scrubber.header(name, str(value))
         if redactor is not None and name.lower() == "content-disposition":
             value = redactor.disposition(value)
-        headers.append({"name": name, "value": value})
+        headers.append({"name": scrubber.header_name(name), "value": value})
     return headers
 
 

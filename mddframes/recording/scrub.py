@@ -43,7 +43,7 @@ PLACEHOLDERS = {
 _SHORTEST = 6  # a shorter "secret" (an empty cookie, "1") would scrub ordinary text
 
 
-def _forms(value: str) -> set[bytes]:
+def _forms(value: str, shortest: int = _SHORTEST) -> set[bytes]:
     """The spellings of ``value`` a service could echo (each as UTF-8 bytes)."""
     forms = {
         value,
@@ -55,12 +55,14 @@ def _forms(value: str) -> set[bytes]:
         json.dumps(value)[1:-1].replace("/", "\\/"),
         html.escape(value),
         html.escape(value, quote=False),
+        "".join(f"\\u{ord(c):04x}" for c in value),  # JSON with every character escaped
+        "".join(f"\\u{ord(c):04X}" for c in value),
     }
     raw = value.encode("utf-8")
     for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
         text = encoded.decode("ascii")
         forms.update({text, text.rstrip("=")})
-    return {form.encode("utf-8") for form in forms if len(form) >= _SHORTEST}
+    return {form.encode("utf-8") for form in forms if len(form) >= shortest}
 
 
 class Scrubber:
@@ -90,7 +92,7 @@ class Scrubber:
         self._pattern: re.Pattern[bytes] | None = None
         self._longest = 1
         self._cores: list[builtins.bytes] = []
-        self.add("client secret", client_secret)
+        self.add("client secret", client_secret, any_length=True)
         if client_secret:
             basic = f"{client_id}:{client_secret}"
             self._add_forms("client secret", basic)
@@ -100,21 +102,26 @@ class Scrubber:
                 for form in (name, quote(name, safe=""), json.dumps(name)[1:-1]):
                     self._secrets.setdefault(form.encode("utf-8"), HOST_PLACEHOLDER.encode())
 
-    def add(self, kind: str, value: str) -> None:
-        """Learn one more secret ``value`` of ``kind`` (``"token"``, ``"cookie"``...)."""
-        if not value or len(value) < _SHORTEST:
+    def add(self, kind: str, value: str, *, any_length: bool = False) -> None:
+        """Learn one more secret ``value`` of ``kind`` (``"token"``, ``"cookie"``...).
+
+        A value shorter than six characters is ignored (an empty cookie or a ``1`` would
+        scrub ordinary text), unless ``any_length`` (the client secret: scrubbed
+        whatever its length).
+        """
+        if not value or (len(value) < _SHORTEST and not any_length):
             return
         with self._lock:
             if (kind, value) in self._known:
                 return
             self._known.add((kind, value))
             self.counts[kind] = self.counts.get(kind, 0) + 1
-        self._add_forms(kind, value)
+        self._add_forms(kind, value, 1 if any_length else _SHORTEST)
 
-    def _add_forms(self, kind: str, value: str) -> None:
+    def _add_forms(self, kind: str, value: str, shortest: int = _SHORTEST) -> None:
         placeholder = PLACEHOLDERS.get(kind, b"SCRUBBED")
         with self._lock:
-            for form in _forms(value):
+            for form in _forms(value, shortest):
                 self._secrets[form] = placeholder
             self._pattern = None
 
@@ -171,6 +178,10 @@ class Scrubber:
         pattern, _ = self.pattern()
         secrets = self._secrets
         return pattern.sub(lambda m: secrets[m.group(0)], value)
+
+    def header_name(self, name: str) -> str:
+        """A header's name as recorded (a service could put a token in one)."""
+        return self.text(name)
 
     def header(self, name: str, value: str) -> str:
         """A header's value as recorded: a credential header's value is gone entirely."""

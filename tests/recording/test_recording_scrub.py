@@ -38,6 +38,7 @@ def _spellings(value: str) -> set[str]:
         html.escape(value),
         base64.b64encode(raw).decode(),
         base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        "".join(f"\\u{ord(c):04x}" for c in value),
     }
 
 
@@ -57,6 +58,7 @@ class Hostile:
         }
         everything = json.dumps(echo)
         spelled = {s: sorted(_spellings(s)) for s in [SECRET, *TOKENS, COOKIE]}
+        escaped = json.dumps(spelled, ensure_ascii=True)
         headers = {
             "Set-Cookie": f"session={COOKIE}; Path=/; HttpOnly",
             "X-Echo-Authorization": handler.headers.get("Authorization", ""),
@@ -90,6 +92,7 @@ class Hostile:
             "id": "t1",
             "echo": echo,
             "spelled": spelled,
+            "escaped_again": escaped,
             "html": f"<p>{html.escape(everything)}</p>",
             "link": f"http://{self.host}/api?access_token={TOKENS[0]}",
         }
