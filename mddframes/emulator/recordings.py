@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from mddframes.emulator.dialects import LITERAL_REALM, TO_CAMEL
 from mddframes.emulator.state import API_PREFIX
@@ -186,10 +186,55 @@ def _call(entry: dict[str, Any]) -> Call:
         request_body=posted.encode("utf-8"),
     )
     parameters = entry.get("_parameters")
-    if isinstance(parameters, dict):
+    if operation and isinstance(parameters, dict):
         call.params = {str(k): str(v) for k, v in parameters.items()}
-    call.prefix = str(entry.get("_prefix") or "")
+        call.prefix = str(entry.get("_prefix") or "")
+    else:  # a HAR from elsewhere (a browser, a proxy): the operation read off the path
+        call.operation, call.params, call.prefix = _recognised(call.method, call.path)
     return call
+
+
+#: The service's operations as the emulator serves them: method, path under the prefix.
+_ROUTES = (
+    ("getToken", "POST", "/auth/realms/{realm}/protocol/openid-connect/token"),
+    ("getTree", "GET", "/api/system/{name}/tree"),
+    ("getRawData", "GET", "/api/structure/{structureId}/raw-data"),
+    ("structureMassExportAsyncResult", "GET", "/api/structure/export/{taskId}/result"),
+    ("structureMassExportAsyncStatus", "GET", "/api/structure/export/{taskId}"),
+    ("structureMassExportAsync", "POST", "/api/structure/export"),
+    ("confirmStructureDeployment", "POST", "/api/structure/deployed"),
+    ("getStructure", "GET", "/api/structure/{id}"),
+    ("getObjectTypes", "GET", "/api/object-type"),
+    ("getTable", "GET", "/api/table/{tableId}"),
+    ("tableUpdate", "PUT", "/api/table/{tableId}"),
+    ("getMapping", "GET", "/api/mapping/{mappingId}"),
+    ("mappingUpdate", "PUT", "/api/mapping/{mappingId}"),
+    ("listDeploymentPackages", "GET", "/api/system/{systemName}/deployment-package"),
+    ("addToDeploymentPackage", "POST",
+     "/api/system/{systemName}/deployment-package/{dpName}/structure"),
+    ("createChildStructure", "POST", "/api/structure/{parentId}/children/{type}"),
+    ("externalExportStructure", "POST", "/api/structure/{id}/export/{objectTypeId}"),
+    ("deployStructure", "POST", "/api/structure/{id}/deploy/{deploymentId}"),
+    ("openApiDocument", "GET", "/v3/api-docs"),
+)  # fmt: skip
+
+
+def _recognised(method: str, path: str) -> tuple[str, dict[str, str], str]:
+    """(operation, path parameters, prefix) of a request, from its method and path."""
+    segments = path.split("/")
+    for operation, route_method, template in _ROUTES:
+        if method != route_method:
+            continue
+        parts = template.split("/")[1:]
+        if len(segments) - 1 < len(parts):
+            continue
+        cut = len(segments) - len(parts)
+        tail = segments[cut:]
+        if all(p.startswith("{") or p == t for p, t in zip(parts, tail, strict=True)):
+            params = {p[1:-1]: unquote(t) for p, t in zip(parts, tail, strict=True)
+                      if p.startswith("{")}  # fmt: skip
+            return operation, params, "/".join(segments[:cut])
+    return "", {}, ""
 
 
 def attachment_name(header: str) -> str | None:

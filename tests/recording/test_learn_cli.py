@@ -122,3 +122,23 @@ def test_a_file_that_is_not_a_recording_is_named(tmp_path):
     bad.write_text("hello")
     with pytest.raises(RecordingError, match="is not JSON"):
         Recording.read(bad)
+
+
+def test_a_har_from_elsewhere_replays_too(tmp_path):
+    """A HAR without mddframes' own fields (a browser's, a proxy's): the operations are
+    read off the paths."""
+    path = tmp_path / "ours.har"
+    with serve(dialect="spring-page") as emu, Client.from_emulator(emu) as client:
+        with client.recording(path):
+            tree = client.read_tree("DWH")
+            table = client.read_table("tbl-0001")
+    document = json.loads(path.read_text("utf-8"))
+    for entry in document["log"]["entries"]:
+        for field in ("_operation", "_parameters", "_prefix"):
+            entry.pop(field)
+    foreign = tmp_path / "foreign.har"
+    foreign.write_text(json.dumps(document), "utf-8")
+    assert learn(Recording.read(foreign)).dialect == "spring-page"
+    with serve(replay=foreign) as emu, Client.from_emulator(emu) as client:
+        assert len(client.read_tree("DWH")) == len(tree)
+        assert client.read_table("tbl-0001").equals(table)
