@@ -380,7 +380,7 @@ class _Tee:
             if self._done:
                 return
             self._done = True
-            self.complete = complete or self.response.raw is not self  # never streamed
+            self.complete = complete
         self._recorder._write(self)
 
 
