@@ -40,6 +40,7 @@ PLACEHOLDERS = {
     "token": b"SCRUBBED-TOKEN",
     "cookie": b"SCRUBBED-COOKIE",
 }
+_SHORT_VALUE = 8192
 _SHORTEST = 6  # a shorter "secret" (an empty cookie, "1") would scrub ordinary text
 
 
@@ -171,13 +172,27 @@ class Scrubber:
 
     def text(self, value: str) -> str:
         """``value`` (a URL, a header, a small body) with every secret replaced."""
-        return self.bytes(value.encode("utf-8", "surrogatepass")).decode("utf-8", "replace")
+        data = value.encode("utf-8", "surrogatepass")
+        scrubbed = self.bytes(data)
+        return value if scrubbed is data else scrubbed.decode("utf-8", "replace")
 
     def bytes(self, value: builtins.bytes) -> builtins.bytes:
         """``value`` with every secret replaced."""
         pattern, _ = self.pattern()
+        # the usual case is no secret: one search in C for a short value, the cores'
+        # fast scans for a long one
+        if len(value) <= _SHORT_VALUE:
+            if pattern.search(value) is None:
+                return value
+        elif not any(core in value for core in self._cores):
+            return value
         secrets = self._secrets
         return pattern.sub(lambda m: secrets[m.group(0)], value)
+
+    def is_clean(self, value: str) -> bool:
+        """Whether ``value`` holds no secret in any form."""
+        data = value.encode("utf-8", "surrogatepass")
+        return self.bytes(data) is data
 
     def header_name(self, name: str) -> str:
         """A header's name as recorded (a service could put a token in one)."""
