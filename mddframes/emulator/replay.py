@@ -178,10 +178,13 @@ def _seed(recording: Recording) -> Dataset:
                 if field_name not in value or field_name not in _DETAIL_FIELDS:
                     merged[field_name] = item
             elements[key] = merged
+    elements = {k: e for k, e in elements.items() if e.get("id") is not None}
+    fallback = next(iter(systems), "RECORDED")
     for element in elements.values():
         system_name = element.get("systemName")
-        if isinstance(system_name, str):
-            systems.setdefault(system_name, {"name": system_name, "description": ""})
+        if not isinstance(system_name, str):  # an element read alone, its system unseen
+            system_name = element["systemName"] = fallback
+        systems.setdefault(system_name, {"name": system_name, "description": ""})
     tables = _first(recording, "getTable", "tableId")
     mappings = _first(recording, "getMapping", "mappingId")
     object_types = _object_types(recording)

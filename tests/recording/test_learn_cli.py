@@ -142,3 +142,16 @@ def test_a_har_from_elsewhere_replays_too(tmp_path):
     with serve(replay=foreign) as emu, Client.from_emulator(emu) as client:
         assert len(client.read_tree("DWH")) == len(tree)
         assert client.read_table("tbl-0001").equals(table)
+
+
+def test_a_recording_without_a_tree_replays_what_it_saw(tmp_path):
+    path = tmp_path / "partial.har"
+    with serve() as emu, Client.from_emulator(emu) as client:
+        with client.recording(path):
+            element = client.read_structure("dwh-0005")
+            table = client.read_table("tbl-0001")
+    with serve(replay=path) as emu, Client.from_emulator(emu) as client:
+        assert client.read_structure("dwh-0005").equals(element)
+        assert client.read_table("tbl-0001").equals(table)
+        with pytest.raises(Exception, match="not in the recording partial.har"):
+            client.read_tree("DWH-NEVER-READ")
