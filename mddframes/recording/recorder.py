@@ -2,8 +2,8 @@
 
 :class:`Recorder` is an :attr:`HttpSession.interceptor <mddframes.http.session.HttpSession>`:
 it lets requests send the call, then puts a tee on the answer's body, which copies each
-piece the client reads into a spool (memory up to 1 MiB, then a private temporary file)
-as it passes. When the body is read to its end, or the answer is closed, the entry is
+piece the client reads, scrubbed, into a spool (memory up to 1 MiB, then a private
+temporary file) as it passes. When the body is read to its end, or the answer is closed, the entry is
 written: its headers and URL scrubbed (:mod:`.scrub`), its body scrubbed a chunk at a
 time from the spool into the entries file, so a 31 MB answer is never held twice.
 
@@ -41,6 +41,7 @@ __all__ = ["Recorder"]
 
 _SPOOL_IN_MEMORY = 1 << 20
 _TEXT_UP_TO = 1 << 20  # larger answers are written base64
+_BINARY_IN_MEMORY = 64 << 20
 _HEADER_ROOM = 1 << 16
 _QUEUED = 64  # finished calls waiting for the writer thread at most
 _CHUNK = 1 << 16
@@ -136,6 +137,9 @@ class Recorder:
         clock = time.perf_counter()
         response = send(prepared, **kwargs)
         waited = time.perf_counter() - clock
+        # learned before the body is read: the tee scrubs it on its way to the spool
+        self.scrubber.learn_headers(prepared.headers)
+        self.scrubber.learn_headers(_all_headers(response))
         tee = _Tee(response.raw, self, prepared, response, entry.operation, started, waited)
         with self._lock:
             self._pending.add(tee)
@@ -387,9 +391,17 @@ class _Tee:
         self.receiving = 0.0
         self.size = 0
         self.complete = False
+        # A text answer is scrubbed as it is spooled (with what is known when it
+        # arrives), so one larger than the spool's memory reaches its temporary file
+        # scrubbed; the writer scrubs it again with everything known by then. A binary
+        # one (an export's zip) cannot be scrubbed in passing (its offsets and checksums
+        # would break): it is kept in memory up to 64 MiB and rebuilt scrubbed by the writer.
+        mime = response.headers.get("Content-Type", "").lower()
+        textual = any(kind in mime for kind in _TEXT_TYPES)
         self.spool: IO[bytes] = tempfile.SpooledTemporaryFile(  # noqa: SIM115 -- closed by the recorder
-            _SPOOL_IN_MEMORY, dir=str(recorder.path.parent)
+            _SPOOL_IN_MEMORY if textual else _BINARY_IN_MEMORY, dir=str(recorder.path.parent)
         )
+        self._scrub = recorder.scrubber.stream() if textual else None
         self._done = False
         self._guard = threading.Lock()
 
@@ -402,8 +414,9 @@ class _Tee:
         """The body's pieces, each copied to the spool as it passes."""
         clock = time.perf_counter()
         write = self.spool.write
+        scrub = self._scrub.feed if self._scrub is not None else None
         for chunk in self._raw.stream(amt, decode_content=decode_content):
-            write(chunk)
+            write(scrub(chunk) if scrub is not None else chunk)
             self.size += len(chunk)
             yield chunk
         self.receiving += time.perf_counter() - clock
@@ -430,6 +443,8 @@ class _Tee:
                 return
             self._done = True
             self.complete = complete
+            if self._scrub is not None:
+                self.spool.write(self._scrub.finish())
         self._recorder._hand_over(self)
 
 

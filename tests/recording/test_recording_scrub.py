@@ -88,6 +88,11 @@ class Hostile:
                 zf.writestr(f"{TOKENS[0]}.sql", f"-- {TOKENS}", zipfile.ZIP_DEFLATED)
             self._send(handler, 200, headers, archive.getvalue(), "application/zip")
             return
+        if "/object-type" in handler.path:  # over 1 MiB: spooled to disk, stored base64
+            piece = "x" * 65_530 + SECRET + TOKENS[0]  # the secrets straddle 64 KiB pieces
+            big = json.dumps({"padding": [piece] * 20, "echo": echo}).encode()
+            self._send(handler, 200, headers, big, "application/json")
+            return
         document = {
             "id": "t1",
             "echo": echo,
