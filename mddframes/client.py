@@ -154,7 +154,10 @@ class Client:
         Examples
         --------
         >>> with client.recording("tenant.har"):
-        ...     client.read_tree("DWH")
+        ...     tree = client.read_tree("DWH")
+        >>> import json
+        >>> json.loads(open("tenant.har", encoding="utf-8").read())["log"]["version"]
+        '1.2'
         """
         from mddframes.recording.active import recording
 

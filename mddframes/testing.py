@@ -48,8 +48,11 @@ def replayed(path: str | os.PathLike[str], **settings: Any) -> Iterator[Client]:
 
     Examples
     --------
-    >>> with replayed("tenant.har") as client:
+    >>> with client.recording("tenant.har"):  # a client of the tenant
     ...     tree = client.read_tree("DWH")
+    >>> with replayed("tenant.har") as offline:
+    ...     len(offline.read_tree("DWH")) == len(tree)
+    True
     """
     from mddframes.emulator import serve
 
