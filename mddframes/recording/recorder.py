@@ -247,9 +247,10 @@ class Recorder:
             elif spool.read(4) == b"PK\x03\x04":
                 spool.seek(0)
                 _copy_base64(_scrubbed_zip(spool, scrubber), out, scrubber)
-            else:
+            else:  # a large text answer (scrubbed on its way in) or a binary one
                 spool.seek(0)
-                _copy_base64(spool, out, scrubber)
+                known = tee.scrubbed_at == scrubber.generation  # nothing learned since
+                _copy_base64(spool, out, scrubber, scan=not known)
             out.write(b'"')
             out.write(tail)
             self._count += 1
@@ -402,6 +403,7 @@ class _Tee:
             _SPOOL_IN_MEMORY if textual else _BINARY_IN_MEMORY, dir=str(recorder.path.parent)
         )
         self._scrub = recorder.scrubber.stream() if textual else None
+        self.scrubbed_at = self._scrub.generation if self._scrub is not None else -1
         self._done = False
         self._guard = threading.Lock()
 
@@ -490,15 +492,17 @@ def _copy_text(spool: IO[bytes], out: IO[bytes], scrubber: Scrubber) -> None:
         out.write(orjson.dumps(text)[1:-1])
 
 
-def _copy_base64(spool: IO[bytes], out: IO[bytes], scrubber: Scrubber) -> None:
+def _copy_base64(
+    spool: IO[bytes], out: IO[bytes], scrubber: Scrubber, *, scan: bool = True
+) -> None:
     scrub = scrubber.stream()
     carry = b""
     while chunk := spool.read(_CHUNK):
-        data = carry + scrub.feed(chunk)
+        data = carry + (scrub.feed(chunk) if scan else chunk)
         whole = len(data) - len(data) % 3
         out.write(base64.b64encode(data[:whole]))
         carry = data[whole:]
-    out.write(base64.b64encode(carry + scrub.finish()))
+    out.write(base64.b64encode(carry + (scrub.finish() if scan else b"")))
 
 
 def _scrubbed_zip(spool: IO[bytes], scrubber: Scrubber) -> IO[bytes]:

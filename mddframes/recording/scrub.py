@@ -93,6 +93,9 @@ class Scrubber:
         self._pattern: re.Pattern[bytes] | None = None
         self._longest = 1
         self._cores: list[builtins.bytes] = []
+        #: Counts the secrets learned: a body scrubbed at the current count needs no
+        #: second scan.
+        self.generation = 0
         self.add("client secret", client_secret, any_length=True)
         if client_secret:
             basic = f"{client_id}:{client_secret}"
@@ -125,6 +128,7 @@ class Scrubber:
             for form in _forms(value, shortest):
                 self._secrets[form] = placeholder
             self._pattern = None
+            self.generation += 1
 
     def learn_headers(self, headers: Mapping[str, str]) -> None:
         """Learn the credentials a set of headers carries (a bearer token, cookies)."""
@@ -222,6 +226,7 @@ class StreamScrub:
 
     def __init__(self, scrubber: Scrubber) -> None:
         self._scrubber = scrubber
+        self.generation = scrubber.generation  # read before the pattern: never newer
         self._pattern, longest = scrubber.pattern()
         self._cores = scrubber.cores()
         self._keep = longest - 1
