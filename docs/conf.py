@@ -130,6 +130,8 @@ nitpick_ignore_regex = [
     (r"py:.*", rf"({'|'.join(_EXTERNAL_MODULES)})(\..*)?"),
     # matplotlib's Axes (lineage.draw), imported for type checking only, so shown bare
     (r"py:class", r"Axes"),
+    # Client.recording's Recorder (mddframes.recording), imported for type checking only
+    (r"py:class", r"Recorder"),
     # Python's built-in types, as annotations name them
     (
         r"py:.*",

@@ -9,6 +9,7 @@ functions never see the Client, so the arrows point one way. The raw operations 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -35,6 +36,7 @@ from mddframes.ids import Ids
 from mddframes.writing import WriteResult
 
 if TYPE_CHECKING:
+    from mddframes.recording.recorder import Recorder
     from mddframes.snapshot.reader import Snapshot
     from mddframes.widgets import DeployPanel, ExportPanel, PackagePanel, WriteReview
     from mddframes.widgets.lineage_panel import LineagePanel
@@ -67,6 +69,9 @@ class Client:
             )
         self.settings = settings
         self.api = Api(settings)
+        from mddframes.recording.active import attach_if_recording
+
+        attach_if_recording(self.api.http)  # only under ``mddframes record``
 
     @classmethod
     def from_emulator(cls, emulator: Any, **overrides: Any) -> Client:
@@ -121,6 +126,42 @@ class Client:
     def close(self) -> None:
         """Release the pooled connections; later calls raise ``MddError``."""
         self.api.close()
+
+    def recording(
+        self, path: str | os.PathLike[str], *, redact_values: bool = False
+    ) -> contextlib.AbstractContextManager[Recorder]:
+        """Record every call of this client inside a ``with`` block into a HAR 1.2 file.
+
+        The client secret, every access token, the credential headers, cookies and the
+        tenant's host are scrubbed before anything touches the disk; the file is written
+        when the block ends (also when it raises), atomically and owner-only. Replay it
+        with ``mddframes.emulator.serve(replay=path)``; see the guide's "Your tenant,
+        offline".
+
+        Parameters
+        ----------
+        path : path
+            The HAR file to write.
+        redact_values : bool
+            Also replace every string and number of table, mapping, element and
+            raw-data bodies by a stable placeholder (for a public bug report).
+
+        Returns
+        -------
+        context manager
+            Yields the :class:`~mddframes.recording.Recorder`.
+
+        Examples
+        --------
+        >>> with client.recording("tenant.har"):
+        ...     tree = client.read_tree("DWH")
+        >>> import json
+        >>> json.loads(open("tenant.har", encoding="utf-8").read())["log"]["version"]
+        '1.2'
+        """
+        from mddframes.recording.active import recording
+
+        return recording(self.api.http, path, redact_values=redact_values)
 
     def __enter__(self) -> Self:
         return self

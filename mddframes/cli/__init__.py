@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import pandas as pd
 
-from mddframes.cli import _code, _journal, _lineage, _service, _snapshot
+from mddframes.cli import _code, _journal, _lineage, _record, _service, _snapshot
 from mddframes.cli._output import (
     EXIT_STDOUT_CLOSED,
     Messages,
@@ -135,6 +135,7 @@ def build_parser(*, emulator_options: bool = True) -> argparse.ArgumentParser:
     _journal.add_commands(commands, _service_command)
     _lineage.add_commands(commands, _service_command)
     _snapshot.add_commands(commands, _service_command)
+    _record.add_commands(commands)
     return parser
 
 
@@ -208,8 +209,11 @@ def _run_demo(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     arguments = sys.argv[1:] if argv is None else list(argv)
+    arguments, recorded = _record.split_recorded(arguments)
     parser = build_parser(emulator_options="emulator" in arguments)
     args = parser.parse_args(arguments)
+    if recorded is not None:
+        args.recorded = recorded
     messages = Messages(log_level(args)).install()
     args.messages = messages
     from mddframes.errors import MddError

@@ -89,6 +89,30 @@ def add_commands(commands: Any, service_command: Any) -> None:
         metavar="SYSTEM",
         help="also read this system's tree, an element, a table, a mapping and its packages",
     )
+    offline = doctor.add_argument_group("a recording instead of the tenant (offline)")
+    offline.add_argument(
+        "--recording",
+        type=Path,
+        metavar="HAR",
+        help="run the checks on a recording (mddframes record), offline; SYSTEM defaults "
+        "to the first system it read",
+    )
+    offline.add_argument(
+        "--write-profile",
+        type=Path,
+        metavar="FILE",
+        help="with --recording: write what it learned (realm, API prefix, the dialect) "
+        "as a profile of the configuration file to FILE",
+    )
+    offline.add_argument(
+        "--profile-name",
+        default="recorded",
+        help="the name of the profile --write-profile writes (default: recorded)",
+    )
+    connected = doctor.get_default("handler")
+    doctor.set_defaults(
+        handler=lambda args: _doctor_offline(args) if args.recording else connected(args)
+    )
 
 
 def ids_argument(parser: argparse.ArgumentParser) -> None:
@@ -191,3 +215,26 @@ def _doctor(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int
         write_stdout(doctor_text(frame))  # a block per check reads better than a wide table
         return code
     return frame, code
+
+
+def _doctor_offline(args: argparse.Namespace) -> int:
+    from mddframes.cli._output import emit
+    from mddframes.doctor import doctor_exit_code, doctor_text
+    from mddframes.recording.offline import SEND_ADVICE, doctor_recording, write_profile
+
+    frame, learned, recording = doctor_recording(args.recording, args.system)
+    code = int(doctor_exit_code(frame))
+    if frame_format(args) == "text" and getattr(args, "output", None) is None:
+        write_stdout(doctor_text(frame))
+    else:
+        emit(frame, args)
+    for line in learned.uncovered:
+        args.messages.say("not covered", f"{line}; {SEND_ADVICE}")
+    if args.write_profile is not None:
+        write_profile(learned, recording, args.write_profile, args.profile_name)
+        args.messages.note(
+            f"wrote the profile {args.profile_name!r} (dialect {learned.dialect}) to "
+            f"{args.write_profile}: copy its table into the configuration file and "
+            f"connect with --profile {args.profile_name}"
+        )
+    return code

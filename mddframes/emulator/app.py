@@ -423,7 +423,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         response_class=Response,
     )
     async def export_structure(id: str, objectTypeId: str) -> Response:  # noqa: A002
-        file_name, text = generation.render(store, segment(id), segment(objectTypeId))
+        file_name, text = state.render(segment(id), segment(objectTypeId))
         return Response(
             text.encode("utf-8"),
             media_type="text/plain; charset=utf-8",
@@ -478,4 +478,9 @@ def create_app(state: EmulatorState) -> FastAPI:
             DialectMiddleware, dialect=state.config.dialect, prefix=prefix,
             tenant=state.config.tenant,
         )  # fmt: skip
+    if state.replay is not None:
+        from mddframes.emulator.replay import ReplayMiddleware
+
+        # outermost: a 404 names the recording whichever layer answered it
+        app.add_middleware(ReplayMiddleware, replay=state.replay, state=state)
     return app

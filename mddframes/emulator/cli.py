@@ -70,6 +70,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         + "; ".join(f"{name}: {what}" for name, what in DIALECTS.items()),
     )
     parser.add_argument(
+        "--replay",
+        metavar="RECORDING",
+        help="serve the state a recording saw (mddframes record), in its dialect, prefix "
+        "and realm; writes, exports and package additions work on top of it",
+    )
+    parser.add_argument(
+        "--dialect-from",
+        metavar="RECORDING",
+        help="serve the sample data in the dialect, prefix and realm learned from a recording",
+    )
+    parser.add_argument(
         "--export-seconds-per-element",
         type=float,
         default=0.002,
@@ -99,4 +110,6 @@ def run(args: argparse.Namespace) -> int:
     secret = args.client_secret or os.environ.get("MDD_EMULATOR_CLIENT_SECRET")
     if secret:
         config.client_secret = secret
-    return run_foreground(config, host=args.host, port=args.port)
+    return run_foreground(
+        config, host=args.host, port=args.port, replay=args.replay, dialect_from=args.dialect_from
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import socket
 import threading
 import time
@@ -324,6 +325,8 @@ def serve(
     startup_timeout: float = 10,
     dataset: Dataset | None = None,
     dialect: Dialect = "default",
+    replay: str | os.PathLike[str] | None = None,
+    dialect_from: str | os.PathLike[str] | None = None,
 ) -> Iterator[EmulatorHandle]:
     """Run an emulator in a background thread for the duration of a ``with`` block.
 
@@ -354,6 +357,13 @@ def serve(
         A variation of the wire format the real service might have, served by every
         route: ``default``, ``spring-page``, ``snake-case``, ``nested-tree``,
         ``unprefixed``, ``literal-realm`` or ``etag`` (:mod:`mddframes.emulator.dialects`).
+    replay : path, optional
+        A recording (``mddframes record``, ``Client.recording``): serve the state it saw,
+        in its dialect, prefix and realm (:mod:`mddframes.emulator.replay`); ``dataset``,
+        ``elements``, ``tenant`` and ``dialect`` are then taken from it.
+    dialect_from : path, optional
+        A recording: serve the sample data in the dialect, prefix and realm learned
+        from it (:mod:`mddframes.emulator.recordings`).
 
     Yields
     ------
@@ -371,6 +381,9 @@ def serve(
     )
     if client_secret is not None:
         config.client_secret = client_secret
+    played = apply_recording(config, replay, dialect_from)
+    if played is not None:
+        dataset = played.dataset
     sock = _bind(host, port)
     state: EmulatorState | None = None
     server: uvicorn.Server | None = None
@@ -379,6 +392,7 @@ def serve(
     failure: list[BaseException] = []
     try:
         state = EmulatorState(config, dataset)
+        state.replay = played
         server = _uvicorn_server(state)
 
         def run() -> None:
@@ -415,6 +429,34 @@ def serve(
         if state is not None:
             state.close()
         sock.close()
+
+
+def apply_recording(
+    config: EmulatorConfig,
+    replay: str | os.PathLike[str] | None,
+    dialect_from: str | os.PathLike[str] | None,
+) -> Any:
+    """Set ``config``'s dialect, prefix and tenant from a recording; the replay, if any.
+
+    Returns
+    -------
+    Replay or None
+        The recording to serve (``replay``), else None.
+    """
+    if replay is None and dialect_from is None:
+        return None
+    from mddframes.emulator.recordings import Recording, learn
+    from mddframes.emulator.replay import load_replay
+
+    played = load_replay(replay) if replay is not None else None
+    learned = played.learned if played is not None else learn(Recording.read(str(dialect_from)))
+    config.dialect = check_dialect(learned.dialect)
+    config.api_prefix = learned.served_prefix
+    if learned.tenant and learned.tenant != LITERAL_REALM:
+        config.tenant = learned.tenant
+    for line in learned.uncovered:
+        logger.warning("the recording differs in a way the emulator does not serve: %s", line)
+    return played
 
 
 def banner_lines(config: EmulatorConfig, base_url: str, *, show_secret: bool) -> list[str]:
@@ -462,16 +504,25 @@ def run_foreground(
     announce: Any = print,
     *,
     show_secret: bool | None = None,
+    replay: str | os.PathLike[str] | None = None,
+    dialect_from: str | os.PathLike[str] | None = None,
 ) -> int:
     """Serve in the current thread until interrupted (Ctrl-C); for the command line.
 
     ``show_secret``: print the client secret in the banner; by default only when stdout
-    is a terminal.
+    is a terminal. ``replay``, ``dialect_from``: as :func:`serve`'s.
     """
     if show_secret is None:
         show_secret = _stdout_is_terminal()
+    played = apply_recording(config, replay, dialect_from)
     sock = _bind(host, port)
-    state = EmulatorState(config)
+    state = EmulatorState(config, played.dataset if played is not None else None)
+    state.replay = played
+    if played is not None:
+        announce(
+            f"replaying {played.name}: {len(played.recording.calls)} recorded calls, "
+            f"dialect {config.dialect}"
+        )
     try:
         server = _uvicorn_server(state)
         bound_host, bound_port = sock.getsockname()[:2]

@@ -12,6 +12,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from mddframes.emulator import generation
 from mddframes.emulator.auth import TokenIssuer
@@ -102,13 +103,22 @@ class EmulatorState:
             config.tenant, {config.client_id: config.client_secret}, config.token_ttl
         )
         self.tasks = TaskManager(
-            lambda sid, otid: generation.render(self.store, sid, otid),
+            lambda sid, otid: self.render(sid, otid),
             config.export_seconds_per_element,
         )
         self.faults = FaultInjector()
+        #: The recording this emulator replays (:mod:`mddframes.emulator.replay`), if any.
+        self.replay: Any = None
         self._counts: Counter[str] = Counter()
         self._faulted: Counter[str] = Counter()
         self._count_lock = threading.Lock()
+
+    def render(self, structure_id: str, object_type_id: str) -> tuple[str, str]:
+        """One element's script: the recorded one when replaying, else the template's."""
+        if self.replay is not None:
+            found: tuple[str, str] = self.replay.render(structure_id, object_type_id)
+            return found
+        return generation.render(self.store, structure_id, object_type_id)
 
     def __repr__(self) -> str:
         return f"EmulatorState(tenant={self.config.tenant!r}, db={self.config.db!r}, legacy={self.config.legacy})"

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -137,6 +137,9 @@ class HttpSession:
         self.pace = Pace(settings.max_rate, retry_after_max=settings.retry_after_max)
         self._budget = Budget(settings.max_retries, settings.retry_budget, settings.deadline)
         self.unauthorized_repeats = 0
+        #: Sends a prepared request instead of ``requests`` (a recording's tee, a
+        #: recording played back), given requests' own ``send`` first; None: requests.
+        self.interceptor: Callable[..., requests.Response] | None = None
         self._counter_lock = threading.Lock()
         self._closed = False
 
@@ -402,8 +405,11 @@ class HttpSession:
         guard = Guard(self.settings.deadline, self.settings.max_response_bytes)
         started = time.perf_counter()
         try:
+            send = self._session.send
+            if self.interceptor is not None:  # the one seam of recording and playback
+                send = partial(self.interceptor, send, entry)
             with guard:
-                response = self._session.send(
+                response = send(
                     prepared,
                     timeout=self.settings.timeout,
                     allow_redirects=False,

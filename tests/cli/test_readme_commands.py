@@ -82,7 +82,19 @@ LINEAGE = {
     "mddframes lineage DWH dwh-0005.customer_no --impact -o impact.dot": 0,
     "mddframes search DWH '^customer_' --regex --in names,mappings": 0,
 }
-ALL = {**PIPELINE, **TABLES_AS_CODE, **PIPELINE_YAML, **JOURNAL, **EMULATOR, **LINEAGE}
+RECORDING = {
+    # docs/guide/offline.md, in this order (each reads what the one before wrote)
+    "mddframes record tenant.har -- doctor DWH": 0,
+    "mddframes record public.har --redact-values -- tree DWH": 0,
+    "mddframes doctor --recording tenant.har": 0,
+    "mddframes doctor --recording tenant.har --write-profile tenant.toml": 0,
+}
+REPLAYING = {
+    "mddframes emulator --replay tenant.har": 0,
+    "mddframes emulator --dialect-from tenant.har": 0,
+}
+ALL = {**PIPELINE, **TABLES_AS_CODE, **PIPELINE_YAML, **JOURNAL, **EMULATOR, **LINEAGE,
+       **RECORDING, **REPLAYING}  # fmt: skip
 
 
 def readme_commands() -> set[str]:
@@ -243,6 +255,17 @@ def test_journal_commands(sh, emu):
     assert sh("mddframes writes --prune 90").stdout.splitlines() == ["path,kind,saved_at,action"]
 
 
+def test_recording_commands(sh):
+    for command in RECORDING:
+        sh(command)
+    for name in ("tenant.har", "public.har"):
+        assert (sh.work / name).stat().st_mode & 0o077 == 0
+        assert sh.env["MDD_CLIENT_SECRET"] not in (sh.work / name).read_text("utf-8")
+    assert "crm_customer" not in (sh.work / "public.har").read_text("utf-8")
+    profile = (sh.work / "tenant.toml").read_text("utf-8")
+    assert "[profiles.recorded]" in profile and 'realm = "acme"' in profile
+
+
 def test_demo_command(sh):
     done = sh(".venv/bin/mddframes demo")
     assert "written: verified=True" in done.stdout
@@ -259,9 +282,13 @@ def test_help_lists_the_exit_codes(sh):
         (".venv/bin/mddframes emulator --port 8080", {"--port 8080": "--port 0"}),
         ("mddframes emulator --dialect spring-page", {}),
         ("mddframes emulator --elements 100000", {"--elements 100000": "--elements 100"}),
+        ("mddframes emulator --replay tenant.har", {}),
+        ("mddframes emulator --dialect-from tenant.har", {}),
     ],
 )
 def test_emulator_commands_serve_until_ctrl_c(sh, command, substitutions):
+    if "tenant.har" in command:
+        sh("mddframes record tenant.har -- doctor DWH")  # the guide's recording
     line = command.replace(".venv/bin/mddframes", SCRIPT)
     for old, new in substitutions.items():
         line = line.replace(old, new)

@@ -131,6 +131,7 @@ CLIENT_METHODS = [
     "read_table_columns",
     "read_tables",
     "read_tree",
+    "recording",
     "restore",
     "restore_backups",
     "resume",

@@ -179,8 +179,10 @@ def test_the_emulator_and_the_client_side_import_nothing_of_each_other():
             assert not any(t.startswith("mddframes.emulator") for t in targets), module
 
 
-# The demo and the command line start an emulator on purpose (the demo, `mddframes emulator`).
-CLIENT_SIDE_STARTERS = {"mddframes.demo", "mddframes.cli"}
+# The demo and the command line start an emulator on purpose (the demo, `mddframes emulator`);
+# so do the helper of users' tests (a replayed tenant) and doctor --recording (offline).
+CLIENT_SIDE_STARTERS = {"mddframes.demo", "mddframes.cli", "mddframes.testing",
+                        "mddframes.recording.offline"}  # fmt: skip
 
 
 # -- private names stay private ------------------------------------------------------

@@ -1,0 +1,293 @@
+"""What a recording must never hold, and the streaming replacement that takes it out.
+
+A :class:`Scrubber` knows the secrets of one session: the client secret (from the
+settings), every access token (learned from the ``Authorization`` header of each request
+and from every token answer), every cookie value, and the tenant's host. Each is
+searched in the forms a service could echo it in (as sent, percent-encoded, JSON-escaped,
+HTML-escaped, base64) and replaced by a placeholder naming its kind, in bytes, a chunk
+at a time, so a 31 MB answer is scrubbed without being held (:class:`StreamScrub`).
+Headers that carry credentials (``Authorization``, ``Cookie``, ``Set-Cookie``,
+``Proxy-Authorization``) lose their value whatever it holds.
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import html
+import json
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from urllib.parse import quote, quote_plus, urlsplit
+
+__all__ = [
+    "CREDENTIAL_HEADERS",
+    "HOST_PLACEHOLDER",
+    "Scrubber",
+    "StreamScrub",
+]
+
+#: What the tenant's host becomes in a recording (``.invalid`` resolves nowhere, RFC 2606).
+HOST_PLACEHOLDER = "tenant.invalid"
+#: Request and answer headers whose whole value is a credential.
+CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-auth-token"}
+)
+#: Placeholders, by kind of secret; none contains a character JSON or a URL escapes.
+PLACEHOLDERS = {
+    "client secret": b"SCRUBBED-CLIENT-SECRET",
+    "token": b"SCRUBBED-TOKEN",
+    "cookie": b"SCRUBBED-COOKIE",
+}
+_SHORT_VALUE = 8192
+_SHORTEST = 6  # a shorter "secret" (an empty cookie, "1") would scrub ordinary text
+
+
+def _forms(value: str, shortest: int = _SHORTEST) -> set[bytes]:
+    """The spellings of ``value`` a service could echo (each as UTF-8 bytes)."""
+    forms = {
+        value,
+        quote(value, safe=""),
+        quote(value, safe="/"),
+        quote_plus(value),
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        json.dumps(value)[1:-1].replace("/", "\\/"),
+        html.escape(value),
+        html.escape(value, quote=False),
+        "".join(f"\\u{ord(c):04x}" for c in value),  # JSON with every character escaped
+        "".join(f"\\u{ord(c):04X}" for c in value),
+    }
+    raw = value.encode("utf-8")
+    for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+        text = encoded.decode("ascii")
+        forms.update({text, text.rstrip("=")})
+    return {form.encode("utf-8") for form in forms if len(form) >= shortest}
+
+
+class Scrubber:
+    """The secrets of one recorded session and their replacement.
+
+    Parameters
+    ----------
+    client_secret : str
+        The client secret (never written).
+    client_id : str
+        The client id: ``id:secret`` in base64 (a Basic header echoed) is a secret too.
+    host : str
+        The tenant's ``host[:port]``, replaced by :data:`HOST_PLACEHOLDER`.
+
+    Attributes
+    ----------
+    counts : dict of str to int
+        How many values of each kind were learned (for the recording's header).
+    """
+
+    def __init__(self, client_secret: str, client_id: str, host: str) -> None:
+        self._lock = threading.Lock()
+        self._secrets: dict[bytes, bytes] = {}
+        self._known: set[tuple[str, str]] = set()
+        self.counts: dict[str, int] = {"client secret": 0, "token": 0, "cookie": 0}
+        self.host = host
+        self._pattern: re.Pattern[bytes] | None = None
+        self._longest = 1
+        self._cores: list[builtins.bytes] = []
+        #: Counts the secrets learned: a body scrubbed at the current count needs no
+        #: second scan.
+        self.generation = 0
+        self.add("client secret", client_secret, any_length=True)
+        if client_secret:
+            basic = f"{client_id}:{client_secret}"
+            self._add_forms("client secret", basic)
+        hostname = urlsplit(f"//{host}").hostname or host
+        for name in {host, hostname}:
+            if name:
+                for form in (name, quote(name, safe=""), json.dumps(name)[1:-1]):
+                    self._secrets.setdefault(form.encode("utf-8"), HOST_PLACEHOLDER.encode())
+
+    def add(self, kind: str, value: str, *, any_length: bool = False) -> None:
+        """Learn one more secret ``value`` of ``kind`` (``"token"``, ``"cookie"``...).
+
+        A value shorter than six characters is ignored (an empty cookie or a ``1`` would
+        scrub ordinary text), unless ``any_length`` (the client secret: scrubbed
+        whatever its length).
+        """
+        if not value or (len(value) < _SHORTEST and not any_length):
+            return
+        with self._lock:
+            if (kind, value) in self._known:
+                return
+            self._known.add((kind, value))
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+        self._add_forms(kind, value, 1 if any_length else _SHORTEST)
+
+    def _add_forms(self, kind: str, value: str, shortest: int = _SHORTEST) -> None:
+        placeholder = PLACEHOLDERS.get(kind, b"SCRUBBED")
+        with self._lock:
+            for form in _forms(value, shortest):
+                self._secrets[form] = placeholder
+            self._pattern = None
+            self.generation += 1
+
+    def learn_headers(self, headers: Mapping[str, str]) -> None:
+        """Learn the credentials a set of headers carries (a bearer token, cookies)."""
+        for name, value in headers.items():
+            lowered = name.lower()
+            if lowered in ("authorization", "proxy-authorization"):
+                scheme, _, credential = value.partition(" ")
+                self.add("token", credential.strip() if credential else scheme)
+            elif lowered == "x-auth-token":
+                self.add("token", value)
+            elif lowered in ("cookie", "set-cookie"):
+                for value_of in _cookie_values(value, set_cookie=lowered == "set-cookie"):
+                    self.add("cookie", value_of)
+
+    def learn_token_answer(self, body: bytes) -> None:
+        """Learn every ``*token`` value of a token answer (``access_token``, ``id_token``...)."""
+        try:
+            value = json.loads(body)
+        except ValueError:
+            return
+        for key, item in _items(value):
+            if key.lower().endswith("token") and isinstance(item, str):
+                self.add("token", item)
+
+    def pattern(self) -> tuple[re.Pattern[bytes], int]:
+        """The compiled alternation of every secret's forms, and the longest's length."""
+        with self._lock:
+            if self._pattern is None:
+                forms = sorted(self._secrets, key=len, reverse=True)
+                self._pattern = re.compile(b"|".join(re.escape(f) for f in forms) or b"(?!)")
+                self._longest = max((len(f) for f in forms), default=1)
+                self._cores = sorted({_core(f) for f in forms}, key=len)
+            return self._pattern, self._longest
+
+    def cores(self) -> list[builtins.bytes]:
+        """Pieces of which every form holds one: a buffer holding none holds no secret.
+
+        Searching these few with ``bytes.__contains__`` (a fast scan in C) and the
+        alternation only where one is found makes a 31 MB answer cheap to scrub: the
+        forms of one secret differ only around the characters an encoding changes, so
+        they share a core.
+        """
+        self.pattern()
+        return self._cores
+
+    def text(self, value: str) -> str:
+        """``value`` (a URL, a header, a small body) with every secret replaced."""
+        data = value.encode("utf-8", "surrogatepass")
+        scrubbed = self.bytes(data)
+        return value if scrubbed is data else scrubbed.decode("utf-8", "replace")
+
+    def bytes(self, value: builtins.bytes) -> builtins.bytes:
+        """``value`` with every secret replaced."""
+        pattern, _ = self.pattern()
+        # the usual case is no secret: one search in C for a short value, the cores'
+        # fast scans for a long one
+        if len(value) <= _SHORT_VALUE:
+            if pattern.search(value) is None:
+                return value
+        elif not any(core in value for core in self._cores):
+            return value
+        secrets = self._secrets
+        return pattern.sub(lambda m: secrets[m.group(0)], value)
+
+    def is_clean(self, value: str) -> bool:
+        """Whether ``value`` holds no secret in any form."""
+        data = value.encode("utf-8", "surrogatepass")
+        return self.bytes(data) is data
+
+    def header_name(self, name: str) -> str:
+        """A header's name as recorded (a service could put a token in one)."""
+        return self.text(name)
+
+    def header(self, name: str, value: str) -> str:
+        """A header's value as recorded: a credential header's value is gone entirely."""
+        if name.lower() in CREDENTIAL_HEADERS:
+            return "SCRUBBED"
+        return self.text(value)
+
+    def stream(self) -> StreamScrub:
+        """A scrubber for one body read a chunk at a time."""
+        return StreamScrub(self)
+
+    def replacement(self, found: builtins.bytes) -> builtins.bytes:
+        """The placeholder of one matched secret form."""
+        return self._secrets[found]
+
+
+class StreamScrub:
+    """Scrub a body a chunk at a time: a secret split between two chunks is found too.
+
+    The last ``longest - 1`` bytes of what was fed are held back until the next chunk
+    (or :meth:`finish`), so a match is only ever made on whole forms.
+    """
+
+    def __init__(self, scrubber: Scrubber) -> None:
+        self._scrubber = scrubber
+        self.generation = scrubber.generation  # read before the pattern: never newer
+        self._pattern, longest = scrubber.pattern()
+        self._cores = scrubber.cores()
+        self._keep = longest - 1
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The scrubbed bytes that are safe to write now."""
+        buffer = self._pending + chunk if self._pending else chunk
+        limit = len(buffer) - self._keep
+        if limit <= 0:
+            self._pending = buffer
+            return b""
+        if not any(core in buffer for core in self._cores):  # the usual case: no secret
+            self._pending = buffer[limit:]
+            return buffer[:limit]
+        out: list[bytes] = []
+        position = 0
+        for match in self._pattern.finditer(buffer):
+            if match.start() >= limit:
+                break
+            out.append(buffer[position : match.start()])
+            out.append(self._scrubber.replacement(match.group(0)))
+            position = match.end()
+        cut = max(position, limit)
+        out.append(buffer[position:cut])
+        self._pending = buffer[cut:]
+        return b"".join(out)
+
+    def finish(self) -> bytes:
+        """The rest, scrubbed."""
+        rest, self._pending = self._pending, b""
+        return self._scrubber.bytes(rest)
+
+
+_UNCHANGED = re.compile(rb"[A-Za-z0-9._~-]+")  # no URL, JSON, HTML or base64 step changes these
+
+
+def _core(form: bytes) -> bytes:
+    """The longest run of ``form`` no encoding changes (the whole form if that is short)."""
+    runs = _UNCHANGED.findall(form)
+    longest = max(runs, key=len, default=b"")
+    return longest if len(longest) >= 6 else form
+
+
+def _cookie_values(header: str, *, set_cookie: bool) -> Iterable[str]:
+    parts = header.split(";")
+    if set_cookie:
+        parts = parts[:1]
+    for part in parts:
+        _, equals, value = part.strip().partition("=")
+        if equals:
+            yield value.strip().strip('"')
+
+
+def _items(value: object) -> Iterable[tuple[str, object]]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                yield str(key), inner
+                stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(item)
