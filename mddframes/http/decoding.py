@@ -193,22 +193,28 @@ def decode_text(entry: Endpoint, url: str, response: requests.Response) -> str:
         ) from None
 
 
-def attachment_filename(response: requests.Response) -> str | None:
-    """The file name of ``Content-Disposition`` (RFC 6266/2231), reduced to a base name."""
-    value = response.headers.get("Content-Disposition")
+def disposition_file_name(value: str) -> str | None:
+    """The file name a ``Content-Disposition`` value gives (RFC 6266/2231), as sent.
+
+    ``filename*`` (RFC 2231-encoded, parsed as a tuple) wins over the plain ``filename``,
+    which servers send as an ASCII fallback (``"Zürich.md"`` -> ``"Z_rich.md"``).
+    """
     if not value:
         return None
     message = Message()
     message["Content-Disposition"] = value
     params = message.get_params(header="content-disposition", failobj=[])[1:]
     names = [v for k, v in params if k.lower() == "filename"]
-    # RFC 6266: filename* (RFC 2231-encoded, parsed as a tuple) wins over the plain
-    # filename, which servers send as an ASCII fallback ("Zürich.md" -> "Z_rich.md").
     extended = [v for v in names if isinstance(v, tuple)]
     chosen = extended[0] if extended else (names[0] if names else None)
-    if not chosen:
+    return collapse_rfc2231_value(chosen).strip() if chosen else None
+
+
+def attachment_filename(response: requests.Response) -> str | None:
+    """The file name of ``Content-Disposition`` (RFC 6266/2231), reduced to a base name."""
+    name = disposition_file_name(response.headers.get("Content-Disposition", ""))
+    if not name:
         return None
-    name = collapse_rfc2231_value(chosen).strip()
     # A server-chosen name must not steer where a caller writes: keep the last part.
     base = PurePosixPath(name.replace("\\", "/")).name
     return base if base not in ("", ".", "..") else None

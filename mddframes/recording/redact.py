@@ -26,6 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import IO, Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+from mddframes.http.decoding import disposition_file_name
 from mddframes.http.endpoints import ENDPOINTS
 
 __all__ = ["REDACTED_OPERATIONS", "Redactor", "path_parameters", "redacts"]
@@ -133,7 +134,7 @@ class Redactor:
 
     def disposition(self, header: str) -> str:
         """A ``Content-Disposition`` header with its file name redacted."""
-        name = _attachment_name(header)
+        name = disposition_file_name(header)
         if not name:
             return header
         return f'attachment; filename="{self.file_name(name)}"'
@@ -173,20 +174,6 @@ class Redactor:
                 tail[index] = quote(self.string(original), safe="")
         segments[len(segments) - len(template) :] = tail
         return urlunsplit(parts._replace(path="/".join(segments)))
-
-
-def _attachment_name(header: str) -> str | None:
-    """The file name of a ``Content-Disposition`` header (RFC 6266/2231), if any."""
-    from email.message import Message
-    from email.utils import collapse_rfc2231_value
-
-    message = Message()
-    message["Content-Disposition"] = header
-    params = message.get_params(header="content-disposition", failobj=[])[1:]
-    names = [v for k, v in params if k.lower() == "filename"]
-    extended = [v for v in names if isinstance(v, tuple)]
-    chosen = extended[0] if extended else (names[0] if names else None)
-    return collapse_rfc2231_value(chosen).strip() if chosen else None
 
 
 def path_parameters(operation: str, url: str) -> tuple[dict[str, str], str]:
