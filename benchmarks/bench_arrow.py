@@ -36,6 +36,7 @@ import requests
 from benchmarks.common import (
     Result,
     floor_session,
+    get_put_get,
     median_at_most,
     median_speedup,
     paired_times,
@@ -177,10 +178,7 @@ def bench_table(client: Client, emu: Any, table_id: str, label: str,
         return pd.DataFrame(json.loads(response.content)["data"])
 
     def write_floor() -> None:
-        document = session.get(url, timeout=120)
-        document.raise_for_status()
-        session.put(url, data=document.content, timeout=120).raise_for_status()
-        session.get(url, timeout=120).raise_for_status()
+        get_put_get(session, url)
 
     for backend in backends:
         results += _backend_results(client, emu, table_id, label, backend, size, limits,

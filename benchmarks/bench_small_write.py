@@ -11,7 +11,14 @@ from __future__ import annotations
 
 import tempfile
 
-from benchmarks.common import Result, floor_session, median_at_most, paired_times, remote_emulator
+from benchmarks.common import (
+    Result,
+    floor_session,
+    get_put_get,
+    median_at_most,
+    paired_times,
+    remote_emulator,
+)
 from mddframes import Client
 
 REPEAT = 41  # single writes take milliseconds: many pairs for a stable median
@@ -33,10 +40,7 @@ def run() -> list[Result]:
         edits = iter(range(1, 1_000_000))
 
         def floor() -> None:
-            document = session.get(url, timeout=30)
-            document.raise_for_status()
-            session.put(url, data=document.content, timeout=30).raise_for_status()
-            session.get(url, timeout=30).raise_for_status()
+            get_put_get(session, url, timeout=30)
 
         def candidate() -> None:
             frame.at[frame.index[0], column] = f"edited {next(edits)}"

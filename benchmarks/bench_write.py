@@ -23,6 +23,7 @@ from benchmarks.common import (
     Result,
     at_most,
     floor_session,
+    get_put_get,
     median_at_most,
     paired_times,
     peak_memory,
@@ -48,10 +49,7 @@ def _measure(client: Client, emu: EmulatorHandle, table_id: str, label: str, row
     edits = iter(range(1, 1_000_000))
 
     def floor() -> None:
-        document = session.get(url, timeout=120)
-        document.raise_for_status()
-        session.put(url, data=document.content, timeout=120).raise_for_status()
-        session.get(url, timeout=120).raise_for_status()
+        get_put_get(session, url)
 
     def candidate() -> None:
         frame.at[0, "name"] = f"edited {next(edits)}"

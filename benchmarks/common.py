@@ -70,6 +70,17 @@ def floor_session(emu: EmulatorHandle) -> requests.Session:
     return session
 
 
+def get_put_get(session: requests.Session, url: str, timeout: float = 120) -> None:
+    """The floor of a write: GET the document, PUT the same bytes back, GET it again.
+
+    What a careful script does by hand with ``requests`` (no parsing, no checks).
+    """
+    document = session.get(url, timeout=timeout)
+    document.raise_for_status()
+    session.put(url, data=document.content, timeout=timeout).raise_for_status()
+    session.get(url, timeout=timeout).raise_for_status()
+
+
 def paired_times(
     baseline: Callable[[], object], candidate: Callable[[], object], repeat: int = 5
 ) -> tuple[list[float], list[float]]:

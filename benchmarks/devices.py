@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 import requests
 
-from benchmarks.common import load_average, remote_emulator
+from benchmarks.common import get_put_get, load_average, remote_emulator
 from mddframes import Client
 from mddframes.bulk import run_bulk
 from mddframes.emulator.scale import big_table
@@ -187,10 +187,7 @@ def write_floor(emu: Any, table_id: str) -> Callable[[], None]:
     session = _session(emu)
 
     def floor() -> None:
-        document = session.get(url, timeout=120)
-        document.raise_for_status()
-        session.put(url, data=document.content, timeout=120).raise_for_status()
-        session.get(url, timeout=120).raise_for_status()
+        get_put_get(session, url)
 
     return floor
 
