@@ -171,6 +171,12 @@ class Pace:
     def __repr__(self) -> str:
         return f"<Pace {self.describe()}>"
 
+    def retire(self) -> None:
+        """Leave the process's progress bars: its client was closed (see
+        :func:`current_pace_note`)."""
+        with _PACES_LOCK:
+            _PACES.discard(self)
+
     # -- sending -----------------------------------------------------------------
 
     def acquire(self, not_before: float = 0.0) -> float:
@@ -429,7 +435,7 @@ def _rate_words(rate: float) -> str:
 def current_pace_note() -> str | None:
     """What a progress bar says while a client of this process is paced, else None.
 
-    The pace most recently pushed back (within 10 s) or running under a declared
+    Of the clients not closed, the pace most recently pushed back (within 10 s) or running under a declared
     ``max_rate``, e.g. ``"paced by the service: 18 req/s"``.
     """
     with _PACES_LOCK:

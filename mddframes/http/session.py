@@ -294,6 +294,7 @@ class HttpSession:
     def close(self) -> None:
         """Close the pooled connections. Further calls raise ``ClientClosedError``."""
         self._closed = True
+        self.pace.retire()  # a closed client's pace is no other bar's business
         self._session.close()
 
     # -- token --------------------------------------------------------------------

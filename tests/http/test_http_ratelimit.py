@@ -140,3 +140,17 @@ def test_a_progress_bar_says_when_the_service_paces_the_client(emu, monkeypatch,
     assert bar.n == len(ids)
     assert re.search(r"paced by the service: \d+(\.\d)? req/s", bar.postfix or ""), bar.postfix
     assert "paced by the service" in capsys.readouterr().err
+
+
+def test_a_closed_clients_pace_leaves_the_progress_bars(emu):
+    # a later bar of this process (another client, or work without HTTP) must not say
+    # "paced by the service" because of a client that is gone
+    from mddframes.http import pace as pace_module
+
+    emu.inject_faults(rate_limit_rps=20, rate_limit_burst=2, retry_after_style="none")
+    with Client.from_emulator(emu) as client:
+        ids = client.read_tree("DWH")["table_id"].dropna().unique().tolist()[:30]
+        client.read_tables(ids, max_workers=8, progress=False)
+        pace = client.http.pace
+        assert pace.recently_throttled() and pace in set(pace_module._PACES)
+    assert pace not in set(pace_module._PACES)
