@@ -31,7 +31,7 @@ from mddframes.codec.check import COLUMN_DROPPED, ROW_DELETED
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.fingerprint import fingerprint
 from mddframes.codec.kinds import Kind
-from mddframes.codec.read_route import STREAM_THRESHOLD
+from mddframes.codec.read_route import choose_route
 from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import IncompletePayloadError, WriteVerificationError
 from mddframes.frames.backends import default_slice
@@ -195,7 +195,7 @@ def readback_context(change: Change, readback: Held) -> ReadContext:
     of the same frame can stream too.
     """
     kept = readback.kept
-    if kept is None or kept.size <= STREAM_THRESHOLD:
+    if kept is None or choose_route(kept.size) == "whole":
         return ReadContext(change.kind, change.object_id, readback.document(), kept=kept,
                            route="readback")  # fmt: skip
     # the streamed strategy's own survey of the frame, or (an Arrow-backed frame hashed
