@@ -132,7 +132,10 @@ def expected_document(
 ) -> dict[str, Any]:
     """The reference: each edit applied to its cell in JSON space."""
     expected = copy.deepcopy(document)
-    for row, column, value in edits:
+    # a cell edited twice holds its last value: the reference applies that net edit (a
+    # cell set to text and then to NA where the key was absent stays absent)
+    net = {(row, column): value for row, column, value in edits}
+    for (row, column), value in net.items():
         cells = expected["data"][row]
         if value is None and cells.get(column) is None:
             continue  # null stays null, absent stays absent
