@@ -49,6 +49,8 @@ PRIVATE_DIR_MODE = 0o700
 _WIDE_BITS = 0o077
 
 _warned: set[Path] = set()
+#: The (folder, root) pairs whose modes this process has looked at (set.add is atomic).
+_checked: set[tuple[Path, Path]] = set()
 _warned_guard = threading.Lock()
 _umask_guard = threading.Lock()
 
@@ -89,8 +91,8 @@ def private_dir(
 ) -> Path:
     """Create ``path`` (and its missing parents) owner-only (``0700``), whatever the umask.
 
-    Folders that already exist are not changed; the first time a process finds one
-    between ``root`` and ``path`` (both included; only ``path`` when ``root`` is None)
+    Folders that already exist are not changed; the first time a process uses ``path``
+    and finds a folder between ``root`` and ``path`` (both included; only ``path`` when ``root`` is None)
     whose mode lets the group or others in, an :class:`~mddframes.errors.MddWarning`
     names it and says how to restrict it.
 
@@ -122,7 +124,10 @@ def private_dir(
                 raise
             continue
         _chmod(folder, PRIVATE_DIR_MODE)  # the umask may have taken bits off, never added
-    _warn_if_wide(path, Path(root) if root is not None else path, set(missing))
+    top = Path(root) if root is not None else path
+    if missing or (path, top) not in _checked:  # (a write takes locks and backups often)
+        _warn_if_wide(path, top, set(missing))
+        _checked.add((path, top))
     return path
 
 

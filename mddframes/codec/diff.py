@@ -7,10 +7,11 @@ renders as HTML in notebooks with the changes highlighted.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -22,18 +23,36 @@ from mddframes.codec.values import ABSENT, JsonObject, strict_equal
 
 _HTML_LIMIT = 100
 _CHANGED_COLUMNS = ["row", "column", "old", "new"]
+_ENVELOPE_COLUMNS = ["key", "old", "new"]
+
+
+#: A changed cell: (row label, column, old value, new value).
+CellChange = tuple[Any, str, Any, Any]
+#: An added or deleted row: (its label, the row).
+RowLine = tuple[Any, dict[str, Any]]
 
 
 @dataclass(frozen=True)
 class Diff:
     """The differences between an old and a new payload.
 
+    Built from lines; each frame is made the first time it is asked for (a write whose
+    diff nobody looks at never pays for four DataFrames).
+
     Attributes
     ----------
+    changed_cells : list of tuple
+        One ``(row label, column, old, new)`` per changed cell of a kept row.
+    added_rows : list of tuple
+        One ``(label, row)`` per added row.
+    deleted_rows : list of tuple
+        One ``(old position, row)`` per deleted row.
+    envelope_changes : list of tuple
+        One ``(key, old, new)`` per change outside the rows.
     changed : pandas.DataFrame
-        One line per changed cell of a kept row: ``row`` (the row's label: its
-        position in the old payload), ``column``, ``old``, ``new``; a key that one
-        side does not have shows as ``<absent>``.
+        ``changed_cells`` as a frame: ``row`` (the row's label: its position in the old
+        payload), ``column``, ``old``, ``new``; a key that one side does not have shows
+        as ``<absent>``.
     added : pandas.DataFrame
         The added rows, one column per key, indexed by their label.
     deleted : pandas.DataFrame
@@ -42,15 +61,36 @@ class Diff:
         Changes outside the rows: ``key``, ``old``, ``new``.
     """
 
-    changed: pd.DataFrame
-    added: pd.DataFrame
-    deleted: pd.DataFrame
-    envelope: pd.DataFrame
+    changed_cells: list[CellChange] = field(default_factory=list)
+    added_rows: list[RowLine] = field(default_factory=list)
+    deleted_rows: list[RowLine] = field(default_factory=list)
+    envelope_changes: list[tuple[str, Any, Any]] = field(default_factory=list)
+
+    @functools.cached_property
+    def changed(self) -> pd.DataFrame:
+        """The changed cells: ``row``, ``column``, ``old``, ``new``."""
+        return _lines_frame(self.changed_cells, _CHANGED_COLUMNS)
+
+    @functools.cached_property
+    def added(self) -> pd.DataFrame:
+        """The added rows, one column per key, indexed by their label."""
+        return _rows_frame(self.added_rows)
+
+    @functools.cached_property
+    def deleted(self) -> pd.DataFrame:
+        """The deleted rows, one column per key, indexed by their old position."""
+        return _rows_frame(self.deleted_rows)
+
+    @functools.cached_property
+    def envelope(self) -> pd.DataFrame:
+        """Changes outside the rows: ``key``, ``old``, ``new``."""
+        return _lines_frame(self.envelope_changes, _ENVELOPE_COLUMNS)
 
     @property
     def empty(self) -> bool:
         """True when the two payloads hold the same thing."""
-        return not (len(self.changed) or len(self.added) or len(self.deleted) or len(self.envelope))
+        return not (self.changed_cells or self.added_rows or self.deleted_rows
+                    or self.envelope_changes)  # fmt: skip
 
     def summary(self) -> str:
         """The differences in one line, e.g. ``"2 cell(s) changed in 1 row(s), 1 row(s) added"``.
@@ -63,21 +103,19 @@ class Diff:
         if self.empty:
             return "no changes"
         parts = []
-        if len(self.changed):
-            rows = self.changed["row"].nunique()
-            cells = ", ".join(
-                f"row {r!r} column {c!r}"
-                for r, c in self.changed[["row", "column"]].head(3).itertuples(index=False)
-            )
-            more = " ..." if len(self.changed) > 3 else ""
-            parts.append(f"{len(self.changed)} cell(s) changed in {rows} row(s) ({cells}{more})")
-        if len(self.added):
-            parts.append(f"{len(self.added)} row(s) added")
-        if len(self.deleted):
-            listed = ", ".join(map(repr, self.deleted.index[:5].tolist()))
-            parts.append(f"{len(self.deleted)} row(s) deleted ({listed})")
-        if len(self.envelope):
-            keys = ", ".join(map(repr, self.envelope["key"].tolist()))
+        cells = self.changed_cells
+        if cells:
+            rows = len({label for label, _, _, _ in cells})
+            named = ", ".join(f"row {r!r} column {c!r}" for r, c, _, _ in cells[:3])
+            more = " ..." if len(cells) > 3 else ""
+            parts.append(f"{len(cells)} cell(s) changed in {rows} row(s) ({named}{more})")
+        if self.added_rows:
+            parts.append(f"{len(self.added_rows)} row(s) added")
+        if self.deleted_rows:
+            listed = ", ".join(repr(label) for label, _ in self.deleted_rows[:5])
+            parts.append(f"{len(self.deleted_rows)} row(s) deleted ({listed})")
+        if self.envelope_changes:
+            keys = ", ".join(repr(key) for key, _, _ in self.envelope_changes)
             parts.append(f"changed outside the rows: {keys}")
         return "; ".join(parts)
 
@@ -92,21 +130,10 @@ class Diff:
         pandas.DataFrame
             One row per difference.
         """
-        # keyed by column label, which pandas-stubs types Hashable (to_dict's records)
-        lines: list[dict[Hashable, Any]] = []
-        for record in self.changed.to_dict("records"):
-            lines.append({"change": "changed", **record})
-        for label, row in _row_dicts(self.added):
-            lines.append({"change": "added", "row": label, "column": None, "old": None, "new": row})
-        for label, row in _row_dicts(self.deleted):
-            lines.append(
-                {"change": "deleted", "row": label, "column": None, "old": row, "new": None}
-            )
-        for record in self.envelope.to_dict("records"):
-            lines.append(
-                {"change": "envelope", "row": None, "column": record["key"],
-                 "old": record["old"], "new": record["new"]}
-            )  # fmt: skip
+        lines: list[tuple[Any, ...]] = [("changed", *cell) for cell in self.changed_cells]
+        lines += [("added", label, None, None, dict(row)) for label, row in self.added_rows]
+        lines += [("deleted", label, None, dict(row), None) for label, row in self.deleted_rows]
+        lines += [("envelope", None, key, old, new) for key, old, new in self.envelope_changes]
         frame = pd.DataFrame(lines, columns=["change", *_CHANGED_COLUMNS], dtype=object)
         frame["change"] = frame["change"].astype("string")
         return frame
@@ -118,11 +145,11 @@ class Diff:
         parts = [f"<p><b>Diff:</b> {html.escape(self.summary())}</p>"]
         if self.empty:
             return "".join(parts)
-        labels: list[Any] = list(dict.fromkeys(self.changed["row"].tolist()))
-        columns: list[Any] = list(dict.fromkeys(self.changed["column"].tolist()))
-        for frame in (self.added, self.deleted):
-            columns.extend(c for c in frame.columns if c not in columns)
-        cells = {(r, c): (o, n) for r, c, o, n in self.changed.itertuples(index=False)}
+        labels: list[Any] = list(dict.fromkeys(label for label, _, _, _ in self.changed_cells))
+        columns: list[Any] = list(dict.fromkeys(column for _, column, _, _ in self.changed_cells))
+        for _, row in [*self.added_rows, *self.deleted_rows]:
+            columns.extend(c for c in row if c not in columns)
+        cells = {(r, c): (o, n) for r, c, o, n in self.changed_cells}
         body = []
         for label in labels[:_HTML_LIMIT]:
             tds = []
@@ -136,8 +163,9 @@ class Diff:
                 else:
                     tds.append("<td></td>")
             body.append(f"<tr><th>{html.escape(str(label))}</th>{''.join(tds)}</tr>")
-        for frame, colour, mark in ((self.added, "#d3f9d8", "+"), (self.deleted, "#ffc9c9", "-")):
-            for label, row in _row_dicts(frame.head(_HTML_LIMIT)):
+        for lines, colour, mark in ((self.added_rows, "#d3f9d8", "+"),
+                                    (self.deleted_rows, "#ffc9c9", "-")):  # fmt: skip
+            for label, row in lines[:_HTML_LIMIT]:
                 row_html = "".join(
                     f"<td>{html.escape(_text(row.get(c, ABSENT)))}</td>" for c in columns
                 )
@@ -148,7 +176,8 @@ class Diff:
         header = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
         parts.append(f"<table><tr><th>{INDEX_NAME}</th>{header}</tr>{''.join(body)}</table>")
         hidden = max(0, len(labels) - _HTML_LIMIT)
-        hidden += max(0, len(self.added) - _HTML_LIMIT) + max(0, len(self.deleted) - _HTML_LIMIT)
+        hidden += max(0, len(self.added_rows) - _HTML_LIMIT)
+        hidden += max(0, len(self.deleted_rows) - _HTML_LIMIT)
         if hidden:
             parts.append(f"<p>... and {hidden} more row(s) not shown</p>")
         if len(self.envelope):
@@ -171,20 +200,33 @@ def _text(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _row_dicts(frame: pd.DataFrame) -> list[tuple[Any, dict[Hashable, Any]]]:
-    # the added/deleted frames keep ABSENT for keys a row does not have
-    return [
-        (label, {k: v for k, v in row.items() if v is not ABSENT})
-        for label, row in zip(frame.index, frame.to_dict("records"), strict=True)
-    ]
+def _rows_frame(lines: list[RowLine]) -> pd.DataFrame:
+    """Rows as a frame, one column per key (``<absent>`` where a row has none)."""
+    if not lines:
+        return _EMPTY_ROWS.copy()  # (most diffs add and delete nothing: a copy costs less)
+    return _build_rows_frame(lines)
 
 
-def _rows_frame(rows: list[dict[str, Any]], labels: list[Any]) -> pd.DataFrame:
+def _build_rows_frame(lines: list[RowLine]) -> pd.DataFrame:
+    rows = [row for _, row in lines]
     columns = list(dict.fromkeys(k for row in rows for k in row))
     data = {c: pd.Series([row.get(c, ABSENT) for row in rows], dtype=object) for c in columns}
     frame = pd.DataFrame(data, columns=columns)
-    frame.index = pd.Index(labels, name=INDEX_NAME, dtype=object)
+    frame.index = pd.Index([label for label, _ in lines], name=INDEX_NAME, dtype=object)
     return frame
+
+
+def _lines_frame(lines: list[tuple[Any, ...]], columns: list[str]) -> pd.DataFrame:
+    if not lines:
+        return _EMPTY_LINES[tuple(columns)].copy()
+    return pd.DataFrame(lines, columns=columns, dtype=object)
+
+
+_EMPTY_ROWS = _build_rows_frame([])
+_EMPTY_LINES = {
+    tuple(names): pd.DataFrame([], columns=names, dtype=object)
+    for names in (_CHANGED_COLUMNS, _ENVELOPE_COLUMNS)
+}
 
 
 def diff_payloads(
@@ -223,16 +265,15 @@ def diff_payloads(
         columns = declared_columns(new, kind) or declared_columns(old, kind)
         origin = align_rows(old_rows, new_rows, primary_key=primary_key_columns(columns))
 
-    changed: list[tuple[Any, str, Any, Any]] = []
-    added_rows, added_labels = [], []
+    changed: list[CellChange] = []
+    added: list[RowLine] = []
     matched = set()
     for i, (row, position) in enumerate(zip(new_rows, origin, strict=True)):
         label = (
             labels[i] if labels is not None else (position if position is not None else f"new[{i}]")
         )
         if position is None:
-            added_rows.append(row)
-            added_labels.append(label)
+            added.append((label, row))
             continue
         matched.add(position)
         before = old_rows[position]
@@ -242,7 +283,7 @@ def diff_payloads(
             a, b = before.get(name, ABSENT), row.get(name, ABSENT)
             if not strict_equal(a, b):
                 changed.append((label, name, a, b))
-    deleted_positions = [p for p in range(len(old_rows)) if p not in matched]
+    deleted = [(p, old_rows[p]) for p in range(len(old_rows)) if p not in matched]
 
     envelope = []
     for key in dict.fromkeys([*old, *new]):
@@ -251,29 +292,11 @@ def diff_payloads(
         a, b = old.get(key, ABSENT), new.get(key, ABSENT)
         if not strict_equal(a, b):
             envelope.append((key, a, b))
-
-    changed_frame = pd.DataFrame(changed, columns=_CHANGED_COLUMNS, dtype=object)
-    return Diff(
-        changed=changed_frame,
-        added=_rows_frame(added_rows, added_labels),
-        deleted=_rows_frame([old_rows[p] for p in deleted_positions], deleted_positions),
-        envelope=pd.DataFrame(envelope, columns=["key", "old", "new"], dtype=object),
-    )
+    return Diff(changed, added, deleted, envelope)
 
 
 def concat_changes(diffs: Sequence[Diff]) -> Diff:
     """One :class:`Diff` of the changed cells of several diffs of batches of one table's
     rows (a streamed write's): their ``changed`` lines in order, nothing added,
     deleted or changed outside the rows."""
-    frames = [d.changed for d in diffs if len(d.changed)]
-    changed = (
-        pd.concat(frames, ignore_index=True)
-        if frames
-        else pd.DataFrame([], columns=_CHANGED_COLUMNS, dtype=object)
-    )
-    return Diff(
-        changed=changed,
-        added=_rows_frame([], []),
-        deleted=_rows_frame([], []),
-        envelope=pd.DataFrame([], columns=["key", "old", "new"], dtype=object),
-    )
+    return Diff([cell for diff in diffs for cell in diff.changed_cells])

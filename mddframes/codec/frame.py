@@ -325,8 +325,8 @@ def _check_frame(frame: pd.DataFrame, what: str) -> None:
     bad = [c for c in frame.columns if not isinstance(c, str)]
     if bad:
         raise DataShapeError(f"{what}: column names must be strings, got {bad[:5]!r}")
-    duplicated = frame.columns[frame.columns.duplicated()].unique().tolist()
-    if duplicated:
+    if not frame.columns.is_unique:
+        duplicated = frame.columns[frame.columns.duplicated()].unique().tolist()
         raise DataShapeError(f"{what}: duplicate column names {duplicated[:5]!r}")
     if not frame.index.is_unique:
         labels = frame.index[frame.index.duplicated()].unique().tolist()
@@ -525,8 +525,9 @@ def _overlay_cells(
     # a few rows: asking cell_changed of every cell (the decision every candidate gets
     # anyway) costs less than building a typed column of the originals to compare with
     small = len(kept_rows) <= CELL_BY_CELL_ROWS
-    for name in frame.columns:
-        new = frame[name].array
+    for label, column in frame.items():
+        name = str(label)  # (the column names are strings: _check_frame saw to it)
+        new = column.array
         if not identity:
             new = new.take(kept_frame)
         # None stands for both null and absent here: the two compare alike, and the
@@ -536,8 +537,8 @@ def _overlay_cells(
             samples[name] = _sample(rows, name) if templates is None else templates[name]
             if same_json_column(originals, new):
                 continue  # a JSON column left as it was: no cell to compare one by one
-            if small:  # every cell is a candidate: cell_changed below decides each
-                candidates = np.arange(len(kept_rows))
+            if small:  # cell_changed below decides each cell not plainly its original
+                candidates = _not_plainly_equal(originals, new)
             else:
                 old = column_array(originals, known[name], name=name)
                 candidates = _candidate_changes(old, new, originals)
@@ -549,6 +550,34 @@ def _overlay_cells(
             if changed:
                 out.writable(i)[name] = value
     return samples
+
+
+#: Python types whose equal values of one type are one JSON value (a float: but a zero).
+_PLAIN_TYPES = frozenset({str, int, bool, float})
+
+
+def _not_plainly_equal(originals: list[Any], new: Any) -> np.ndarray:
+    """Positions of the cells that may differ from their original: every cell but those
+    whose Python value (``tolist``) has the original's type and equals it.
+
+    Those are cells :func:`~mddframes.codec.values.cell_changed` finds unchanged too: the
+    value goes back as itself; a float zero is left to it (``-0.0 == 0.0``, the sign is
+    content), as is a NaN (never equal).
+    """
+    values = new.tolist() if hasattr(new, "tolist") else list(new)
+    return np.asarray(
+        [
+            i
+            for i, (original, value) in enumerate(zip(originals, values, strict=True))
+            if not (
+                type(original) is type(value)
+                and type(value) in _PLAIN_TYPES
+                and original == value
+                and (original or type(value) is not float)
+            )
+        ],
+        dtype=np.int64,
+    )
 
 
 def _new_rows(

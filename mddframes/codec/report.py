@@ -55,14 +55,16 @@ class CheckReport:
 
     Attributes
     ----------
+    records : list of dict
+        The problems in report order (errors first, then :func:`report_order`).
     frame : pandas.DataFrame
-        Columns ``level`` ("error" or "warning"), ``table`` (object id), ``row`` (the
-        row's frame index label: its original position, or the label of a new row),
-        ``column``, ``problem``, ``old``, ``new``. Errors come first, then the lines
-        in the order of :func:`report_order`.
+        ``records`` as a frame, made the first time it is asked for: columns ``level``
+        ("error" or "warning"), ``table`` (object id), ``row`` (the row's frame index
+        label: its original position, or the label of a new row), ``column``,
+        ``problem``, ``old``, ``new``.
     """
 
-    frame: pd.DataFrame
+    records: list[ProblemRecord]
 
     @classmethod
     def from_records(cls, records: Iterable[ProblemRecord]) -> CheckReport:
@@ -79,17 +81,21 @@ class CheckReport:
         CheckReport
             The report, its problems in report order.
         """
-        records = sorted(records, key=report_order)  # stable
-        if not records:  # the usual report: a copy of the empty frame costs a tenth
-            return cls(_empty_frame().copy())
+        return cls(sorted(records, key=report_order))  # stable
+
+    @functools.cached_property
+    def frame(self) -> pd.DataFrame:
+        """The problems as a frame (see the class's attributes)."""
+        if not self.records:
+            return _empty_frame().copy()
         frame = pd.DataFrame(
-            [[r[c] for c in REPORT_COLUMNS] for r in records],
+            [[r[c] for c in REPORT_COLUMNS] for r in self.records],
             columns=list(REPORT_COLUMNS),
             dtype=object,
         )
         frame["level"] = frame["level"].astype("string")
         frame["problem"] = frame["problem"].astype("string")
-        return cls(frame)
+        return frame
 
     @classmethod
     def concat(cls, reports: Iterable[CheckReport]) -> CheckReport:
@@ -100,8 +106,9 @@ class CheckReport:
         reports : iterable of CheckReport
             The reports to join, in order.
         """
-        records = chain.from_iterable(r.frame.to_dict("records") for r in reports)
-        return cls.from_records(records)
+        # without their rank and place, each report's lines keep their order
+        lines = chain.from_iterable(r.records for r in reports)
+        return cls.from_records({c: line[c] for c in REPORT_COLUMNS} for line in lines)
 
     @property
     def errors(self) -> pd.DataFrame:
@@ -116,10 +123,10 @@ class CheckReport:
     @property
     def ok(self) -> bool:
         """True when the report has no errors (warnings allowed)."""
-        return "error" not in self.frame["level"].tolist()  # (a pandas == costs more)
+        return all(record["level"] != "error" for record in self.records)
 
     def __len__(self) -> int:
-        return len(self.frame)
+        return len(self.records)
 
     def summary(self, limit: int = 5) -> str:
         """One paragraph: counts, then the first ``limit`` errors in words.
@@ -134,9 +141,10 @@ class CheckReport:
         str
             The paragraph.
         """
-        errors, warnings = self.errors, self.warnings
-        text = f"{len(errors)} error(s), {len(warnings)} warning(s)"
-        lines = [_describe_line(r) for r in errors.head(limit).to_dict("records")]
+        errors = [r for r in self.records if r["level"] == "error"]
+        warnings = sum(r["level"] == "warning" for r in self.records)
+        text = f"{len(errors)} error(s), {warnings} warning(s)"
+        lines = [_describe_line(r) for r in errors[:limit]]
         if lines:
             text += ": " + "; ".join(lines)
             if len(errors) > limit:

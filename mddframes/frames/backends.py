@@ -255,8 +255,10 @@ def from_user_frame(frame: Any, *, what: str = "frame", keep_arrow: bool = False
         return _from_polars(frame, what=what, keep_arrow=keep_arrow)
     if not isinstance(frame, pd.DataFrame):
         return frame  # type: ignore[no-any-return]  # the writer names the wrong type
+    if keep_arrow:
+        return frame
     positions = [i for i, dtype in enumerate(frame.dtypes) if _arrow_backed(dtype)]
-    if not positions or keep_arrow:
+    if not positions:
         return frame
     arrays = [frame.iloc[:, i].array for i in range(frame.shape[1])]
     for i in positions:

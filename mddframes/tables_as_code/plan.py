@@ -336,7 +336,7 @@ def plan_object(api: Api, folder: Path, path: Path, *, allow_deletes: bool) -> P
     diff = result.diff
     entry.after = digest(result.payload)
     entry.changedCells, entry.addedRows, entry.deletedRows = (
-        len(diff.changed), len(diff.added), len(diff.deleted),
+        len(diff.changed_cells), len(diff.added_rows), len(diff.deleted_rows),
     )  # fmt: skip
     entry.status = "unchanged" if result.status == "unchanged" else "changes"
     entry.detail = diff.summary() if entry.status == "changes" else ""

@@ -218,9 +218,9 @@ def result_fields(
     """One object's :data:`RESULT_COLUMNS` in a batch's result frame."""
     return {
         "status": "failed" if error is not None or result is None else result.status,
-        "changed_cells": None if diff is None else len(diff.changed),
-        "added_rows": None if diff is None else len(diff.added),
-        "deleted_rows": None if diff is None else len(diff.deleted),
+        "changed_cells": None if diff is None else len(diff.changed_cells),
+        "added_rows": None if diff is None else len(diff.added_rows),
+        "deleted_rows": None if diff is None else len(diff.deleted_rows),
         "backup": None if result is None or result.backup is None else str(result.backup),
         "verified": None if result is None else result.verified,
         "error": None if error is None else describe(error),

@@ -192,13 +192,8 @@ def _name_foreign(change: Change, foreign: str | None) -> Change:
     if foreign is not None:
         # the frame's rows are another object's: say so first, above the losses it causes
         line = {"level": "error", "table": change.object_id, "row": None, "column": None,
-                "problem": f"{FOREIGN_FRAME}: {foreign}", "old": None, "new": None,
-                "rank": -1, "at": ()}  # fmt: skip
-        earlier = [
-            {str(name): value for name, value in record.items()}  # the report's names are str
-            for record in change.report.frame.to_dict("records")
-        ]
-        change.report = CheckReport.from_records([line, *earlier])
+                "problem": f"{FOREIGN_FRAME}: {foreign}", "old": None, "new": None}  # fmt: skip
+        change.report = CheckReport.concat([CheckReport.from_records([line]), change.report])
         change.foreign = True
     return change
 

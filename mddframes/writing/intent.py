@@ -43,13 +43,13 @@ def unmet_intent(change: Change) -> list[tuple[Any, str, Any, Any]]:
         Empty when every changed cell holds the frame's value.
     """
     frame = change.frame
-    changed = change.diff.changed
-    if frame is None or not len(changed):
+    changed = change.diff.changed_cells
+    if frame is None or not changed:
         return []
     labels = change.labels
     position_of = {label: i for i, label in enumerate(labels)} if labels is not None else None
     wanted: dict[int, list[tuple[Any, str]]] = {}
-    for label, column in zip(changed["row"], changed["column"], strict=True):
+    for label, column, _, _ in changed:
         position = label if position_of is None else position_of.get(label)
         if isinstance(position, int) and column in frame.columns and label in frame.index:
             wanted.setdefault(position, []).append((label, str(column)))

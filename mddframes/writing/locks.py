@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import filelock
 import platformdirs
 
-from mddframes.disk_modes import PRIVATE_FILE_MODE, private_dir, write_private
+from mddframes.disk_modes import PRIVATE_FILE_MODE, open_private, private_dir
 from mddframes.disk_names import id_file_name
 from mddframes.errors import LockTimeoutError
 
@@ -59,9 +60,14 @@ def lock_folder(api: Api) -> Path:
     one name on different services, never share locks.
     """
     root = api.settings.lock_dir
-    tenant = api.tenant or "default"
-    service = hashlib.sha256(f"{api.settings.base_url}|{tenant}".encode()).hexdigest()[:12]
-    return (Path(root) if root else default_lock_dir()) / f"{id_file_name(tenant)[:80]}-{service}"
+    name = _service_folder_name(api.settings.base_url, api.tenant or "default")
+    return (Path(root) if root else default_lock_dir()) / name
+
+
+@functools.lru_cache(maxsize=64)
+def _service_folder_name(base_url: str, tenant: str) -> str:
+    service = hashlib.sha256(f"{base_url}|{tenant}".encode()).hexdigest()[:12]
+    return f"{id_file_name(tenant)[:80]}-{service}"
 
 
 @contextlib.contextmanager
@@ -147,14 +153,16 @@ def _holder_path(path: Path) -> Path:
 
 
 def _write_holder(path: Path, purpose: str) -> None:
-    """Say who holds the lock now (written whole, then renamed: never read half)."""
+    """Say who holds the lock now (written in place: only the holder writes it, and a
+    reader that caught it half-written would say "an unknown holder")."""
     holder = {
         "pid": os.getpid(), "host": socket.gethostname(),
         "thread": threading.current_thread().name, "purpose": purpose,
         "since": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
     }  # fmt: skip
     try:
-        write_private(_holder_path(path), json.dumps(holder).encode("utf-8"))
+        with open_private(_holder_path(path), "wb") as handle:
+            handle.write(json.dumps(holder).encode("utf-8"))
     except OSError:
         pass  # who holds it is a courtesy to the next writer's error message, not the lock
 

@@ -14,12 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from codec_strategies import DATETIMES, FLOATS, INT64, JSON, TEXT, assert_same_json, payloads
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mddframes.codec import ABSENT, check_payload, diff_payloads, from_payload, overlay, to_payload
-from mddframes.codec.frame import payload_rows
-from mddframes.codec.values import is_missing_cell, is_missing_json, json_equal
+from mddframes.codec.frame import _not_plainly_equal, payload_rows
+from mddframes.codec.values import cell_changed, is_missing_cell, is_missing_json, json_equal
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -267,3 +267,30 @@ def test_payload_text_round_trips_through_json(kind):
     payload = json.loads(text)
     out = to_payload(from_payload(payload, kind), payload, kind=kind)
     assert json.dumps(out, allow_nan=False, separators=(",", ":"), ensure_ascii=False) == text
+
+
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 1.0, 1]),
+    st.text(max_size=4), st.sampled_from(["<NA>", "nan", "NaN", "", "1"]),
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@example([(0.0, -0.0, False), (1, 1.0, False), (True, 1, False)], "Float64")
+@example([(0, False, False), ("1", 1, False), (-0.0, 0.0, False)], "object")
+@given(st.lists(st.tuples(_SCALARS, _SCALARS, st.booleans()), min_size=1, max_size=8),
+       st.sampled_from([None, "Int64", "Float64", "string", "boolean", "object", "float64"]))  # fmt: skip
+def test_cells_a_small_overlay_leaves_out_are_those_cell_changed_finds_unchanged(pairs, dtype):
+    """The small overlay's prefilter (a cell of the original's Python type and equal to it)
+    never leaves out a cell :func:`cell_changed` would write: it may only save it work."""
+    originals = [original for original, _, _ in pairs]
+    values = [original if same else other for original, other, same in pairs]
+    try:
+        array = pd.array(values, dtype=dtype)
+    except (TypeError, ValueError, OverflowError):
+        return  # values this dtype cannot hold: no such frame column
+    maybe_changed = set(_not_plainly_equal(originals, array).tolist())
+    for i, original in enumerate(originals):
+        if i not in maybe_changed:
+            assert not cell_changed(original, array[i])[0], (original, array[i])
