@@ -152,9 +152,7 @@ class Recorder:
         """Write one finished call (its body in ``tee.spool``) to the entries file."""
         scrubber = self.scrubber
         request, response = tee.request, tee.response
-        request_headers = dict(request.headers)
-        scrubber.learn_headers(request_headers)
-        scrubber.learn_headers(_all_headers(response))
+        request_headers = dict(request.headers)  # (learned from when it was sent)
         spool = tee.spool
         if tee.operation == "getToken" and 200 <= response.status_code < 300:
             spool.seek(0)
@@ -228,6 +226,7 @@ class Recorder:
         # 10 % to a session of many small calls)
         head, _, tail = orjson.dumps(entry).partition(_ENCODED_MARK)
         spool.seek(0)
+        known = tee.scrubbed_at == scrubber.generation  # nothing learned since it was spooled
         with self._lock:
             out = self._entries
             out.write(b",\n" if self._count else b"\n")
@@ -241,7 +240,9 @@ class Recorder:
                 spool.seek(0)
                 _copy_base64(redactor.archive(spool), out, scrubber)
             elif textual and tee.size <= _SPOOL_IN_MEMORY:  # small: in one piece
-                out.write(_escaped(scrubber.bytes(spool.read())))
+                body = spool.read()
+                # scrubbed on its way in; again only if a secret was learned since
+                out.write(_escaped(body if known else scrubber.bytes(body)))
             elif textual:
                 _copy_text(spool, out, scrubber)
             elif spool.read(4) == b"PK\x03\x04":
@@ -249,7 +250,6 @@ class Recorder:
                 _copy_base64(_scrubbed_zip(spool, scrubber), out, scrubber)
             else:  # a large text answer (scrubbed on its way in) or a binary one
                 spool.seek(0)
-                known = tee.scrubbed_at == scrubber.generation  # nothing learned since
                 _copy_base64(spool, out, scrubber, scan=not known)
             out.write(b'"')
             out.write(tail)
