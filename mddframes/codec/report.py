@@ -56,7 +56,9 @@ class CheckReport:
     Attributes
     ----------
     records : list of dict
-        The problems in report order (errors first, then :func:`report_order`).
+        The problems in report order (errors first, then :func:`report_order`), each
+        with the keys of ``REPORT_COLUMNS`` (and, from the check's stages, the ``rank``
+        and ``at`` that ordered it).
     frame : pandas.DataFrame
         ``records`` as a frame, made the first time it is asked for: columns ``level``
         ("error" or "warning"), ``table`` (object id), ``row`` (the row's frame index
