@@ -92,9 +92,9 @@ def private_dir(
     """Create ``path`` (and its missing parents) owner-only (``0700``), whatever the umask.
 
     Folders that already exist are not changed; the first time a process uses ``path``
-    and finds a folder between ``root`` and ``path`` (both included; only ``path`` when ``root`` is None)
-    whose mode lets the group or others in, an :class:`~mddframes.errors.MddWarning`
-    names it and says how to restrict it.
+    and finds a folder between ``root`` and ``path`` (both included; only ``path`` when
+    ``root`` is None) whose mode lets the group or others in, an
+    :class:`~mddframes.errors.MddWarning` names it and says how to restrict it.
 
     Parameters
     ----------

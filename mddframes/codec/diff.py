@@ -180,11 +180,11 @@ class Diff:
         hidden += max(0, len(self.deleted_rows) - _HTML_LIMIT)
         if hidden:
             parts.append(f"<p>... and {hidden} more row(s) not shown</p>")
-        if len(self.envelope):
+        if self.envelope_changes:
             items = "".join(
                 f"<li>{html.escape(str(k))}: {html.escape(_text(o))} &rarr; "
                 f"{html.escape(_text(n))}</li>"
-                for k, o, n in self.envelope.itertuples(index=False)
+                for k, o, n in self.envelope_changes
             )
             parts.append(f"<p>Outside the rows:</p><ul>{items}</ul>")
         return "".join(parts)
