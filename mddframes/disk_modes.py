@@ -161,7 +161,9 @@ def _warn_if_wide(path: Path, root: Path, created: set[Path]) -> None:
         )
 
 
-def open_private(path: str | os.PathLike[str], mode: Literal["xb", "wb", "ab"] = "xb") -> IO[bytes]:
+def open_private(
+    path: str | os.PathLike[str], mode: Literal["xb", "wb", "ab"] = "xb", *, buffering: int = -1
+) -> IO[bytes]:
     """Open a file mddframes keeps for writing in binary, owner-only (``0600``).
 
     A new file is created ``0600`` whatever the umask; an existing one (``"ab"``,
@@ -173,6 +175,8 @@ def open_private(path: str | os.PathLike[str], mode: Literal["xb", "wb", "ab"] =
         The file.
     mode : {'xb', 'wb', 'ab'}
         Create (refuse an existing file), truncate or append.
+    buffering : int
+        As :func:`open`'s (a file written in many small pieces wants a large buffer).
 
     Returns
     -------
@@ -188,7 +192,7 @@ def open_private(path: str | os.PathLike[str], mode: Literal["xb", "wb", "ab"] =
     try:
         if os.name == "posix":
             os.fchmod(descriptor, PRIVATE_FILE_MODE)
-        return os.fdopen(descriptor, mode)
+        return os.fdopen(descriptor, mode, buffering)
     except BaseException:
         os.close(descriptor)
         raise

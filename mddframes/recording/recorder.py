@@ -40,11 +40,12 @@ from mddframes.recording.scrub import CREDENTIAL_HEADERS, HOST_PLACEHOLDER, Scru
 __all__ = ["Recorder"]
 
 _SPOOL_IN_MEMORY = 1 << 20
-_TEXT_UP_TO = 1 << 20  # larger answers are written base64
 _BINARY_IN_MEMORY = 64 << 20
 _HEADER_ROOM = 1 << 16
 _QUEUED = 64  # finished calls waiting for the writer thread at most
-_CHUNK = 1 << 16
+# the writer thread's piece of a large body: large pieces, so that it takes the GIL
+# from the threads reading and parsing a few dozen times a body, not thousands
+_CHUNK = 1 << 18
 _TEXT_TYPES = ("json", "text/", "xml", "x-www-form-urlencoded", "javascript", "yaml")
 _BODY_MARK = "\x00mddframes-body\x00"
 _ENCODED_MARK = orjson.dumps(_BODY_MARK)
@@ -81,7 +82,7 @@ class Recorder:
         # room is kept free at its start (filled in at the close, when the counts are
         # known), so the entries are never copied
         self._temporary = folder / f".{self.path.name[:40]}.{os.getpid()}.{id(self)}.har.tmp"
-        self._entries = open_private(self._temporary, "wb")
+        self._entries = open_private(self._temporary, "wb", buffering=_CHUNK)
         self._entries.write(b" " * _HEADER_ROOM)
         self._count = 0
         self._pending: set[_Tee] = set()
@@ -139,7 +140,7 @@ class Recorder:
         waited = time.perf_counter() - clock
         # learned before the body is read: the tee scrubs it on its way to the spool
         self.scrubber.learn_headers(prepared.headers)
-        self.scrubber.learn_headers(_all_headers(response))
+        self.scrubber.learn_headers(response.headers)
         tee = _Tee(response.raw, self, prepared, response, entry.operation, started, waited)
         with self._lock:
             self._pending.add(tee)
@@ -152,12 +153,26 @@ class Recorder:
         """Write one finished call (its body in ``tee.spool``) to the entries file."""
         scrubber = self.scrubber
         request, response = tee.request, tee.response
-        request_headers = dict(request.headers)  # (learned from when it was sent)
         spool = tee.spool
         if tee.operation == "getToken" and 200 <= response.status_code < 300:
             spool.seek(0)
             scrubber.learn_token_answer(spool.read(1 << 20))
-        url = scrubber.text(request.url or "")
+        url = request.url or ""
+        request_headers = [(str(n), str(v)) for n, v in request.headers.items()]
+        response_headers = [(str(n), str(v)) for n, v in response.headers.items()]
+        request_mime = request.headers.get("Content-Type", "")
+        mime = response.headers.get("Content-Type", "")
+        reason = response.reason or ""
+        # every short text of the entry searched at once: the usual entry holds no
+        # secret outside its credential headers (whose values go whole), and then
+        # each text is kept as it is; else each is scrubbed on its own
+        texts = [url, request_mime, mime, reason]
+        for name, value in (*request_headers, *response_headers):
+            texts.append(name)
+            if name.lower() not in CREDENTIAL_HEADERS:
+                texts.append(value)
+        scrub = _kept if scrubber.is_clean("\n".join(texts)) else scrubber.text
+        url = scrub(url)
         body = request.body
         if isinstance(body, str):
             body = body.encode("utf-8")
@@ -171,7 +186,7 @@ class Recorder:
             "url": url,
             "httpVersion": "HTTP/1.1",
             "cookies": [],
-            "headers": _headers(request_headers.items(), scrubber),
+            "headers": _headers(request_headers, scrub),
             "queryString": [
                 {"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query, True)
             ],
@@ -180,20 +195,12 @@ class Recorder:
         }
         if body:
             request_entry["postData"] = {
-                "mimeType": scrubber.text(request_headers.get("Content-Type", "")),
+                "mimeType": scrub(request_mime),
                 "text": scrubber.bytes(body).decode("utf-8", "replace"),
             }
-        mime = response.headers.get("Content-Type", "")
-        # a large answer is kept base64 (HAR's "encoding", which every reader decodes):
-        # escaping 31 MB of JSON into a JSON string would cost more than the read itself
-        textual = any(kind in mime.lower() for kind in _TEXT_TYPES) and (
-            tee.size <= _TEXT_UP_TO or (redactor is not None and "json" in mime.lower())
-        )
-        content: dict[str, Any] = {
-            "size": tee.size,
-            "mimeType": scrubber.text(mime),
-            "text": _BODY_MARK,
-        }
+        json_answer = "json" in mime.lower()
+        textual = any(kind in mime.lower() for kind in _TEXT_TYPES)
+        content: dict[str, Any] = {"size": tee.size, "mimeType": scrub(mime), "text": _BODY_MARK}
         if not textual and tee.size:
             content["encoding"] = "base64"
         entry: dict[str, Any] = {
@@ -202,10 +209,10 @@ class Recorder:
             "request": request_entry,
             "response": {
                 "status": response.status_code,
-                "statusText": scrubber.text(response.reason or ""),
+                "statusText": scrub(reason),
                 "httpVersion": "HTTP/1.1",
                 "cookies": [],
-                "headers": _headers(_all_headers(response).items(), scrubber, redactor),
+                "headers": _headers(response_headers, scrub, redactor),
                 "content": content,
                 "redirectURL": "",
                 "headersSize": -1,
@@ -232,7 +239,7 @@ class Recorder:
             out.write(b",\n" if self._count else b"\n")
             out.write(head)
             out.write(b'"')
-            if redactor is not None and textual and "json" in mime.lower():
+            if redactor is not None and textual and json_answer:
                 out.write(_escaped(scrubber.bytes(redactor.body(spool.read()))))
             elif redactor is not None and textual:  # a script: its text names the data
                 out.write(_escaped(redactor.script(tee.size)))
@@ -243,14 +250,14 @@ class Recorder:
                 body = spool.read()
                 # scrubbed on its way in; again only if a secret was learned since
                 out.write(_escaped(body if known else scrubber.bytes(body)))
-            elif textual:
-                _copy_text(spool, out, scrubber)
+            elif textual:  # large: a piece at a time (scrubbed again only if need be)
+                _copy_text(spool, out, scrubber, scan=not known)
             elif spool.read(4) == b"PK\x03\x04":
                 spool.seek(0)
                 _copy_base64(_scrubbed_zip(spool, scrubber), out, scrubber)
-            else:  # a large text answer (scrubbed on its way in) or a binary one
+            else:
                 spool.seek(0)
-                _copy_base64(spool, out, scrubber, scan=not known)
+                _copy_base64(spool, out, scrubber)
             out.write(b'"')
             out.write(tail)
             self._count += 1
@@ -450,27 +457,25 @@ class _Tee:
         self._recorder._hand_over(self)
 
 
-def _all_headers(response: requests.Response) -> dict[str, str]:
-    return dict(response.headers)
+def _kept(text: str) -> str:
+    """A text of an entry found clean (no secret in any form): kept as it is."""
+    return text
 
 
 def _headers(
-    items: Any, scrubber: Scrubber, redactor: Redactor | None = None
+    items: list[tuple[str, str]],
+    scrub: Callable[[str], str],
+    redactor: Redactor | None = None,
 ) -> list[dict[str, str]]:
-    items = [(str(name), str(value)) for name, value in items]
-    clean = scrubber.is_clean("\n".join(f"{n}\n{v}" for n, v in items))
+    """HAR headers: a credential header's value is gone whatever it holds, the rest
+    go through ``scrub`` (names too: a service could put a token in one)."""
     headers = []
     for name, value in items:
-        if clean:  # one search for all of them: only the credential headers change
-            value = "SCRUBBED" if name.lower() in CREDENTIAL_HEADERS else value
-            if redactor is not None and name.lower() == "content-disposition":
-                value = redactor.disposition(value)
-            headers.append({"name": name, "value": value})
-            continue
-        value = scrubber.header(name, value)
-        if redactor is not None and name.lower() == "content-disposition":
+        lowered = name.lower()
+        value = "SCRUBBED" if lowered in CREDENTIAL_HEADERS else scrub(value)
+        if redactor is not None and lowered == "content-disposition":
             value = redactor.disposition(value)
-        headers.append({"name": scrubber.header_name(name), "value": value})
+        headers.append({"name": scrub(name), "value": value})
     return headers
 
 
@@ -479,15 +484,17 @@ def _escaped(data: bytes) -> bytes:
     return orjson.dumps(data.decode("utf-8", "replace"))[1:-1]
 
 
-def _copy_text(spool: IO[bytes], out: IO[bytes], scrubber: Scrubber) -> None:
-    """The spool as a JSON string's inside, scrubbed a chunk at a time."""
+def _copy_text(
+    spool: IO[bytes], out: IO[bytes], scrubber: Scrubber, *, scan: bool = True
+) -> None:
+    """The spool as a JSON string's inside, (if ``scan``) scrubbed a chunk at a time."""
     scrub = scrubber.stream()
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     while chunk := spool.read(_CHUNK):
-        text = decoder.decode(scrub.feed(chunk))
+        text = decoder.decode(scrub.feed(chunk) if scan else chunk)
         if text:
             out.write(orjson.dumps(text)[1:-1])
-    text = decoder.decode(scrub.finish(), final=True)
+    text = decoder.decode(scrub.finish() if scan else b"", final=True)
     if text:
         out.write(orjson.dumps(text)[1:-1])
 

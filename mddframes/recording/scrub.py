@@ -19,6 +19,7 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 from urllib.parse import quote, quote_plus, urlsplit
 
 __all__ = [
@@ -89,9 +90,9 @@ class Scrubber:
         self._known: set[tuple[str, str]] = set()
         self.counts: dict[str, int] = {"client secret": 0, "token": 0, "cookie": 0}
         self.host = host
-        self._pattern: re.Pattern[bytes] | None = None
-        self._longest = 1
-        self._cores: list[builtins.bytes] = []
+        # the pattern, its longest form's length and the cores, published together:
+        # read without the lock, so a reader never pairs a pattern with older cores
+        self._compiled: _Compiled | None = None
         #: Counts the secrets learned: a body scrubbed at the current count needs no
         #: second scan.
         self.generation = 0
@@ -126,7 +127,9 @@ class Scrubber:
         with self._lock:
             for form in _forms(value, shortest):
                 self._secrets[form] = placeholder
-            self._pattern = None
+            # reset before the count moves: whoever reads the new count finds no older
+            # pattern
+            self._compiled = None
             self.generation += 1
 
     def learn_headers(self, headers: Mapping[str, str]) -> None:
@@ -154,13 +157,22 @@ class Scrubber:
 
     def pattern(self) -> tuple[re.Pattern[bytes], int]:
         """The compiled alternation of every secret's forms, and the longest's length."""
+        compiled = self._compile()
+        return compiled.pattern, compiled.longest
+
+    def _compile(self) -> _Compiled:
+        compiled = self._compiled
+        if compiled is not None:
+            return compiled
         with self._lock:
-            if self._pattern is None:
+            if self._compiled is None:
                 forms = sorted(self._secrets, key=len, reverse=True)
-                self._pattern = re.compile(b"|".join(re.escape(f) for f in forms) or b"(?!)")
-                self._longest = max((len(f) for f in forms), default=1)
-                self._cores = _fewest(_core(f) for f in forms)
-            return self._pattern, self._longest
+                self._compiled = _Compiled(
+                    re.compile(b"|".join(re.escape(f) for f in forms) or b"(?!)"),
+                    max((len(f) for f in forms), default=1),
+                    _fewest(_core(f) for f in forms),
+                )
+            return self._compiled
 
     def cores(self) -> list[builtins.bytes]:
         """Pieces of which every form holds one: a buffer holding none holds no secret.
@@ -170,8 +182,7 @@ class Scrubber:
         forms of one secret differ only around the characters an encoding changes, so
         they share a core.
         """
-        self.pattern()
-        return self._cores
+        return self._compile().cores
 
     def text(self, value: str) -> str:
         """``value`` (a URL, a header, a small body) with every secret replaced."""
@@ -181,13 +192,16 @@ class Scrubber:
 
     def bytes(self, value: builtins.bytes) -> builtins.bytes:
         """``value`` with every secret replaced."""
-        pattern, _ = self.pattern()
+        compiled = self._compile()
         # the usual case is no secret: the cores' fast scans in C say so (a regular
         # expression's alternation of every form costs several times more)
-        if not any(core in value for core in self._cores):
+        for core in compiled.cores:
+            if core in value:
+                break
+        else:
             return value
         secrets = self._secrets
-        return pattern.sub(lambda m: secrets[m.group(0)], value)
+        return compiled.pattern.sub(lambda m: secrets[m.group(0)], value)
 
     def is_clean(self, value: str) -> bool:
         """Whether ``value`` holds no secret in any form."""
@@ -213,6 +227,12 @@ class Scrubber:
         return self._secrets[found]
 
 
+class _Compiled(NamedTuple):
+    pattern: re.Pattern[bytes]
+    longest: int
+    cores: list[bytes]
+
+
 class StreamScrub:
     """Scrub a body a chunk at a time: a secret split between two chunks is found too.
 
@@ -223,8 +243,8 @@ class StreamScrub:
     def __init__(self, scrubber: Scrubber) -> None:
         self._scrubber = scrubber
         self.generation = scrubber.generation  # read before the pattern: never newer
-        self._pattern, longest = scrubber.pattern()
-        self._cores = scrubber.cores()
+        compiled = scrubber._compile()
+        self._pattern, longest, self._cores = compiled
         self._keep = longest - 1
         self._pending = b""
 

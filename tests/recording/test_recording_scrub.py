@@ -88,7 +88,7 @@ class Hostile:
                 zf.writestr(f"{TOKENS[0]}.sql", f"-- {TOKENS}", zipfile.ZIP_DEFLATED)
             self._send(handler, 200, headers, archive.getvalue(), "application/zip")
             return
-        if "/object-type" in handler.path:  # over 1 MiB: spooled to disk, stored base64
+        if "/object-type" in handler.path:  # over 1 MiB: spooled to disk, copied in pieces
             piece = "x" * 65_530 + SECRET + TOKENS[0]  # the secrets straddle 64 KiB pieces
             big = json.dumps({"padding": [piece] * 20, "echo": echo}).encode()
             self._send(handler, 200, headers, big, "application/json")
@@ -188,7 +188,7 @@ def _all_text(path: Path) -> str:
             data = base64.b64decode(content["text"])
             parts.append(data.decode("latin-1"))
             if not data.startswith(b"PK"):
-                continue  # a large text answer, kept base64
+                continue  # a binary answer that is no zip
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
                 for name in zf.namelist():
                     parts.append(name)
