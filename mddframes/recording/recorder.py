@@ -75,6 +75,8 @@ class Recorder:
         folder = self.path.parent
         if not folder.is_dir():
             raise FileNotFoundError(f"the folder of the recording {self.path} does not exist")
+        #: Where a large answer's spool goes (the recording's folder: the same disk).
+        self.spool_folder = str(folder)
         self._scrubber: Scrubber | None = None
         self._redactor = Redactor() if redact_values else None
         self._lock = threading.Lock()
@@ -157,22 +159,21 @@ class Recorder:
         if tee.operation == "getToken" and 200 <= response.status_code < 300:
             spool.seek(0)
             scrubber.learn_token_answer(spool.read(1 << 20))
-        url = request.url or ""
+        url = scrubber.text(request.url or "")  # (it holds the host: never clean)
         request_headers = [(str(n), str(v)) for n, v in request.headers.items()]
         response_headers = [(str(n), str(v)) for n, v in response.headers.items()]
         request_mime = request.headers.get("Content-Type", "")
         mime = response.headers.get("Content-Type", "")
         reason = response.reason or ""
-        # every short text of the entry searched at once: the usual entry holds no
-        # secret outside its credential headers (whose values go whole), and then
-        # each text is kept as it is; else each is scrubbed on its own
-        texts = [url, request_mime, mime, reason]
+        # the entry's other short texts searched at once: the usual entry holds no
+        # secret outside its URL and its credential headers (whose values go whole),
+        # and then each is kept as it is; else each is scrubbed on its own
+        texts = [request_mime, mime, reason]
         for name, value in (*request_headers, *response_headers):
             texts.append(name)
             if name.lower() not in CREDENTIAL_HEADERS:
                 texts.append(value)
         scrub = _kept if scrubber.is_clean("\n".join(texts)) else scrubber.text
-        url = scrub(url)
         body = request.body
         if isinstance(body, str):
             body = body.encode("utf-8")
@@ -407,7 +408,7 @@ class _Tee:
         mime = response.headers.get("Content-Type", "").lower()
         textual = any(kind in mime for kind in _TEXT_TYPES)
         self.spool: IO[bytes] = tempfile.SpooledTemporaryFile(  # noqa: SIM115 -- closed by the recorder
-            _SPOOL_IN_MEMORY if textual else _BINARY_IN_MEMORY, dir=str(recorder.path.parent)
+            _SPOOL_IN_MEMORY if textual else _BINARY_IN_MEMORY, dir=recorder.spool_folder
         )
         self._scrub = recorder.scrubber.stream() if textual else None
         self.scrubbed_at = self._scrub.generation if self._scrub is not None else -1
@@ -423,9 +424,12 @@ class _Tee:
         """The body's pieces, each copied to the spool as it passes."""
         clock = time.perf_counter()
         write = self.spool.write
-        scrub = self._scrub.feed if self._scrub is not None else None
+        scrub = self._scrub.feed_into if self._scrub is not None else None
         for chunk in self._raw.stream(amt, decode_content=decode_content):
-            write(scrub(chunk) if scrub is not None else chunk)
+            if scrub is not None:
+                scrub(chunk, write)
+            else:
+                write(chunk)
             self.size += len(chunk)
             yield chunk
         self.receiving += time.perf_counter() - clock
@@ -493,7 +497,7 @@ def _copy_text(
     while chunk := spool.read(_CHUNK):
         text = decoder.decode(scrub.feed(chunk) if scan else chunk)
         if text:
-            out.write(orjson.dumps(text)[1:-1])
+            out.write(memoryview(orjson.dumps(text))[1:-1])
     text = decoder.decode(scrub.finish() if scan else b"", final=True)
     if text:
         out.write(orjson.dumps(text)[1:-1])

@@ -18,7 +18,7 @@ import html
 import json
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 from urllib.parse import quote, quote_plus, urlsplit
 
@@ -270,6 +270,29 @@ class StreamScrub:
         out.append(buffer[position:cut])
         self._pending = buffer[cut:]
         return b"".join(out)
+
+    def feed_into(self, chunk: bytes, write: Callable[[bytes | memoryview], object]) -> None:
+        """As :meth:`feed`, the safe bytes handed to ``write``; in the usual case (no
+        secret) in two pieces without copying ``chunk`` (a 31 MB answer is copied once
+        less)."""
+        pending, keep = self._pending, self._keep
+        cut = len(chunk) - keep
+        if cut > 0:
+            # a secret in what was held back and the chunk lies whole in the chunk, or
+            # ends in its first ``keep`` bytes (no core is longer than a form)
+            junction = pending + chunk[:keep]
+            cores = self._cores
+            if not any(core in chunk for core in cores) and not any(
+                core in junction for core in cores
+            ):
+                if pending:
+                    write(pending)
+                write(memoryview(chunk)[:cut])
+                self._pending = chunk[cut:]
+                return
+        scrubbed = self.feed(chunk)
+        if scrubbed:
+            write(scrubbed)
 
     def finish(self) -> bytes:
         """The rest, scrubbed."""

@@ -24,7 +24,7 @@ FILLER = st.binary(max_size=300)
     spelling=st.integers(min_value=0),
     before=FILLER,
     after=FILLER,
-    cuts=st.lists(st.integers(min_value=1, max_value=64), max_size=12),
+    cuts=st.lists(st.integers(min_value=1, max_value=400), max_size=12),
 )
 def test_no_spelling_of_a_secret_survives_scrubbing_in_any_chunking(
     secret: str, token: str, spelling: int, before: bytes, after: bytes, cuts: list[int]
@@ -44,3 +44,24 @@ def test_no_spelling_of_a_secret_survives_scrubbing_in_any_chunking(
     pieces.append(stream.feed(body[position:]))
     pieces.append(stream.finish())
     assert echoed not in b"".join(pieces)
+
+    # the copy-free path writes exactly what feed returns, in any chunking
+    into, written, position = scrubber.stream(), [], 0
+    for cut in cuts:
+        into.feed_into(body[position : position + cut], written.append)
+        position += cut
+    into.feed_into(body[position:], written.append)
+    written.append(into.finish())
+    assert b"".join(bytes(piece) for piece in written) == b"".join(pieces)
+
+
+def test_a_secret_straddling_held_back_bytes_and_a_large_chunk_is_found() -> None:
+    secret = "s3cr3t-value-0123456789"
+    scrubber = Scrubber(secret, "client-id", "tenant.example:443")
+    body = b"x" * 10 + secret.encode() + b"y" * 5000
+    for cut in range(11, 10 + len(secret)):  # every cut inside the secret
+        stream, written = scrubber.stream(), []
+        stream.feed_into(body[:cut], written.append)
+        stream.feed_into(body[cut:], written.append)
+        written.append(stream.finish())
+        assert secret.encode() not in b"".join(bytes(piece) for piece in written), cut
