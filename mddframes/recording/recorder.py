@@ -2,10 +2,12 @@
 
 :class:`Recorder` is an :attr:`HttpSession.interceptor <mddframes.http.session.HttpSession>`:
 it lets requests send the call, then puts a tee on the answer's body, which copies each
-piece the client reads, scrubbed, into a spool (memory up to 1 MiB, then a private
-temporary file) as it passes. When the body is read to its end, or the answer is closed, the entry is
-written: its headers and URL scrubbed (:mod:`.scrub`), its body scrubbed a chunk at a
-time from the spool into the entries file, so a 31 MB answer is never held twice.
+piece the client reads, scrubbed, into a spool as it passes (a text answer into a
+:class:`~.spool.TextSpool`: memory up to 1 MiB, past that escaped into a private
+temporary file; a binary one, an export's zip, as it came). When the body is read to
+its end, or the answer is closed, the recorder's writer thread writes the entry: its
+headers and URL scrubbed (:mod:`.scrub`), its body copied from the spool a piece at a
+time, so a 31 MB answer is never held.
 
 Nothing reaches the named file before :meth:`Recorder.close`: the entries go to a
 private temporary file next to it (``0600``, :mod:`mddframes.disk_modes`) after room
@@ -24,7 +26,7 @@ import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -36,6 +38,7 @@ import requests
 from mddframes.disk_modes import open_private
 from mddframes.recording.redact import Redactor, path_parameters, redacts
 from mddframes.recording.scrub import CREDENTIAL_HEADERS, HOST_PLACEHOLDER, Scrubber
+from mddframes.recording.spool import TextSpool, escaped
 
 __all__ = ["Recorder"]
 
@@ -155,10 +158,8 @@ class Recorder:
         """Write one finished call (its body in ``tee.spool``) to the entries file."""
         scrubber = self.scrubber
         request, response = tee.request, tee.response
-        spool = tee.spool
-        if tee.operation == "getToken" and 200 <= response.status_code < 300:
-            spool.seek(0)
-            scrubber.learn_token_answer(spool.read(1 << 20))
+        if tee.operation == "getToken" and 200 <= response.status_code < 300 and tee.text:
+            scrubber.learn_token_answer(tee.text.raw())
         url = scrubber.text(request.url or "")  # (it holds the host: never clean)
         request_headers = [(str(n), str(v)) for n, v in request.headers.items()]
         response_headers = [(str(n), str(v)) for n, v in response.headers.items()]
@@ -233,32 +234,34 @@ class Recorder:
         # orjson: an entry's JSON in a tenth of json.dumps's time (recording adds at most
         # 10 % to a session of many small calls)
         head, _, tail = orjson.dumps(entry).partition(_ENCODED_MARK)
-        spool.seek(0)
         known = tee.scrubbed_at == scrubber.generation  # nothing learned since it was spooled
+        text, binary = tee.text, tee.binary
         with self._lock:
             out = self._entries
             out.write(b",\n" if self._count else b"\n")
             out.write(head)
             out.write(b'"')
-            if redactor is not None and textual and json_answer:
-                out.write(_escaped(scrubber.bytes(redactor.body(spool.read()))))
-            elif redactor is not None and textual:  # a script: its text names the data
-                out.write(_escaped(redactor.script(tee.size)))
-            elif redactor is not None and spool.read(4) == b"PK\x03\x04":
-                spool.seek(0)
-                _copy_base64(redactor.archive(spool), out, scrubber)
-            elif textual and tee.size <= _SPOOL_IN_MEMORY:  # small: in one piece
-                body = spool.read()
+            if text is not None and redactor is not None:
+                # (a script's text names the data: it is replaced whole)
+                data = redactor.body(text.raw()) if json_answer else redactor.script(tee.size)
+                out.write(escaped(scrubber.bytes(data)))
+            elif text is not None and not text.escaped:  # small: in one piece
+                body = text.raw()
                 # scrubbed on its way in; again only if a secret was learned since
-                out.write(_escaped(body if known else scrubber.bytes(body)))
-            elif textual:  # large: a piece at a time (scrubbed again only if need be)
-                _copy_text(spool, out, scrubber, scan=not known)
-            elif spool.read(4) == b"PK\x03\x04":
-                spool.seek(0)
-                _copy_base64(_scrubbed_zip(spool, scrubber), out, scrubber)
-            else:
-                spool.seek(0)
-                _copy_base64(spool, out, scrubber)
+                out.write(escaped(body if known else scrubber.bytes(body)))
+            elif text is not None and known:  # large, escaped on its way in: copied
+                text.copy_escaped(out)
+            elif text is not None:
+                _copy_text(text.raw_pieces(), out, scrubber)
+            elif binary is not None:
+                binary.seek(0)
+                zipped = binary.read(4) == b"PK\x03\x04"
+                binary.seek(0)
+                if zipped and redactor is not None:
+                    binary = redactor.archive(binary)
+                elif zipped:
+                    binary = _scrubbed_zip(binary, scrubber)
+                _copy_base64(binary, out, scrubber)
             out.write(b'"')
             out.write(tail)
             self._count += 1
@@ -282,7 +285,7 @@ class Recorder:
             except BaseException as exc:  # reported by close(), never lost
                 self._failure = exc
             finally:
-                tee.spool.close()
+                tee.close_spool()
 
     def close(self) -> Path:
         """Write the file (header, then the entries) atomically, owner-only.
@@ -407,8 +410,11 @@ class _Tee:
         # would break): it is kept in memory up to 64 MiB and rebuilt scrubbed by the writer.
         mime = response.headers.get("Content-Type", "").lower()
         textual = any(kind in mime for kind in _TEXT_TYPES)
-        self.spool: IO[bytes] = tempfile.SpooledTemporaryFile(  # noqa: SIM115 -- closed by the recorder
-            _SPOOL_IN_MEMORY if textual else _BINARY_IN_MEMORY, dir=recorder.spool_folder
+        self.text: TextSpool | None = TextSpool(recorder.spool_folder) if textual else None
+        self.binary: IO[bytes] | None = (
+            None
+            if textual
+            else tempfile.SpooledTemporaryFile(_BINARY_IN_MEMORY, dir=recorder.spool_folder)  # noqa: SIM115 -- closed by close_spool()
         )
         self._scrub = recorder.scrubber.stream() if textual else None
         self.scrubbed_at = self._scrub.generation if self._scrub is not None else -1
@@ -423,7 +429,9 @@ class _Tee:
     ) -> Iterator[bytes]:
         """The body's pieces, each copied to the spool as it passes."""
         clock = time.perf_counter()
-        write = self.spool.write
+        sink: TextSpool | IO[bytes] | None = self.text if self.text is not None else self.binary
+        assert sink is not None
+        write = sink.write
         scrub = self._scrub.feed_into if self._scrub is not None else None
         for chunk in self._raw.stream(amt, decode_content=decode_content):
             if scrub is not None:
@@ -449,6 +457,13 @@ class _Tee:
         finally:
             self.finish(complete=False)
 
+    def close_spool(self) -> None:
+        """Drop what was kept of the body (once its entry is written)."""
+        if self.text is not None:
+            self.text.close()
+        if self.binary is not None:
+            self.binary.close()
+
     def finish(self, *, complete: bool) -> None:
         """Write the entry, once."""
         with self._guard:
@@ -456,8 +471,9 @@ class _Tee:
                 return
             self._done = True
             self.complete = complete
-            if self._scrub is not None:
-                self.spool.write(self._scrub.finish())
+            if self._scrub is not None and self.text is not None:
+                self.text.write(self._scrub.finish())
+                self.text.finish()
         self._recorder._hand_over(self)
 
 
@@ -483,37 +499,28 @@ def _headers(
     return headers
 
 
-def _escaped(data: bytes) -> bytes:
-    """``data`` (UTF-8 text) as the inside of a JSON string."""
-    return orjson.dumps(data.decode("utf-8", "replace"))[1:-1]
-
-
-def _copy_text(
-    spool: IO[bytes], out: IO[bytes], scrubber: Scrubber, *, scan: bool = True
-) -> None:
-    """The spool as a JSON string's inside, (if ``scan``) scrubbed a chunk at a time."""
+def _copy_text(pieces: Iterable[bytes], out: IO[bytes], scrubber: Scrubber) -> None:
+    """The text of ``pieces`` as a JSON string's inside, scrubbed a piece at a time."""
     scrub = scrubber.stream()
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    while chunk := spool.read(_CHUNK):
-        text = decoder.decode(scrub.feed(chunk) if scan else chunk)
+    for piece in pieces:
+        text = decoder.decode(scrub.feed(piece))
         if text:
-            out.write(memoryview(orjson.dumps(text))[1:-1])
-    text = decoder.decode(scrub.finish() if scan else b"", final=True)
+            out.write(escaped(text))
+    text = decoder.decode(scrub.finish(), final=True)
     if text:
-        out.write(orjson.dumps(text)[1:-1])
+        out.write(escaped(text))
 
 
-def _copy_base64(
-    spool: IO[bytes], out: IO[bytes], scrubber: Scrubber, *, scan: bool = True
-) -> None:
+def _copy_base64(spool: IO[bytes], out: IO[bytes], scrubber: Scrubber) -> None:
     scrub = scrubber.stream()
     carry = b""
     while chunk := spool.read(_CHUNK):
-        data = carry + (scrub.feed(chunk) if scan else chunk)
+        data = carry + scrub.feed(chunk)
         whole = len(data) - len(data) % 3
         out.write(base64.b64encode(data[:whole]))
         carry = data[whole:]
-    out.write(base64.b64encode(carry + (scrub.finish() if scan else b"")))
+    out.write(base64.b64encode(carry + scrub.finish()))
 
 
 def _scrubbed_zip(spool: IO[bytes], scrubber: Scrubber) -> IO[bytes]:
