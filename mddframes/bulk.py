@@ -20,9 +20,10 @@ Example
 from __future__ import annotations
 
 import logging
+import queue
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, cast, overload
 
@@ -355,14 +356,24 @@ class _Run(Generic[T, R]):
         settled = [False] * total
         released = submitted = finished = 0
         pending: dict[Future[Any], int] = {}
+        # each call, once done, reports itself here: waiting on every pending future
+        # at each turn (concurrent.futures.wait) costs the calling thread, which builds
+        # the frames, time in proportion to the calls still out
+        completed: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
         try:
             while released < total:
                 limit = total if ahead is None else min(total, released + ahead)
                 for position in range(submitted, limit):
-                    pending[executor.submit(fn, self.items[position])] = position
+                    future = executor.submit(fn, self.items[position])
+                    pending[future] = position
+                    future.add_done_callback(completed.put)
                 submitted = max(submitted, limit)
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                done = [completed.get()]
+                while not completed.empty():
+                    done.append(completed.get())
                 for future in done:
+                    if future not in pending:
+                        continue  # (cancelled after a failure: already accounted for)
                     position = pending.pop(future)
                     error = self._settle(future, position)
                     settled[position] = True

@@ -30,7 +30,7 @@ from mddframes.codec.frame import (
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
 from mddframes.codec.read_route import choose_route
-from mddframes.codec.stream import KeptJson, frame_from_chunks, keep_chunks
+from mddframes.codec.stream import KeptJson, frame_from_chunks, keep_whole
 from mddframes.context import ReadContext, record_read, registry_for
 from mddframes.frames.backends import (
     DtypeBackend,
@@ -275,7 +275,7 @@ def _whole_payload(body: BodyStream) -> tuple[dict[str, Any], KeptJson, bool]:
     decoded = decode_json_content(body.entry, body.url, content, status=body.status,
                                   content_type=body.content_type)  # fmt: skip
     payload = json_object(decoded, body.entry.operation, body.url)
-    return payload, keep_chunks([content]), surely_finite(content)
+    return payload, keep_whole(content), surely_finite(content)
 
 
 def _payload_builder(
