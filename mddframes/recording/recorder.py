@@ -155,10 +155,15 @@ class Recorder:
     # -- writing ----------------------------------------------------------------------
 
     def _write(self, tee: _Tee) -> None:
-        """Write one finished call (its body in ``tee.spool``) to the entries file."""
+        """Write one finished call (its body in ``tee.text`` or ``tee.binary``) to the
+        entries file."""
         scrubber = self.scrubber
         request, response = tee.request, tee.response
-        if tee.operation == "getToken" and 200 <= response.status_code < 300 and tee.text:
+        if (
+            tee.operation == "getToken"
+            and 200 <= response.status_code < 300
+            and tee.text is not None
+        ):
             scrubber.learn_token_answer(tee.text.raw())
         url = scrubber.text(request.url or "")  # (it holds the host: never clean)
         request_headers = [(str(n), str(v)) for n, v in request.headers.items()]
@@ -405,7 +410,7 @@ class _Tee:
         self.complete = False
         # A text answer is scrubbed as it is spooled (with what is known when it
         # arrives), so one larger than the spool's memory reaches its temporary file
-        # scrubbed; the writer scrubs it again with everything known by then. A binary
+        # scrubbed; the writer scrubs it again only if a secret was learned since. A binary
         # one (an export's zip) cannot be scrubbed in passing (its offsets and checksums
         # would break): it is kept in memory up to 64 MiB and rebuilt scrubbed by the writer.
         mime = response.headers.get("Content-Type", "").lower()

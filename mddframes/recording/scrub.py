@@ -208,16 +208,6 @@ class Scrubber:
         data = value.encode("utf-8", "surrogatepass")
         return self.bytes(data) is data
 
-    def header_name(self, name: str) -> str:
-        """A header's name as recorded (a service could put a token in one)."""
-        return self.text(name)
-
-    def header(self, name: str, value: str) -> str:
-        """A header's value as recorded: a credential header's value is gone entirely."""
-        if name.lower() in CREDENTIAL_HEADERS:
-            return "SCRUBBED"
-        return self.text(value)
-
     def stream(self) -> StreamScrub:
         """A scrubber for one body read a chunk at a time."""
         return StreamScrub(self)
