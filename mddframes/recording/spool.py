@@ -132,7 +132,6 @@ class TextSpool:
     def finish(self) -> None:
         """The body is whole (a character cut at its end becomes U+FFFD)."""
         if self._file is not None:
-            self._write_escaped(b"")
             rest = self._decoder.decode(b"", final=True)
             if rest:
                 self._file.write(escaped(rest))
