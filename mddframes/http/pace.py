@@ -10,8 +10,11 @@ so the workers of every bulk call of that client draw from one budget:
   flight, so a service with a small burst answers one or two 429s, not one per worker;
   without a limit that costs a few round trips, once per client. ``max_rate`` declares a
   limit up front (``"400/min"``): the pace starts there and never goes above it.
-- **Slow start** after the first push-back: from 4 req/s (or what passed in the last
-  second), doubling every 0.1 s of being the bottleneck, at most once an answer.
+- **Slow start** after the first push-back: from 8 req/s (or what passed in the last
+  second), doubling every 0.1 s of being the bottleneck, at most once an answer. Its
+  first slot is a probe the pace chose to send while the first ``Retry-After`` runs: a
+  429 to it ends the slow start like any overshoot, but does not hold the whole client
+  (below).
 - **Measured, not guessed.** A 429 says the service's bucket is empty; between two of
   them it let through what it refilled, less what it dropped while full. So successes
   between two push-backs over the time between measure what it allows, when the pace
@@ -32,7 +35,8 @@ so the workers of every bulk call of that client draw from one budget:
   the answered request waits before it is sent again, capped at ``retry_after_max``
   and with jitter; without one, one or two slots of the new rate. It holds the whole
   client only when another 429 comes while an earlier one's ``Retry-After`` still
-  runs and nothing passed in between (the service then means everyone).
+  runs and nothing passed in between (the service then means everyone), from the end
+  of the slow start on.
 
 The 429 retry budget (``retry_budget``) is counted per call by
 :mod:`mddframes.http.attempts`, apart from the error retries (``max_retries``).
@@ -68,7 +72,7 @@ MARGIN = 0.97
 #: pace is what holds the requests back; it at most doubles per answer.
 SLOW_START = 0.1
 #: The rate a slow start begins at, at least, in requests a second.
-START_RATE = 4.0
+START_RATE = 8.0
 #: Seconds in which the rate doubles after the slow start, until the next push-back.
 CLIMB = 1.0
 #: Growth a second, as a share of the rate, once settled: how slowly the pace probes
@@ -317,9 +321,17 @@ class Pace:
             self.throttles += 1
             fresh = sent_at > self._decreased_at  # sent after the last decrease
             # pushed back again while an earlier Retry-After still runs, and nothing
-            # passed since: the service means the whole client
+            # passed since: the service means the whole client. Not in the slow start:
+            # its requests are the pace's own guesses at a rate not yet known, and a
+            # guess too fast says only that (holding then cost a service of R=5 a whole
+            # Retry-After, 1.6x the ideal time of a short job)
             previous = self.last_throttle
-            hold = fresh and now < self._retry_until and self._last_success < (previous or 0.0)
+            hold = (
+                fresh
+                and self._phase != "slow"
+                and now < self._retry_until
+                and self._last_success < (previous or 0.0)
+            )
             self.last_throttle = now
             if fresh:
                 self._decrease(now)

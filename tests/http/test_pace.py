@@ -115,10 +115,15 @@ def test_the_slow_start_doubles_then_the_overshoot_is_halved():
     pace = pace_on(clock)
     pace.succeeded(pace.acquire())
     pace.throttled(pace.acquire())
-    for _ in range(5):  # each answer (a slot apart, the pace the bottleneck) doubles
+    rates = []
+    for _ in range(5):  # each answer, a slot apart, the pace the bottleneck: faster
         pace.succeeded(pace.acquire())
-    top = pace.rate
-    assert top is not None and top >= START_RATE * 2**3
+        rates.append(pace.rate)
+    # doubling every 0.1 s, at most once an answer: the first slot is 1/START_RATE on
+    assert rates[0] == START_RATE * min(2.0, 2 ** (1 / START_RATE / 0.1))
+    assert rates == sorted(set(rates))
+    top = rates[-1]
+    assert top is not None and top >= START_RATE * 2**2
     pace.throttled(pace.acquire())
     assert pace.rate is not None and pace.rate <= top / 2
 
@@ -165,6 +170,23 @@ def test_a_second_429_while_retry_after_runs_holds_the_whole_client():
     before = clock.now
     pace.acquire()  # any thread now waits for the service's Retry-After
     assert clock.now >= until - 1e-9 and clock.now - before >= 2
+
+
+def test_a_slow_start_guess_pushed_back_holds_only_its_own_request():
+    clock = FakeClock()
+    pace = pace_on(clock)
+    pace.succeeded(pace.acquire())
+    pace.throttled(pace.acquire(), retry_after=1)  # cold: the service's burst is spent
+    probe = pace.acquire()  # the slow start's first slot, one 1/START_RATE on
+    assert probe - clock.now == 0 and clock.slept == [pytest.approx(1 / START_RATE)]
+    pace.throttled(probe, retry_after=1)  # within the first Retry-After, nothing passed
+    before = clock.now
+    pace.acquire()  # the guess was too fast: the others go on at a slower pace
+    assert clock.now - before < 1.0 and pace.rate is not None and pace.rate < START_RATE
+    # from the end of the slow start on, the same answers hold the whole client
+    until = pace.throttled(pace.acquire(), retry_after=1)
+    pace.acquire()
+    assert clock.now >= until - 1e-9
 
 
 def test_threads_share_one_pace_and_never_go_faster_than_it():
