@@ -12,9 +12,9 @@ so the workers of every bulk call of that client draw from one budget:
   limit up front (``"400/min"``): the pace starts there and never goes above it.
 - **Slow start** after the first push-back: from 8 req/s (or what passed in the last
   second), doubling every 0.1 s of being the bottleneck, at most once an answer. Its
-  first slot is a probe the pace chose to send while the first ``Retry-After`` runs: a
-  429 to it ends the slow start like any overshoot, but does not hold the whole client
-  (below).
+  requests are the pace's own guesses at a rate not yet known, sent while the first
+  ``Retry-After`` runs: a 429 to one ends the slow start like any overshoot, but does
+  not hold the whole client (below).
 - **Measured, not guessed.** A 429 says the service's bucket is empty; between two of
   them it let through what it refilled, less what it dropped while full. So successes
   between two push-backs over the time between measure what it allows, when the pace
