@@ -237,6 +237,18 @@ class StreamScrub:
         self._pattern, longest, self._cores = compiled
         self._keep = longest - 1
         self._pending = b""
+        # for a large body, the cores grouped by a byte each holds (made from its
+        # first large chunk, see _byte_groups)
+        self._groups: list[tuple[int, list[bytes]]] | None = None
+
+    def _holds_a_core(self, chunk: bytes) -> bool:
+        """Whether ``chunk`` holds one of the cores (then perhaps a secret)."""
+        groups = self._groups
+        if groups is None:
+            if len(chunk) < _GROUPED_FROM:
+                return any(core in chunk for core in self._cores)
+            groups = self._groups = _byte_groups(self._cores, chunk[:_SAMPLE])
+        return any(byte in chunk and any(core in chunk for core in cores) for byte, cores in groups)
 
     def feed(self, chunk: bytes) -> bytes:
         """The scrubbed bytes that are safe to write now."""
@@ -271,10 +283,7 @@ class StreamScrub:
             # a secret in what was held back and the chunk lies whole in the chunk, or
             # ends in its first ``keep`` bytes (no core is longer than a form)
             junction = pending + chunk[:keep]
-            cores = self._cores
-            if not any(core in chunk for core in cores) and not any(
-                core in junction for core in cores
-            ):
+            if not self._holds_a_core(chunk) and not any(core in junction for core in self._cores):
                 if pending:
                     write(pending)
                 write(memoryview(chunk)[:cut])
@@ -307,6 +316,31 @@ def _core(form: bytes) -> bytes:
         return longest
     piece = max(_HEX_LETTER.split(form), key=len)
     return piece if len(piece) >= 6 else form
+
+
+#: A chunk this large makes a stream scan its cores by byte groups (a large body).
+_GROUPED_FROM = 1 << 15
+#: The bytes of a body's first large chunk whose byte counts choose the groups.
+_SAMPLE = 1 << 13
+
+
+def _byte_groups(cores: list[bytes], sample: bytes) -> list[tuple[int, list[bytes]]]:
+    """The cores grouped by one byte each holds, the rarest in ``sample``.
+
+    A chunk without a group's byte holds none of its cores, and ``byte in chunk``
+    (``memchr``) says so about four times faster than one core's scan: in a 27.6 MB
+    JSON answer, 6 of 7 cores held a byte it never did (an upper-case letter, ``\\``),
+    and the scans went from 43 to 19 ms. Which byte is chosen decides only the speed:
+    a chunk holding it is scanned for the group's cores as before.
+    """
+    counts = {byte: sample.count(byte) for byte in set(b"".join(cores))}
+    shared = {byte: sum(byte in core for core in cores) for byte in counts}
+    groups: dict[int, list[bytes]] = {}
+    for core in cores:
+        # the rarest; of equals, the one more cores hold (fewer groups to test)
+        byte = min(set(core), key=lambda b: (counts[b], -shared[b], b))
+        groups.setdefault(byte, []).append(core)
+    return list(groups.items())
 
 
 def _fewest(cores: Iterable[bytes]) -> list[bytes]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mddframes.recording.scrub import Scrubber, _forms
+from mddframes.recording.scrub import _GROUPED_FROM, _SAMPLE, Scrubber, _byte_groups, _forms
 
 SECRETS = st.text(min_size=6, max_size=40).filter(lambda s: s.strip() == s and "\x00" not in s)
 FILLER = st.binary(max_size=300)
@@ -65,3 +65,48 @@ def test_a_secret_straddling_held_back_bytes_and_a_large_chunk_is_found() -> Non
         stream.feed_into(body[cut:], written.append)
         written.append(stream.finish())
         assert secret.encode() not in b"".join(bytes(piece) for piece in written), cut
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    secret=SECRETS,
+    spelling=st.integers(min_value=0),
+    filler=st.binary(min_size=1, max_size=40),
+    tail=st.binary(max_size=80),
+    at=st.floats(min_value=0.0, max_value=1.0),
+    cuts=st.lists(st.integers(min_value=_GROUPED_FROM, max_value=3 * _GROUPED_FROM), max_size=3),
+)
+def test_a_large_body_scanned_by_byte_groups_loses_no_secret(
+    secret: str, spelling: int, filler: bytes, tail: bytes, at: float, cuts: list[int]
+) -> None:
+    # chunks past _GROUPED_FROM: the stream tests a byte of each group before its cores,
+    # the groups chosen from the first chunk's start, which the rest need not resemble
+    scrubber = Scrubber(secret, "client-id", "tenant.example:443")
+    forms = sorted(_forms(secret, 1))
+    echoed = forms[spelling % len(forms)]
+    plain = filler * (4 * _GROUPED_FROM // len(filler)) + tail
+    where = int(at * len(plain))
+    body = plain[:where] + echoed + plain[where:]
+
+    expected = scrubber.bytes(body)
+    stream, written, position = scrubber.stream(), [], 0
+    for cut in cuts:
+        stream.feed_into(body[position : position + cut], written.append)
+        position += cut
+    stream.feed_into(body[position:], written.append)
+    written.append(stream.finish())
+    assert b"".join(bytes(piece) for piece in written) == expected
+    assert echoed not in expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    cores=st.lists(st.binary(min_size=1, max_size=10), max_size=8),
+    sample=st.binary(max_size=200),
+)
+def test_byte_groups_hold_every_core_once_under_a_byte_it_holds(
+    cores: list[bytes], sample: bytes
+) -> None:
+    groups = _byte_groups(cores, sample[:_SAMPLE])
+    assert sorted(core for _, members in groups for core in members) == sorted(cores)
+    assert all(byte in core for byte, members in groups for core in members)
