@@ -13,6 +13,19 @@ from hypothesis import strategies as st
 
 from mddframes.recording.scrub import _GROUPED_FROM, _SAMPLE, Scrubber, _byte_groups, _forms
 
+
+def fed_into(scrubber: Scrubber, body: bytes, cuts: list[int]) -> bytes:
+    """What a stream writes of ``body`` fed to ``feed_into`` in pieces of ``cuts``."""
+    stream, position = scrubber.stream(), 0
+    written: list[bytes | memoryview] = []
+    for cut in cuts:
+        stream.feed_into(body[position : position + cut], written.append)
+        position += cut
+    stream.feed_into(body[position:], written.append)
+    written.append(stream.finish())
+    return b"".join(bytes(piece) for piece in written)
+
+
 SECRETS = st.text(min_size=6, max_size=40).filter(lambda s: s.strip() == s and "\x00" not in s)
 FILLER = st.binary(max_size=300)
 
@@ -46,13 +59,7 @@ def test_no_spelling_of_a_secret_survives_scrubbing_in_any_chunking(
     assert echoed not in b"".join(pieces)
 
     # the copy-free path writes exactly what feed returns, in any chunking
-    into, written, position = scrubber.stream(), [], 0
-    for cut in cuts:
-        into.feed_into(body[position : position + cut], written.append)
-        position += cut
-    into.feed_into(body[position:], written.append)
-    written.append(into.finish())
-    assert b"".join(bytes(piece) for piece in written) == b"".join(pieces)
+    assert fed_into(scrubber, body, cuts) == b"".join(pieces)
 
 
 def test_a_secret_straddling_held_back_bytes_and_a_large_chunk_is_found() -> None:
@@ -89,13 +96,7 @@ def test_a_large_body_scanned_by_byte_groups_loses_no_secret(
     body = plain[:where] + echoed + plain[where:]
 
     expected = scrubber.bytes(body)
-    stream, written, position = scrubber.stream(), [], 0
-    for cut in cuts:
-        stream.feed_into(body[position : position + cut], written.append)
-        position += cut
-    stream.feed_into(body[position:], written.append)
-    written.append(stream.finish())
-    assert b"".join(bytes(piece) for piece in written) == expected
+    assert fed_into(scrubber, body, cuts) == expected
     assert echoed not in expected
 
 
