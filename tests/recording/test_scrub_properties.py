@@ -67,11 +67,7 @@ def test_a_secret_straddling_held_back_bytes_and_a_large_chunk_is_found() -> Non
     scrubber = Scrubber(secret, "client-id", "tenant.example:443")
     body = b"x" * 10 + secret.encode() + b"y" * 5000
     for cut in range(11, 10 + len(secret)):  # every cut inside the secret
-        stream, written = scrubber.stream(), []
-        stream.feed_into(body[:cut], written.append)
-        stream.feed_into(body[cut:], written.append)
-        written.append(stream.finish())
-        assert secret.encode() not in b"".join(bytes(piece) for piece in written), cut
+        assert secret.encode() not in fed_into(scrubber, body, [cut]), cut
 
 
 @settings(max_examples=60, deadline=None)
