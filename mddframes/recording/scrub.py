@@ -257,7 +257,7 @@ class StreamScrub:
         if limit <= 0:
             self._pending = buffer
             return b""
-        if not any(core in buffer for core in self._cores):  # the usual case: no secret
+        if not self._holds_a_core(buffer):  # the usual case: no secret
             self._pending = buffer[limit:]
             return buffer[:limit]
         out: list[bytes] = []
