@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from mddframes.elements.records import field_of
 from mddframes.errors import NotFoundError
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ class ChildIndex:
                 element = self.api.get_structure(parent_id)
             except NotFoundError:
                 element = {}
-            name = _field(element, "systemName", "system_name", "system")
+            name = field_of(element, "systemName", "system_name", "system")
             self._system_of[parent_id] = None if name is None else str(name)
         return self._system_of[parent_id]
 
@@ -91,8 +92,8 @@ def children_of(tree: Any) -> dict[ChildKey, list[str]]:
             continue
         if not isinstance(item, Mapping):
             continue
-        element_id = _field(item, "id", "structureId", "structure_id")
-        own_parent = _field(item, "parentId", "parent_id")
+        element_id = field_of(item, "id", "structureId", "structure_id")
+        own_parent = field_of(item, "parentId", "parent_id")
         if own_parent is None:
             own_parent = parent
         if element_id is not None and own_parent is not None:
@@ -102,11 +103,3 @@ def children_of(tree: Any) -> dict[ChildKey, list[str]]:
             if isinstance(value, list | Mapping):
                 pending.append((value, None if element_id is None else str(element_id)))
     return found
-
-
-def _field(item: Any, *names: str) -> Any:
-    if isinstance(item, Mapping):
-        for name in names:
-            if item.get(name) is not None:
-                return item[name]
-    return None

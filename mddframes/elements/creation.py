@@ -12,6 +12,7 @@ import pandas as pd
 from mddframes.codec.values import JsonValue, is_missing_cell
 from mddframes.elements.asking import ChildIndex
 from mddframes.elements.records import cell, element_id, element_series, json_value, require_text
+from mddframes.elements.settling import Acted, settle_lost
 from mddframes.errors import (
     AnswerLostError,
     DataShapeError,
@@ -25,9 +26,6 @@ if TYPE_CHECKING:
     from mddframes.api import Api
 
 _RESERVED = ("key", "parent", "parent_key", "type", "name")
-#: How often a row's create is sent when its answers are lost and the tree shows it
-#: did not act.
-_LOST_ASKS = 4
 
 
 def create_child(
@@ -99,29 +97,29 @@ def _create_asking(
     where = f"create_child(parent={parent_id!r})"
     require_text(where, parent_id=parent_id, type=type, name=name)
     body = _body(where, name, attributes)
-    lost: AnswerLostError | None = None
-    for _ in range(_LOST_ASKS):
-        try:
-            answer = api.create_child_structure(parent_id, type, body)
-        except AnswerLostError as exc:
-            lost = exc
-            found = index.new_since(parent_id, type, name)
-            if len(found) == 1:  # it acted: this is the row's element
-                index.created(parent_id, type, name, found[0], listed=True)
-                return found[0]
-            if found:
-                raise AnswerLostError(
-                    f"{where}: {exc.message}. The tree now holds {len(found)} new {type} "
-                    f"elements named {name!r} under it ({', '.join(found[:10])}); "
-                    "which one is this request's cannot be told",
-                    **exc.request_details(),
-                ) from exc
-            continue  # it did not act: send again
-        new_id = element_id(answer, where)
+
+    def send() -> str:
+        new_id = element_id(api.create_child_structure(parent_id, type, body), where)
         index.created(parent_id, type, name, new_id)
         return new_id
-    assert lost is not None
-    raise lost
+
+    def ask(exc: AnswerLostError) -> Acted[str] | None:
+        found = index.new_since(parent_id, type, name)
+        if len(found) == 1:  # it acted: this is the row's element
+            index.created(parent_id, type, name, found[0], listed=True)
+            return Acted(found[0])
+        if found:
+            raise AnswerLostError(
+                f"{where}: {exc.message}. The tree now holds {len(found)} new {type} "
+                f"elements named {name!r} under it ({', '.join(found[:10])}); "
+                "which one is this request's cannot be told",
+                **exc.request_details(),
+            ) from exc
+        return None  # it did not act: send again
+
+    return settle_lost(
+        send, ask, not_done=lambda: f"no {type} named {name!r} under {parent_id!r} in the tree"
+    )
 
 
 def creation_order(frame: pd.DataFrame) -> list[Any]:

@@ -11,9 +11,16 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
-from mddframes.codec.values import JsonObject
+from mddframes.codec.values import JsonObject, JsonValue
 from mddframes.elements.records import as_list, cell, element_series, require_text
-from mddframes.errors import DataShapeError, InvalidArgumentError, NotFoundError
+from mddframes.elements.settling import Acted, deployed_under, settle_lost
+from mddframes.errors import (
+    AnswerLostError,
+    DataShapeError,
+    InvalidArgumentError,
+    MddError,
+    NotFoundError,
+)
 from mddframes.ids import Ids, id_list
 
 if TYPE_CHECKING:
@@ -32,13 +39,57 @@ def deploy(api: Api, structure_id: str, deployment_id: str) -> pd.Series:
     Returns
     -------
     pandas.Series
-        The element as the service answered (empty if it answered nothing).
+        The element as the service answered (empty if it answered nothing), or, when
+        the answer was lost, as the service shows it.
+
+    Raises
+    ------
+    AnswerLostError
+        The answer was lost and the element could not be read, or does not say whether
+        it is deployed under ``deployment_id``; or every attempt lost its answer.
+
+    Notes
+    -----
+    After a lost answer (:class:`~mddframes.errors.AnswerLostError`) the element is
+    read: deployed under ``deployment_id``, the deploy acted and the element is
+    returned; not deployed (or under another deployment), it did not act and is sent
+    again (:mod:`mddframes.elements.settling`).
     """
     require_text("deploy", structure_id=structure_id, deployment_id=deployment_id)
-    answer = api.deploy_structure(str(structure_id), str(deployment_id))
+    sid, did = str(structure_id), str(deployment_id)
+    where = f"deploy of element {sid!r} (deployment {did!r})"
+
+    def ask(exc: AnswerLostError) -> Acted[JsonValue] | None:
+        element = _read_after_loss(api, sid, exc, where)
+        shown = deployed_under(element, did)
+        if shown is None:
+            raise AnswerLostError(
+                f"{where}: {exc.message}. The element as read does not say under which "
+                "deployment it is deployed, so whether this request acted cannot be told",
+                **exc.request_details(),
+            ) from exc
+        return Acted(element) if shown else None
+
+    answer = settle_lost(
+        lambda: api.deploy_structure(sid, did),
+        ask,
+        not_done=lambda: f"element {sid!r} not deployed under {did!r}",
+    )
     if isinstance(answer, Mapping):
         return element_series(answer)
-    return pd.Series({"id": str(structure_id), "deploymentId": str(deployment_id)}, dtype=object)
+    return pd.Series({"id": sid, "deploymentId": did}, dtype=object)
+
+
+def _read_after_loss(api: Api, sid: str, exc: AnswerLostError, where: str) -> JsonValue:
+    """The element ``sid`` as the service shows it now, read to settle ``exc``."""
+    try:
+        return api.get_structure(sid)
+    except MddError as failed:
+        raise AnswerLostError(
+            f"{where}: {exc.message}. Reading element {sid!r} to see whether it acted "
+            f"failed too ({type(failed).__name__}: {failed.message})",
+            **exc.request_details(),
+        ) from exc
 
 
 def deploy_many(
@@ -177,6 +228,54 @@ def _unknown_ids(api: Api, ids: list[str]) -> set[str]:
     }
 
 
+def _confirm_settled(api: Api, document: dict[str, Any]) -> JsonValue:
+    """Send the confirmation; after a lost answer read its elements and send again only
+    the ones that do not show the deployment (the service confirms a file all or none).
+
+    Returns the service's answer, or the elements read when they show that it acted.
+    """
+    wanted = document.get("deploymentId")
+    wanted = None if wanted is None else str(wanted)
+    pending: list[Any] = list(document["structures"])
+    shown: list[JsonValue] = []
+
+    def send() -> JsonValue:
+        answer = api.confirm_structure_deployment({**document, "structures": pending})
+        if shown and isinstance(answer, list):
+            return [*shown, *answer]  # the elements settled earlier, and the rest
+        return answer
+
+    def ask(exc: AnswerLostError) -> Acted[JsonValue] | None:
+        ids = [str(s["id"]) for s in pending]
+        where = f"confirmation of deployment {wanted!r}"
+        read = bulk_status_frame(api.get_structure, ids, max_workers=api.max_workers,
+                                 progress=False, desc="settle")  # fmt: skip
+        left: list[Any] = []
+        for structure, sid, good, value in zip(
+            pending, read["id"], read["ok"], read["value"], strict=True
+        ):
+            state = deployed_under(value, wanted) if good else None
+            if state is None:
+                why = "could not be read" if not good else "does not say whether it is deployed"
+                raise AnswerLostError(
+                    f"{where}: {exc.message}. Element {sid!r} {why}, so whether the "
+                    "confirmation acted cannot be told",
+                    **exc.request_details(),
+                ) from exc
+            if state:
+                shown.append(value)
+            else:
+                left.append(structure)
+        pending[:] = left
+        return None if left else Acted(list(shown))
+
+    return settle_lost(
+        send,
+        ask,
+        not_done=lambda: f"{len(pending)} element(s) not deployed under {wanted!r}",
+    )
+
+
 def confirm_deployed(api: Api, info: str | os.PathLike[str] | JsonObject | bytes) -> pd.DataFrame:
     """Mark the elements of a deployment info file as deployed.
 
@@ -210,13 +309,17 @@ def confirm_deployed(api: Api, info: str | os.PathLike[str] | JsonObject | bytes
     The service confirms a file all or none: one unknown element (404) confirms nothing.
     On a 404 each element is read; the unknown ones become rows with ``ok`` False and
     the file's other elements are confirmed in a second call.
+
+    After a lost answer (:class:`~mddframes.errors.AnswerLostError`) the file's elements
+    are read: those deployed under the file's deployment were confirmed; the rest are
+    sent again (:mod:`mddframes.elements.settling`).
     """
     document = _read_info(info)
     structures = document["structures"]
     ids = [str(s["id"]) for s in structures]
     unknown: set[str] = set()
     try:
-        answer = api.confirm_structure_deployment(document)
+        answer = _confirm_settled(api, document)
     except NotFoundError:
         # the service confirms a file all or none: find the ids it does not know and
         # confirm the rest, so each id gets its own outcome (as deploy_many gives)
@@ -224,7 +327,7 @@ def confirm_deployed(api: Api, info: str | os.PathLike[str] | JsonObject | bytes
         if not unknown:
             raise
         rest = [s for s in structures if str(s["id"]) not in unknown]
-        answer = api.confirm_structure_deployment({**document, "structures": rest}) if rest else []
+        answer = _confirm_settled(api, {**document, "structures": rest}) if rest else []
     answered: dict[str, Any] = {}
     if isinstance(answer, list | Mapping):
         try:

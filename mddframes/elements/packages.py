@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.elements.records import as_list, require_text
+from mddframes.elements.settling import Acted, settle_lost
 from mddframes.errors import (
     AnswerLostError,
     ConflictError,
@@ -64,35 +65,31 @@ def _structure_ids(entry: Mapping[str, Any]) -> set[str] | None:
     return None
 
 
-#: How often an addition is sent when its answers are lost and the listing shows it
-#: did not act.
-_LOST_ASKS = 4
-
-
 def _send(api: Api, system: str, package: str, ids: list[str]) -> None:
     """Add ``ids``; after a lost answer ask the package listing before sending again.
 
     An answer lost after the service acted (:class:`AnswerLostError`) is settled by
-    the listing: the ids it holds are added, the others are sent again (only those).
+    the listing: the ids it holds are added, the others are sent again (only those;
+    :mod:`mddframes.elements.settling`).
     """
     missing = list(ids)
-    for _ in range(_LOST_ASKS):
-        try:
-            _send_once(api, system, package, missing)
-            return
-        except AnswerLostError as exc:
-            lost = exc
-            held = _structure_ids(_find_open_package(api, system, package))
-            if held is None:
-                raise AnswerLostError(
-                    f"{exc.message}. The package listing does not name its elements, so "
-                    "whether they were added cannot be told",
-                    **exc.request_details(),
-                ) from exc
-            missing = [i for i in missing if i not in held]
-            if not missing:
-                return  # it acted: every id is in the package
-    raise lost
+
+    def ask(exc: AnswerLostError) -> Acted[None] | None:
+        held = _structure_ids(_find_open_package(api, system, package))
+        if held is None:
+            raise AnswerLostError(
+                f"{exc.message}. The package listing does not name its elements, so "
+                "whether they were added cannot be told",
+                **exc.request_details(),
+            ) from exc
+        missing[:] = [i for i in missing if i not in held]
+        return None if missing else Acted(None)  # all in the package: it acted
+
+    settle_lost(
+        lambda: _send_once(api, system, package, missing),
+        ask,
+        not_done=lambda: f"{len(missing)} id(s) not in package {package!r}",
+    )
 
 
 def _send_once(api: Api, system: str, package: str, ids: list[str]) -> None:

@@ -69,6 +69,16 @@ def element_id(element: Any, where: str) -> str:
     raise DataShapeError(f"{where}: the service's answer carries no element id: {element!r:.200}")
 
 
+def field_of(item: Any, *names: str) -> Any:
+    """The first of ``names`` that ``item`` (an answer's object) holds a value for (any
+    spelling a dialect uses); None when it holds none or is not an object."""
+    if isinstance(item, Mapping):
+        for name in names:
+            if item.get(name) is not None:
+                return item[name]
+    return None
+
+
 def cell(frame: pd.DataFrame, pos: int, column: str) -> str | None:
     """A frame cell as stripped text; None when the column is absent, or the cell
     missing or blank."""

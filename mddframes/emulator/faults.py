@@ -10,7 +10,9 @@ Two faults are not random:
   (``"seconds"``, ``"http-date"`` or ``"none"``), telling when the next token comes;
 - ``lose_answer_rate`` (drawn per request of ``lose_answer_methods``): the request is
   carried out, and then its connection is closed instead of answered (only when the
-  service acted, i.e. answered 2xx), as when a proxy drops the answer of a write.
+  service acted, i.e. answered 2xx), as when a proxy drops the answer of a write; with
+  ``lose_answer_status`` (a 5xx) the answer is replaced by that status instead, as a
+  gateway answers 502 after the service behind it acted.
 Faults apply only to the service's operations (API and token routes), never to the
 ``/_emulator/`` admin routes, and can be restricted to some operation ids.
 
@@ -52,8 +54,13 @@ class FaultSettings:
     retry_after_style: str = "seconds"
     lose_answer_rate: float = 0.0
     lose_answer_methods: frozenset[str] = frozenset({"PUT", "POST"})
+    lose_answer_status: int | None = None
 
     def __post_init__(self) -> None:
+        if self.lose_answer_status is not None and not 500 <= self.lose_answer_status <= 599:
+            raise ValueError(
+                f"lose_answer_status must be a 5xx code or None, got {self.lose_answer_status}"
+            )
         if not 0.0 <= self.lose_answer_rate <= 1.0:
             raise ValueError(
                 f"lose_answer_rate must be between 0 and 1, got {self.lose_answer_rate}"
@@ -119,6 +126,7 @@ class FaultSettings:
             "retry_after_style": self.retry_after_style,
             "lose_answer_rate": self.lose_answer_rate,
             "lose_answer_methods": sorted(self.lose_answer_methods),
+            "lose_answer_status": self.lose_answer_status,
         }
 
 

@@ -127,7 +127,8 @@ class OperationGate:
         self, scope: Scope, receive: Receive, send: Send, operation: str
     ) -> None:
         """Carry the request out, then close the connection instead of answering (when
-        the service acted, 2xx; any other answer is sent as it is)."""
+        the service acted, 2xx; any other answer is sent as it is), or answer
+        ``lose_answer_status`` as a gateway would."""
         held: list[Message] = []
 
         async def hold(message: Message) -> None:
@@ -137,6 +138,11 @@ class OperationGate:
         start = next((m for m in held if m["type"] == "http.response.start"), None)
         if start is not None and 200 <= int(start["status"]) < 300:
             self.state.count_fault(operation)
+            status = self.state.faults.settings.lose_answer_status
+            if status is not None:
+                answer = error_response(status, "injected: the answer was lost", scope["path"])
+                await answer(scope, receive, send)
+                return
             if await drop_connection(scope):
                 return
         for message in held:

@@ -248,6 +248,7 @@ class EmulatorHandle:
         retry_after_style: str = "seconds",
         lose_answer_rate: float = 0.0,
         lose_answer_methods: Sequence[str] = ("PUT", "POST"),
+        lose_answer_status: int | None = None,
     ) -> None:
         """Inject faults into the service's operations (see :class:`FaultSettings`).
 
@@ -255,7 +256,8 @@ class EmulatorHandle:
         connection (429 with ``Retry-After`` as ``retry_after_style`` says:
         ``"seconds"``, ``"http-date"`` or ``"none"``); ``lose_answer_rate`` carries out
         that share of the requests of ``lose_answer_methods`` and then closes the
-        connection instead of answering.
+        connection instead of answering (or answers ``lose_answer_status``, a 5xx, as a
+        gateway does after the service behind it acted).
         """
         self._admin(
             "PUT",
@@ -266,6 +268,7 @@ class EmulatorHandle:
                 "retry_after_style": retry_after_style,
                 "lose_answer_rate": lose_answer_rate,
                 "lose_answer_methods": list(lose_answer_methods),
+                "lose_answer_status": lose_answer_status,
                 "latency": latency,
                 "error_rate": error_rate,
                 "error_statuses": list(error_statuses),

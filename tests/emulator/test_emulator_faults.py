@@ -134,6 +134,7 @@ def test_counters_include_faulted_requests(emu, headers):
         {"error_rate": 0.6, "drop_rate": 0.6},
         {"latency": -1},
         {"error_statuses": [404]},
+        {"lose_answer_rate": 1.0, "lose_answer_status": 404},
     ],
 )
 def test_invalid_fault_settings_are_refused(emu, settings):
@@ -145,3 +146,14 @@ def test_unknown_fault_setting_is_named(emu):
     response = requests.put(emu.base_url + "/_emulator/faults", json={"jitter": 1}, timeout=10)
     assert response.status_code == 400
     assert "jitter" in response.json()["message"]
+
+
+def test_a_lost_answer_can_be_a_502_after_the_write_landed(emu, headers):
+    emu.inject_faults(lose_answer_rate=1.0, lose_answer_status=502, operations=["tableUpdate"])
+    table = get_table(emu, headers).json()
+    table["metadata"]["landed"] = "behind a 502"
+    url = emu.api_url + "/api/table/tbl-0001"
+    response = requests.put(url, json=table, headers=headers, timeout=10)
+    assert response.status_code == 502
+    emu.clear_faults()
+    assert get_table(emu, headers).json()["metadata"]["landed"] == "behind a 502"
