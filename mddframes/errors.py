@@ -23,6 +23,7 @@ The tree::
     │   ├── RateLimitError             429, still after all retries
     │   └── ServerError                5xx, still after all retries
     ├── TransportError                 no answer: connection refused or dropped, time-out, TLS
+    │                                  (``may_have_been_sent`` False: it never left)
     │   └── AnswerLostError            a request that acts went out, its answer was lost: it may have been done
     ├── ResponseFormatError            an answer that cannot be read: not JSON, cut off, wrong shape
     ├── DataShapeError                 a service answer or a user frame mddframes cannot read
@@ -288,7 +289,19 @@ class ServerError(ServiceError):
 
 
 class TransportError(MddError):
-    """The request did not complete: connection refused or dropped, time-out, TLS failure."""
+    """The request did not complete: connection refused or dropped, time-out, TLS failure.
+
+    Attributes
+    ----------
+    may_have_been_sent : bool
+        False when the request never left: the connection could not be opened
+        (refused, unreachable, the name not resolved, the connect time-out), so nothing
+        reached the service. True otherwise (it may have been, and may have acted).
+    """
+
+    def __init__(self, message: str, *, may_have_been_sent: bool = True, **kwargs: Any) -> None:
+        self.may_have_been_sent = may_have_been_sent
+        super().__init__(message, **kwargs)
 
 
 class AnswerLostError(TransportError):

@@ -31,14 +31,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import requests
-from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
 from mddframes import errors
 from mddframes.http.endpoints import Endpoint
 from mddframes.http.guard import DeadlinePassed
 from mddframes.http.pace import Pace, retry_after_seconds
 from mddframes.http.retry import BACKOFF_FACTOR, BACKOFF_MAX, RETRY_METHODS
-from mddframes.http.translation import bound_error
+from mddframes.http.translation import bound_error, nothing_sent
 
 #: POSTs that change nothing on the service: repeating one is safe.
 SAFE_POSTS = frozenset({"externalExportStructure", "getToken"})
@@ -200,19 +199,9 @@ def answer_lost(exc: BaseException) -> bool:
     cause: BaseException | None = exc.__cause__
     if not isinstance(cause, requests.exceptions.ConnectionError | requests.exceptions.Timeout):
         return False  # a deadline, a cap, TLS: not a lost answer to repeat
-    if isinstance(cause, requests.exceptions.ConnectTimeout | requests.exceptions.SSLError):
+    if isinstance(cause, requests.exceptions.SSLError):
         return False
-    reason: BaseException | None = cause
-    for _ in range(6):
-        if reason is None:
-            break
-        if isinstance(reason, NewConnectionError | ConnectTimeoutError):
-            return False
-        inner = getattr(reason, "reason", None)
-        if inner is None and reason.args and isinstance(reason.args[0], BaseException):
-            inner = reason.args[0]
-        reason = inner if isinstance(inner, BaseException) else None
-    return True
+    return not nothing_sent(cause)
 
 
 def lost_answer_error(

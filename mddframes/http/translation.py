@@ -4,7 +4,8 @@
   :class:`~mddframes.errors.ServiceError` subclass (the status table);
 - :func:`transport_error`: an exception of ``requests`` (no answer, or an answer cut off
   or undecodable while its body was read) becomes a ``TransportError`` or a
-  ``ResponseFormatError``, written once for the call and for both streamed reads;
+  ``ResponseFormatError``, written once for the call and for both streamed reads; a
+  request that never left (:func:`nothing_sent`) says so (``may_have_been_sent``);
 - :func:`bound_error`: a call past its deadline or an answer past the size cap
   (:mod:`mddframes.http.guard`).
 
@@ -21,6 +22,7 @@ from typing import Any, NotRequired, TypedDict
 from urllib.parse import urlsplit
 
 import requests
+from urllib3.exceptions import ConnectTimeoutError
 
 from mddframes import errors
 from mddframes.config import Settings
@@ -278,11 +280,47 @@ def transport_error(
         else:
             message = f"the answer was cut off after {received} bytes ({name})"
         return errors.ResponseFormatError(message, **context)
+    if received is None and status is None and nothing_sent(exc):
+        return errors.TransportError(
+            _unsent_message(exc, max_retries, url), may_have_been_sent=False, **context
+        )
     if received is None:
         message = _transport_message(exc, max_retries, entry.method, url)
     else:
         message = f"the connection failed after {received} bytes of the answer: {name}"
     return errors.TransportError(message, **context)
+
+
+def nothing_sent(exc: BaseException) -> bool:
+    """Whether a failed request never left: its connection could not be opened.
+
+    A refused or unreachable connection, an unresolved name or a connect time-out
+    (urllib3's ``NewConnectionError`` and ``ConnectTimeoutError``, anywhere in the
+    chain of reasons ``requests`` wraps them in) sent nothing; a dropped connection,
+    a read time-out or a TLS failure may have.
+    """
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return True
+    reason: BaseException | None = exc
+    for _ in range(6):
+        if reason is None:
+            break
+        if isinstance(reason, ConnectTimeoutError):  # NewConnectionError is one
+            return True
+        inner = getattr(reason, "reason", None)
+        if inner is None and reason.args and isinstance(reason.args[0], BaseException):
+            inner = reason.args[0]
+        reason = inner if isinstance(inner, BaseException) else None
+    return False
+
+
+def _unsent_message(exc: Exception, max_retries: int, url: str) -> str:
+    tries = f" ({1 + max_retries} attempts)" if max_retries > 0 else ""
+    return (
+        f"could not connect{tries}, so nothing was sent to the service: {_root_cause(exc)}. "
+        f"Is the service running at {_origin(url)}, and is MDD_BASE_URL (base_url) its "
+        "address?"
+    )
 
 
 def _origin(url: str) -> str:

@@ -14,7 +14,8 @@ was sent:
   land; the original error is raised, its message saying what the read found.
 
 A 412 on the first attempt (no answer lost) is a conflict without looking: the object
-changed since it was read. The engine calls :func:`put_landed` in place of
+changed since it was read. A PUT that never left (the connection could not be opened:
+``TransportError.may_have_been_sent`` False) wrote nothing and is raised as it is. The engine calls :func:`put_landed` in place of
 :func:`~mddframes.writing.documents.put`: the one seam.
 """
 
@@ -48,7 +49,8 @@ def put_landed(api: Api, change: Change) -> None:
         412, and the object does not hold what was sent (after a lost answer: read and
         compared; otherwise at once).
     TransportError
-        No answer, and the object does not hold what was sent (or cannot be read).
+        No answer, and the object does not hold what was sent (or cannot be read); or
+        the PUT never left (``may_have_been_sent`` False: nothing was sent, not read).
     """
     kind, object_id = change.kind, change.object_id
     try:
@@ -58,6 +60,8 @@ def put_landed(api: Api, change: Change) -> None:
             raise  # the first attempt's own 412: the object changed since it was read
         _settle(api, change, exc)
     except TransportError as exc:
+        if not exc.may_have_been_sent:
+            raise  # it never left (could not connect): nothing to settle, nothing written
         _settle(api, change, exc)
 
 
