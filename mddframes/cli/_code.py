@@ -88,21 +88,41 @@ def add_commands(commands: Any, service_command: Any) -> None:
 def _pull_interrupted(args: argparse.Namespace) -> str:
     """What an interrupted pull left: a folder part written, finished by pulling again."""
     ids = f" --ids-file {args.ids_file}" if args.ids_file is not None else ""
+    again = f"mddframes pull {args.system} {args.folder}{ids}"
+    if not args.folder.is_dir():
+        return f"nothing was pulled ({args.folder} was not created). Run it again: {again}"
     return (
         f"{args.folder} holds only the objects pulled so far; the others are missing or "
         f"old. Run the same command again to finish it (each object is written whole): "
-        f"mddframes pull {args.system} {args.folder}{ids}"
+        f"{again}"
     )
 
 
 def _apply_interrupted(args: argparse.Namespace) -> str:
-    """What an interrupted apply left: maybe a batch part written, named by 'writes'."""
+    """What an interrupted apply left: the batches it began (named), or nothing written."""
     where = f" --backup-dir {args.backup_dir}" if args.backup_dir is not None else ""
-    return (
-        "some objects may be written and others not. 'mddframes writes"
-        f"{where}' lists the unfinished batch; 'mddframes resume BATCH{where}' finishes it, "
-        f"'mddframes roll-back BATCH{where}' undoes it (nothing listed: nothing was written)"
-    )
+    batches: pd.DataFrame | None = getattr(args, "interrupted_batches", None)
+    if batches is None:  # stopped before the apply's writes began (or they cannot be told)
+        return (
+            "some objects may be written and others not. 'mddframes writes"
+            f"{where}' lists the unfinished batch; 'mddframes resume BATCH{where}' finishes "
+            f"it, 'mddframes roll-back BATCH{where}' undoes it (nothing listed: nothing was "
+            "written)"
+        )
+    if batches.empty:
+        return (
+            "no write was begun: the service holds what it held. Run the same command "
+            "again to apply the folder"
+        )
+    said = []
+    for row in batches.itertuples(index=False):
+        said.append(
+            f"batch {row.batch} ({row.objects} object(s): {row.verified} written and "
+            f"verified, {row.unfinished} not known to be written; journal {row.journal}) did "
+            f"not finish: 'mddframes resume {row.batch}{where}' finishes it, 'mddframes "
+            f"roll-back {row.batch}{where}' undoes it"
+        )
+    return "; ".join(said)
 
 
 def _allow_deletes(parser: argparse.ArgumentParser) -> None:
@@ -165,8 +185,15 @@ def _apply(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int]
     else:
         plan = plan_folder(client.api, args.target, allow_deletes=args.allow_deletes,
                          progress=progress_wanted(args))  # fmt: skip
-    result = apply_plan(client.api, plan, backup_dir=args.backup_dir,
-                        progress=progress_wanted(args))  # fmt: skip
+    before = set(client.pending_writes(backup_dir=args.backup_dir)["batch"])
+    try:
+        result = apply_plan(client.api, plan, backup_dir=args.backup_dir,
+                            progress=progress_wanted(args))  # fmt: skip
+    except KeyboardInterrupt:
+        # the batches this run began and did not finish: the message names them
+        pending = client.pending_writes(backup_dir=args.backup_dir)
+        args.interrupted_batches = pending[~pending["batch"].isin(before)]
+        raise
     counts = Counter(result["status"])
     args.messages.note("apply: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     shown = result[result["status"] != "unchanged"].reset_index(drop=True)

@@ -39,26 +39,46 @@ def add_commands(commands: Any, service_command: Any) -> None:
 
 
 def _interrupted(args: argparse.Namespace) -> str:
-    """What an interrupted snapshot left: its partial folder, resumed by the same command."""
+    """What an interrupted snapshot left: its partial folder (if one was begun), resumed
+    by the same command."""
     from mddframes.snapshot.layout import partial_folder
 
     partial = partial_folder(args.dir)
-    done = _finished_files(partial)
+    again = f"mddframes snapshot {args.system} {args.dir}"
+    if not partial.is_dir():
+        return (
+            f"the snapshot of {args.system!r} stopped before anything was written ({args.dir} "
+            f"was not created). Run the same command again to start it: {again}"
+        )
+    files, objects = _finished_files(partial)
     return (
         f"the snapshot of {args.system!r} is unfinished; {args.dir} was not written. "
-        f"{partial} keeps the {done} object file(s) finished so far. Run the same command "
-        f"again to resume it (only the rest is read): mddframes snapshot {args.system} "
-        f"{args.dir}; or remove {partial} to drop it"
+        f"{partial} keeps the {files} file(s) finished so far ({objects} object(s)); any "
+        f"other file in it is unfinished and is dropped on resuming. Run the same command "
+        f"again to resume it (only the rest is read): {again}; or remove {partial} to "
+        "drop it"
     )
 
 
-def _finished_files(partial: Path) -> int:
-    """The object files an interrupted snapshot's journal lists as finished."""
+def _finished_files(partial: Path) -> tuple[int, int]:
+    """The files an interrupted snapshot's journal lists as finished, and their objects
+    (the journal's first line is its header; a torn last line is not counted)."""
+    import json
+
+    files = objects = 0
     try:
         with open(partial / "journal.jsonl", encoding="utf-8") as journal:
-            return sum(1 for line in journal if line.strip())
+            for line in journal:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict) and "file" in entry:
+                    files += 1
+                    objects += len(entry.get("objects") or ())
     except OSError:
-        return 0
+        pass
+    return files, objects
 
 
 def _snapshot(client: Client, args: argparse.Namespace) -> int:

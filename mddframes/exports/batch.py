@@ -175,8 +175,12 @@ def _legacy_export(
             on_progress=on_progress,
         )
         partial = target.with_name(target.name + ".part")
-        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-            for _structure_id, row in outcome.succeeded():  # all: errors="raise"
-                zf.write(row["part"], arcname=row["entry"])
-        os.replace(partial, target)
+        try:
+            with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+                for _structure_id, row in outcome.succeeded():  # all: errors="raise"
+                    zf.write(row["part"], arcname=row["entry"])
+            os.replace(partial, target)
+        except BaseException:  # Ctrl-C or a full disk: no half-written zip beside dest
+            partial.unlink(missing_ok=True)
+            raise
     return ExportArchive(target, task_id=None, structure_ids=list(ids))

@@ -1,7 +1,9 @@
 """Ctrl-C on a long command: exit 130, and stderr says what is left and how to go on.
 
 The interruption is raised where the command's work happens (the layer function the
-command calls), after the command has connected to the real emulator.
+command calls), after the command has connected to the real emulator, before anything
+is written: the message says so. Ctrl-C in the middle of the work, a real SIGINT to a
+subprocess, is tests/cli/test_ctrl_c_midway.py.
 """
 
 from __future__ import annotations
@@ -35,13 +37,13 @@ LONG_COMMANDS = {
     "snapshot": (
         ["snapshot", "DWH", "{tmp}/snap"],
         "mddframes.client.Client.snapshot",
-        ["snapshot of 'DWH' is unfinished", "{tmp}/.snap.partial", "resume",
-         "mddframes snapshot DWH {tmp}/snap", "remove"],
+        ["snapshot of 'DWH' stopped before anything was written", "{tmp}/snap was not created",
+         "mddframes snapshot DWH {tmp}/snap"],
     ),
     "pull": (
         ["pull", "DWH", "{tmp}/dwh"],
         "mddframes.tables_as_code.pull_folder",
-        ["{tmp}/dwh holds only the objects pulled so far", "mddframes pull DWH {tmp}/dwh"],
+        ["nothing was pulled", "{tmp}/dwh was not created", "mddframes pull DWH {tmp}/dwh"],
     ),
     "search": (
         ["search", "DWH", "Afghanistan"],
@@ -56,8 +58,7 @@ LONG_COMMANDS = {
     "apply": (
         ["apply", "{tmp}/dwh", "--backup-dir", "{tmp}/bk"],
         "mddframes.tables_as_code.apply_plan",
-        ["mddframes writes --backup-dir {tmp}/bk", "mddframes resume BATCH",
-         "mddframes roll-back BATCH"],
+        ["no write was begun", "the service holds what it held"],
     ),
     "export": (
         ["export", "DDL", "--ids-file", "{tmp}/ids.txt", "--dest", "{tmp}/out.zip"],
@@ -84,3 +85,4 @@ def test_ctrl_c_says_what_is_left_and_exits_130(command, env, monkeypatch, tmp_p
         found = err.find(words, at)
         assert found >= 0, f"{words!r} missing (or out of order) in: {err}"
         at = found + len(words)
+    assert ".partial" not in err  # (no partial folder was begun: none is named)
