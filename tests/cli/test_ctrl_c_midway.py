@@ -153,11 +153,13 @@ def _edit_first_rows(folder: Path) -> int:
 
 def test_apply_names_the_batch_it_left_and_the_batch_resumes(client, emu, env, tmp_path):
     folder = tmp_path / "dwh"
-    pull_folder(client.api, "DWH", folder, progress=False)
+    # a part of the system (fewer reads to plan): the tables and mappings with a text cell
+    ids = [f"tbl-{n:04d}" for n in (*range(1, 19), *range(109, 113))] + ["map-0094", "map-0095"]
+    pull_folder(client.api, "DWH", folder, ids=ids, progress=False)
     assert _edit_first_rows(folder) >= 8
     backups = tmp_path / "bk"
     journals = backups / emu.tenant / "journal"
-    emu.inject_faults(latency=0.3, operations=["tableUpdate", "mappingUpdate"])
+    emu.inject_faults(latency=0.15, operations=["tableUpdate", "mappingUpdate"])
 
     def some_written() -> bool:
         found = list(journals.glob("*.jsonl")) if journals.is_dir() else []
