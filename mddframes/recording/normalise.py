@@ -1,0 +1,190 @@
+"""Text as the standard web decodings would read it, with the way back to the original.
+
+The scrubber (:mod:`.scrub`) decides what a recording may hold by what its text
+*decodes to*, not by a list of spellings: :func:`normalise` decodes every character
+escape the web uses (percent-encoding of any case and depth, ``%uXXXX``, HTML character
+references decimal or hex with or without ``;`` and leading zeros, named ones, JSON and
+JavaScript backslash escapes with ``\\u`` of any case) over and over, until nothing
+changes, and keeps a :class:`SpanMap` from every decoded byte back to the original bytes
+it came from, so that what is found in the decoded text is taken out of the original.
+:func:`base64_decodings` reads a run of base64 (standard or URL-safe, padded or not) at
+every alignment, for the scrubber to look inside.
+"""
+
+from __future__ import annotations
+
+import binascii
+import html
+import re
+from bisect import bisect_right
+from collections.abc import Iterator
+
+__all__ = ["BASE64_RUN", "SpanMap", "base64_decodings", "normalise"]
+
+#: Every character escape of the web, as one alternation (tried leftmost first).
+_TOKEN = re.compile(
+    rb"%[0-9A-Fa-f]{2}"
+    rb"|%[uU][0-9A-Fa-f]{4}"
+    rb"|&#[0-9]+;?"
+    rb"|&#[xX][0-9A-Fa-f]+;?"
+    rb"|&[A-Za-z][A-Za-z0-9]{1,31};?"
+    rb"|\\[uU][dD][89abAB][0-9A-Fa-f]{2}\\[uU][dD][c-fC-F][0-9A-Fa-f]{2}"
+    rb"|\\[uU][0-9A-Fa-f]{4}"
+    rb"|\\[\\/\"'bfnrt]"
+)
+#: The bytes that start an escape: a text holding none of them is its own normal form.
+MARKERS = (b"%", b"&", b"\\")
+_BACKSLASHED = {
+    b"\\": b"\\", b"/": b"/", b'"': b'"', b"'": b"'",
+    b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t",
+}  # fmt: skip
+#: A run of base64 in either alphabet (``=`` ends one: padding comes last).
+BASE64_RUN = re.compile(rb"[A-Za-z0-9+/_-]+")
+_URLSAFE = bytes.maketrans(b"-_", b"+/")
+#: Passes at most: each one undoes a layer of encoding (a text encoded 64 times over is
+#: left with what the last pass made of it, decoded 64 layers deep).
+_PASSES = 64
+
+
+def _decoded(token: bytes) -> bytes | None:
+    """What one escape stands for (``None``: nothing, it is kept as it is)."""
+    lead = token[:1]
+    if lead == b"%":
+        if len(token) == 3:
+            return bytes([int(token[1:], 16)])
+        return _character(int(token[2:], 16))
+    if lead == b"&":
+        text = token.decode("ascii")
+        decoded = html.unescape(text)
+        return None if decoded == text else decoded.encode("utf-8", "surrogatepass")
+    if len(token) == 12:  # a surrogate pair
+        high, low = int(token[2:6], 16), int(token[8:12], 16)
+        return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)).encode("utf-8")
+    if len(token) == 6:
+        return _character(int(token[2:], 16))
+    return _BACKSLASHED[token[1:2]]
+
+
+def _character(code: int) -> bytes | None:
+    if 0xD800 <= code <= 0xDFFF:  # half of a pair: no character of its own
+        return None
+    return chr(code).encode("utf-8")
+
+
+class _Pass:
+    """One decoding pass: its output's segments, each a literal copy of its input or
+    the decoding of one escape."""
+
+    __slots__ = ("ends", "literal", "sources", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []  # where each segment starts in the output
+        self.sources: list[int] = []  # where it starts in the input
+        self.ends: list[int] = []  # where it ends in the input
+        self.literal: list[bool] = []
+
+    def back(self, start: int, end: int) -> tuple[int, int]:
+        """The input bytes ``start:end`` of the output came from (whole escapes)."""
+        first = bisect_right(self.starts, start) - 1
+        last = bisect_right(self.starts, end - 1) - 1
+        if self.literal[first]:
+            start = self.sources[first] + start - self.starts[first]
+        else:
+            start = self.sources[first]
+        if self.literal[last]:
+            end = self.sources[last] + end - self.starts[last]
+        else:
+            end = self.ends[last]
+        return start, end
+
+
+class SpanMap:
+    """From a normalised text's bytes back to the original's (see :func:`normalise`)."""
+
+    __slots__ = ("_passes",)
+
+    def __init__(self, passes: list[_Pass]) -> None:
+        self._passes = passes
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        """The original bytes that the normalised bytes ``start:end`` (not empty) came
+        from: every escape they decode from is inside, whole."""
+        for step in reversed(self._passes):
+            start, end = step.back(start, end)
+        return start, end
+
+
+def _one_pass(data: bytes) -> tuple[bytes, _Pass] | None:
+    step = _Pass()
+    out: list[bytes] = []
+    position = length = 0
+    for match in _TOKEN.finditer(data):
+        decoded = _decoded(match.group())
+        if decoded is None:
+            continue
+        if match.start() > position:
+            step.starts.append(length)
+            step.sources.append(position)
+            step.ends.append(match.start())
+            step.literal.append(True)
+            out.append(data[position : match.start()])
+            length += match.start() - position
+        step.starts.append(length)
+        step.sources.append(match.start())
+        step.ends.append(match.end())
+        step.literal.append(False)
+        out.append(decoded)
+        length += len(decoded)
+        position = match.end()
+    if not out:
+        return None
+    if position < len(data):
+        step.starts.append(length)
+        step.sources.append(position)
+        step.ends.append(len(data))
+        step.literal.append(True)
+        out.append(data[position:])
+    return b"".join(out), step
+
+
+def normalise(data: bytes) -> tuple[bytes, SpanMap]:
+    """``data`` with every character escape decoded, layer after layer, and the map back.
+
+    Parameters
+    ----------
+    data : bytes
+        Any text (UTF-8 or not: the escapes are ASCII).
+
+    Returns
+    -------
+    bytes
+        The normal form: decoding it once more changes nothing (or 64 layers were
+        undone).
+    SpanMap
+        Where each of its bytes came from in ``data``.
+    """
+    passes: list[_Pass] = []
+    if any(marker in data for marker in MARKERS):
+        for _ in range(_PASSES):
+            done = _one_pass(data)
+            if done is None:
+                break
+            data, step = done
+            passes.append(step)
+    return data, SpanMap(passes)
+
+
+def base64_decodings(run: bytes) -> Iterator[bytes]:
+    """The bytes a run of base64 characters stands for, read from each of its first
+    four characters (one of them is where the encoding started) in both alphabets at
+    once (``-``/``_`` read as ``+``/``/``), an incomplete last group read as padded."""
+    run = run.translate(_URLSAFE)
+    for offset in range(min(4, len(run) - 1)):
+        piece = run[offset:]
+        rest = len(piece) % 4
+        if rest == 1:
+            piece = piece[:-1]
+        elif rest:
+            piece += b"=" * (4 - rest)
+        if piece:
+            yield binascii.a2b_base64(piece)
