@@ -104,9 +104,7 @@ def _canonical(found: bytes) -> bytes:
 
 
 def _pattern_of(form: bytes) -> bytes:
-    return b"".join(
-        rb"[+ ]" if byte in b"+ " else re.escape(bytes([byte])) for byte in form
-    )
+    return b"".join(rb"[+ ]" if byte in b"+ " else re.escape(bytes([byte])) for byte in form)
 
 
 class _Compiled(NamedTuple):
@@ -330,9 +328,7 @@ def _may_hold(data: bytes, compiled: _Compiled, cores: Iterable[bytes]) -> bool:
     return bool(shortest) and data.translate(_BASE64_CLASS).find(b"A" * shortest) >= 0
 
 
-def _replaced(
-    data: bytes, found: list[tuple[int, int, bytes]], cut: int
-) -> tuple[bytes, int]:
+def _replaced(data: bytes, found: list[tuple[int, int, bytes]], cut: int) -> tuple[bytes, int]:
     """``data`` up to ``cut`` with the secrets that start before it replaced, and where
     that ends (past ``cut`` when a secret crosses it)."""
     out: list[bytes] = []

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from web_spellings import base64_text, html_decimal, json_escaped, percent
 
 from mddframes.recording.scrub import _GROUPED_FROM, Scrubber, _byte_groups
-from web_spellings import base64_text, html_decimal, json_escaped, percent
 
 
 def fed_into(scrubber: Scrubber, body: bytes, cuts: list[int]) -> bytes:
