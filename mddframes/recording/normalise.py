@@ -1,14 +1,14 @@
 """Text as the standard web decodings would read it, with the way back to the original.
 
 The scrubber (:mod:`.scrub`) decides what a recording may hold by what its text
-*decodes to*, not by a list of spellings: :func:`normalise` decodes every character
-escape the web uses (percent-encoding of any case and depth, ``%uXXXX``, HTML character
-references decimal or hex with or without ``;`` and leading zeros, named ones, JSON and
-JavaScript backslash escapes with ``\\u`` of any case) over and over, until nothing
-changes, and keeps a :class:`SpanMap` from every decoded byte back to the original bytes
-it came from, so that what is found in the decoded text is taken out of the original.
-:func:`base64_decodings` reads a run of base64 (standard or URL-safe, padded or not) at
-every alignment, for the scrubber to look inside.
+*decodes to*, not by a list of spellings: :func:`normal_forms` undoes the character
+escapes the web uses (percent-encoding of any case, ``%uXXXX``, HTML character
+references decimal or hex, with or without ``;`` and leading zeros, named ones, JSON
+and JavaScript backslash escapes with ``\\u`` of any case), a layer at a time and in
+every order, and keeps for each decoded text a :class:`SpanMap` from its bytes back to
+the original bytes they came from, so that what is found in a decoded text is taken
+out of the original. :func:`base64_decodings` reads a run of base64 (standard or
+URL-safe, padded or not) at every alignment, for the scrubber to look inside.
 """
 
 from __future__ import annotations
@@ -19,18 +19,18 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 
-__all__ = ["BASE64_RUN", "SpanMap", "base64_decodings", "normalise"]
+__all__ = ["MARKERS", "STATES", "SpanMap", "base64_decodings", "normal_forms"]
 
-#: Every character escape of the web, as one alternation (tried leftmost first).
-_TOKEN = re.compile(
-    rb"%[0-9A-Fa-f]{2}"
-    rb"|%[uU][0-9A-Fa-f]{4}"
-    rb"|&#[0-9]+;?"
-    rb"|&#[xX][0-9A-Fa-f]+;?"
-    rb"|&[A-Za-z][A-Za-z0-9]{1,31};?"
-    rb"|\\[uU][dD][89abAB][0-9A-Fa-f]{2}\\[uU][dD][c-fC-F][0-9A-Fa-f]{2}"
-    rb"|\\[uU][0-9A-Fa-f]{4}"
-    rb"|\\[\\/\"'bfnrt]"
+#: The character escapes of the web, one pattern a kind: percent-encoding (and
+#: JavaScript's ``%uXXXX``), HTML character references, JSON and JavaScript backslashes.
+_KINDS = (
+    re.compile(rb"%[0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}"),
+    re.compile(rb"&#[0-9]+;?|&#[xX][0-9A-Fa-f]+;?|&[A-Za-z][A-Za-z0-9]{1,31};?"),
+    re.compile(
+        rb"\\[uU][dD][89abAB][0-9A-Fa-f]{2}\\[uU][dD][c-fC-F][0-9A-Fa-f]{2}"
+        rb"|\\[uU][0-9A-Fa-f]{4}"
+        rb"|\\[\\/\"'bfnrt]"
+    ),
 )
 #: The bytes that start an escape: a text holding none of them is its own normal form.
 MARKERS = (b"%", b"&", b"\\")
@@ -38,12 +38,10 @@ _BACKSLASHED = {
     b"\\": b"\\", b"/": b"/", b'"': b'"', b"'": b"'",
     b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t",
 }  # fmt: skip
-#: A run of base64 in either alphabet (``=`` ends one: padding comes last).
-BASE64_RUN = re.compile(rb"[A-Za-z0-9+/_-]+")
 _URLSAFE = bytes.maketrans(b"-_", b"+/")
-#: Passes at most: each one undoes a layer of encoding (a text encoded 64 times over is
-#: left with what the last pass made of it, decoded 64 layers deep).
-_PASSES = 64
+#: Decoded texts at most of one text: every order of the three kinds of escape is
+#: tried, a layer at a time (three layers in any order are 39 texts).
+STATES = 64
 
 
 def _decoded(token: bytes) -> bytes | None:
@@ -99,7 +97,7 @@ class _Pass:
 
 
 class SpanMap:
-    """From a normalised text's bytes back to the original's (see :func:`normalise`)."""
+    """From a decoded text's bytes back to the original's (see :func:`normal_forms`)."""
 
     __slots__ = ("_passes",)
 
@@ -107,18 +105,19 @@ class SpanMap:
         self._passes = passes
 
     def original(self, start: int, end: int) -> tuple[int, int]:
-        """The original bytes that the normalised bytes ``start:end`` (not empty) came
+        """The original bytes that the decoded bytes ``start:end`` (not empty) came
         from: every escape they decode from is inside, whole."""
         for step in reversed(self._passes):
             start, end = step.back(start, end)
         return start, end
 
 
-def _one_pass(data: bytes) -> tuple[bytes, _Pass] | None:
+def _one_pass(data: bytes, kind: re.Pattern[bytes]) -> tuple[bytes, _Pass] | None:
+    """Every escape of one ``kind`` in ``data`` decoded once (``None``: there is none)."""
     step = _Pass()
     out: list[bytes] = []
     position = length = 0
-    for match in _TOKEN.finditer(data):
+    for match in kind.finditer(data):
         decoded = _decoded(match.group())
         if decoded is None:
             continue
@@ -147,8 +146,13 @@ def _one_pass(data: bytes) -> tuple[bytes, _Pass] | None:
     return b"".join(out), step
 
 
-def normalise(data: bytes) -> tuple[bytes, SpanMap]:
-    """``data`` with every character escape decoded, layer after layer, and the map back.
+def normal_forms(data: bytes) -> list[tuple[bytes, SpanMap]]:
+    """``data`` as every chain of decodings reads it, and each text's way back.
+
+    One kind of escape is decoded a layer at a time, in every order (a reader may
+    undo the JSON escapes before the HTML references or after: ``&#4\\u0038;`` is a
+    ``0`` only in the first order), breadth first, each distinct text once, at most
+    :data:`STATES` of them.
 
     Parameters
     ----------
@@ -157,21 +161,24 @@ def normalise(data: bytes) -> tuple[bytes, SpanMap]:
 
     Returns
     -------
-    bytes
-        The normal form: decoding it once more changes nothing (or 64 layers were
-        undone).
-    SpanMap
-        Where each of its bytes came from in ``data``.
+    list of (bytes, SpanMap)
+        ``data`` itself first (its map is the identity), then each decoded text with
+        where each of its bytes came from in ``data``.
     """
-    passes: list[_Pass] = []
-    if any(marker in data for marker in MARKERS):
-        for _ in range(_PASSES):
-            done = _one_pass(data)
-            if done is None:
-                break
-            data, step = done
-            passes.append(step)
-    return data, SpanMap(passes)
+    states: list[tuple[bytes, list[_Pass]]] = [(data, [])]
+    seen = {data}
+    index = 0
+    while index < len(states) and len(states) < STATES:
+        text, passes = states[index]
+        index += 1
+        if not any(marker in text for marker in MARKERS):
+            continue
+        for kind in _KINDS:
+            done = _one_pass(text, kind)
+            if done is not None and done[0] not in seen and len(states) < STATES:
+                seen.add(done[0])
+                states.append((done[0], [*passes, done[1]]))
+    return [(text, SpanMap(passes)) for text, passes in states]
 
 
 def base64_decodings(run: bytes) -> Iterator[bytes]:

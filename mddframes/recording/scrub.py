@@ -5,12 +5,12 @@ settings), every access token (learned from the ``Authorization`` header of each
 and from every token answer), every cookie value, and the tenant's host. What it takes
 out is decided by what a text *decodes to*, not by a list of spellings (DESIGN.md 9):
 
-- the text is read as the web's decoders would read it: :func:`.normalise.normalise`
-  undoes every character escape (percent-encoding of any case and depth, HTML character
-  references, JSON and JavaScript backslash escapes), layer after layer, and maps each
-  decoded byte back to the original bytes it came from; a secret found in the decoded
-  text (``+`` and space read alike, as a form does) is taken out of the *original*
-  bytes, every escape it was spelled with included;
+- the text is read as the web's decoders would read it: :func:`.normalise.normal_forms`
+  undoes every character escape (percent-encoding of any case, HTML character
+  references, JSON and JavaScript backslash escapes), a layer at a time and in every
+  order, and maps each decoded byte back to the original bytes it came from; a secret
+  found in any decoded text (``+`` and space read alike, as a form does) is taken out
+  of the *original* bytes, every escape it was spelled with included;
 - every run of base64 long enough to hold a credential is decoded, at every alignment
   and in both alphabets, and searched the same way, three layers deep: a run that
   holds one goes whole.
@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from mddframes.recording.normalise import MARKERS, base64_decodings, normalise
+from mddframes.recording.normalise import MARKERS, base64_decodings, normal_forms
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -61,6 +61,7 @@ _SHORTEST = 6  # a shorter "secret" (an empty cookie, "1") would scrub ordinary 
 #: hold it; a shorter one by its base64 spellings (runs of 4 or 5 would be every word).
 _DECODED_FROM = 8
 _BASE64_DEPTH = 3  # base64 inside base64 inside base64
+_RESCANS = 8  # scrubbing what a replacement left, at most (each one takes bytes out)
 #: An encoded secret longer than this split between chunks could be missed; the bytes
 #: held back between chunks never exceed it.
 LONGEST_FORM = 1 << 16
@@ -159,8 +160,7 @@ class Scrubber:
                 if name:
                     raw = name.encode("utf-8")
                     self._raw_bytes.update(raw)
-                    normal = _canonical(normalise(raw)[0])
-                    self._secrets.setdefault(normal, HOST_PLACEHOLDER.encode())
+                    self._secrets.setdefault(_canonical(raw), HOST_PLACEHOLDER.encode())
 
     def add(self, kind: str, value: str, *, any_length: bool = False) -> None:
         """Learn one more secret ``value`` of ``kind`` (``"token"``, ``"cookie"``...).
@@ -181,7 +181,7 @@ class Scrubber:
     def _add_forms(self, kind: str, value: str, *, basic: bool = False) -> None:
         placeholder = PLACEHOLDERS.get(kind, b"SCRUBBED")
         raw = value.encode("utf-8", "surrogatepass")
-        normal = _canonical(normalise(raw)[0])
+        normal = _canonical(raw)
         with self._lock:
             if len(normal) >= _DECODED_FROM:
                 # found by decoding the base64 runs; ``id:secret`` holds the secret
@@ -266,8 +266,18 @@ class Scrubber:
         compiled = self._compile()
         if not _may_hold(value, compiled, compiled.cores):
             return value
-        found = self._found(value, compiled)
-        return _replaced(value, found, len(value))[0] if found else value
+        return self._rescrubbed(value, compiled)
+
+    def _rescrubbed(self, value: builtins.bytes, compiled: _Compiled) -> builtins.bytes:
+        """``value`` scrubbed until nothing is found: a replacement changes how the
+        bytes beside it decode (``&#48`` before ``0`` is no ``0`` until the ``0`` is
+        gone), so what it leaves is looked at again."""
+        for _ in range(_RESCANS):
+            found = self._found(value, compiled)
+            if not found:
+                return value
+            value = _replaced(value, found, len(value))[0]
+        return value
 
     def is_clean(self, value: str) -> bool:
         """Whether ``value`` holds no secret in any form."""
@@ -282,21 +292,22 @@ class Scrubber:
         self, data: builtins.bytes, compiled: _Compiled, depth: int = 0
     ) -> list[tuple[int, int, builtins.bytes]]:
         """Where in ``data`` a secret is spelled (start, end, placeholder), in order."""
-        normal, spans = normalise(data)
-        found = [
-            (*spans.original(m.start(), m.end()), self._secrets[_canonical(m.group())])
-            for m in compiled.pattern.finditer(normal)
-        ]
-        if compiled.base64_run and depth < _BASE64_DEPTH:
+        found = []
+        for normal, spans in normal_forms(data):
+            found.extend(
+                (*spans.original(m.start(), m.end()), self._secrets[_canonical(m.group())])
+                for m in compiled.pattern.finditer(normal)
+            )
+            if not compiled.base64_run or depth >= _BASE64_DEPTH:
+                continue
             for start, end in _long_runs(normal, compiled.base64_run):
                 for decoded in base64_decodings(normal[start:end]):
                     if _may_hold(decoded, compiled, compiled.cores):
                         inner = self._found(decoded, compiled, depth + 1)
                         if inner:
                             # (with its padding: ``=`` alone stands for nothing)
-                            padded = len(normal[end : end + 2]) - len(
-                                normal[end : end + 2].lstrip(b"=")
-                            )
+                            after = normal[end : end + 2]
+                            padded = len(after) - len(after.lstrip(b"="))
                             found.append((*spans.original(start, end + padded), inner[0][2]))
                             break
         found.sort()
@@ -393,7 +404,7 @@ class StreamScrub:
         found = self._scrubber._found(buffer, self._compiled)
         out, cut = _replaced(buffer, found, cut)
         self._pending = buffer[cut:]
-        return out
+        return self._scrubber._rescrubbed(out, self._compiled) if found else out
 
     def feed_into(self, chunk: bytes, write: Callable[[bytes | memoryview], object]) -> None:
         """As :meth:`feed`, the safe bytes handed to ``write``; in the usual case (no

@@ -43,9 +43,9 @@ def html_decimal(text: str, mask: int = -1, *, zeros: int = 0, semicolon: bool =
     out = []
     for index, char in enumerate(text):
         if _chosen(mask, index) or char == "&":
-            # (no ``;``: only safe before a character that is no digit)
+            # (no ``;``: only before a character that is no digit and no ``;``)
             after = text[index + 1 : index + 2]
-            close = ";" if not end and after.isdigit() else end
+            close = ";" if not end and (after.isdigit() or after == ";") else end
             out.append(f"&#{'0' * zeros}{ord(char)}{close}")
         else:
             out.append(char)
