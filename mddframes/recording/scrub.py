@@ -292,7 +292,7 @@ class Scrubber:
         self, data: builtins.bytes, compiled: _Compiled, depth: int = 0
     ) -> list[tuple[int, int, builtins.bytes]]:
         """Where in ``data`` a secret is spelled (start, end, placeholder), in order."""
-        found = []
+        found: list[tuple[int, int, builtins.bytes]] = []
         for normal, spans in normal_forms(data):
             found.extend(
                 (*spans.original(m.start(), m.end()), self._secrets[_canonical(m.group())])

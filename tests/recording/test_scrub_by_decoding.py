@@ -148,7 +148,9 @@ def test_the_five_spellings_echoed_by_a_service_never_reach_the_recording(
     echoed = FIVE[name]
     assert "%7a" in FIVE["percent-encoded, lower-case hex"]  # (as the issue saw it)
     # the JSON text written by hand: the escapes are the service's own
-    body = ('{"id": "t1", "pad": "' + "x " * (padding // 2) + '", "echo": "' + echoed + '"}').encode()
+    body = (
+        '{"id": "t1", "pad": "' + "x " * (padding // 2) + '", "echo": "' + echoed + '"}'
+    ).encode()
     plan.routes[f"{API}/table/t1"] = lambda handler: (
         200,
         {"Content-Type": "application/json", "X-Echo": echoed},
