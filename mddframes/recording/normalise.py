@@ -18,22 +18,78 @@ import html
 import re
 from bisect import bisect_right
 from collections.abc import Iterator
+from typing import NamedTuple
 
-__all__ = ["MARKERS", "STATES", "SpanMap", "base64_decodings", "normal_forms"]
+__all__ = [
+    "EVERY_ESCAPE",
+    "STATES",
+    "Escapes",
+    "SpanMap",
+    "base64_decodings",
+    "escapes_for",
+    "normal_forms",
+]
 
-#: The character escapes of the web, one pattern a kind: percent-encoding (and
-#: JavaScript's ``%uXXXX``), HTML character references, JSON and JavaScript backslashes.
-_KINDS = (
-    re.compile(rb"%[0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}"),
-    re.compile(rb"&#[0-9]+;?|&#[xX][0-9A-Fa-f]+;?|&[A-Za-z][A-Za-z0-9]{1,31};?"),
-    re.compile(
-        rb"\\[uU][dD][89abAB][0-9A-Fa-f]{2}\\[uU][dD][c-fC-F][0-9A-Fa-f]{2}"
-        rb"|\\[uU][0-9A-Fa-f]{4}"
-        rb"|\\[\\/\"'bfnrt]"
-    ),
-)
-#: The bytes that start an escape: a text holding none of them is its own normal form.
-MARKERS = (b"%", b"&", b"\\")
+
+class Escapes(NamedTuple):
+    """The escapes worth decoding for some secrets: one pattern a kind (percent-encoding
+    and JavaScript's ``%uXXXX``; HTML character references; JSON and JavaScript
+    backslashes), and the byte strings one of them starts with."""
+
+    kinds: tuple[re.Pattern[bytes], ...]
+    #: What a backslash escape starts with (``\\u``, ``\\/``...).
+    backslashed: tuple[bytes, ...]
+
+    def found_in(self, data: bytes) -> bool:
+        """Whether ``data`` may hold one (``memchr`` first: a search for two bytes
+        costs seven times one for a byte)."""
+        if b"%" in data or b"&" in data:
+            return True
+        return b"\\" in data and any(start in data for start in self.backslashed)
+
+
+#: What JSON's and JavaScript's one-letter escapes stand for.
+_ONE_LETTER = {
+    ord('"'): ord('"'), ord("'"): ord("'"), ord("b"): 8, ord("f"): 12, ord("n"): 10,
+    ord("r"): 13, ord("t"): 9,
+}  # fmt: skip
+
+
+def escapes_for(secret_bytes: bytes) -> Escapes:
+    """The escapes that can spell a secret made of ``secret_bytes``.
+
+    An escape matters if what it decodes to can be part of a secret, of another escape
+    (``%``, ``&``, ``#``, ``;``, ``\\``, ASCII letters and digits) or of base64 (``+``,
+    ``/``, ``-``, ``_``). Leaving the others alone keeps a JSON answer full of ``\\"``
+    and ``\\n`` cheap: a ``\\"`` is decoded only for a secret holding a ``"``, a
+    ``\\uXXXX`` only if it stands for ASCII (unless a secret holds more), a ``\\\\``
+    only before what could make another escape of it (unless a secret holds a ``\\``).
+    """
+    ascii_only = all(byte < 0x80 for byte in secret_bytes)
+    unicode = rb"00[2-7][0-9A-Fa-f]" if ascii_only else rb"[0-9A-Fa-f]{4}"
+    simple = b"/" + bytes(key for key, char in _ONE_LETTER.items() if char in secret_bytes)
+    if ord("\\") in secret_bytes:
+        doubled = rb"\\\\"
+        backslashed: tuple[bytes, ...] = (b"\\",)
+    else:
+        doubled = rb"\\\\(?=[uU\\" + re.escape(simple) + rb"])"
+        backslashed = (b"\\u", b"\\U", b"\\\\") + tuple(b"\\" + bytes([c]) for c in simple)
+    pair = (
+        b"" if ascii_only else rb"\\[uU][dD][89abAB][0-9A-Fa-f]{2}\\[uU][dD][c-fC-F][0-9A-Fa-f]{2}|"
+    )
+    one = pair + rb"\\[uU]" + unicode + b"|" + doubled + rb"|\\[" + re.escape(simple) + b"]"
+    return Escapes(
+        (
+            re.compile(rb"%[0-9A-Fa-f]{2}|%[uU]" + unicode),
+            re.compile(rb"&#[0-9]+;?|&#[xX][0-9A-Fa-f]+;?|&[A-Za-z][A-Za-z0-9]{1,31};?"),
+            re.compile(one),
+        ),
+        backslashed,
+    )
+
+
+#: Every escape (for a secret of any bytes).
+EVERY_ESCAPE = escapes_for(bytes(range(256)))
 _BACKSLASHED = {
     b"\\": b"\\", b"/": b"/", b'"': b'"', b"'": b"'",
     b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t",
@@ -146,7 +202,7 @@ def _one_pass(data: bytes, kind: re.Pattern[bytes]) -> tuple[bytes, _Pass] | Non
     return b"".join(out), step
 
 
-def normal_forms(data: bytes) -> list[tuple[bytes, SpanMap]]:
+def normal_forms(data: bytes, escapes: Escapes = EVERY_ESCAPE) -> list[tuple[bytes, SpanMap]]:
     """``data`` as every chain of decodings reads it, and each text's way back.
 
     One kind of escape is decoded a layer at a time, in every order (a reader may
@@ -158,6 +214,8 @@ def normal_forms(data: bytes) -> list[tuple[bytes, SpanMap]]:
     ----------
     data : bytes
         Any text (UTF-8 or not: the escapes are ASCII).
+    escapes : Escapes
+        The escapes to decode (:func:`escapes_for` the secrets looked for).
 
     Returns
     -------
@@ -171,9 +229,9 @@ def normal_forms(data: bytes) -> list[tuple[bytes, SpanMap]]:
     while index < len(states) and len(states) < STATES:
         text, passes = states[index]
         index += 1
-        if not any(marker in text for marker in MARKERS):
+        if not escapes.found_in(text):
             continue
-        for kind in _KINDS:
+        for kind in escapes.kinds:
             done = _one_pass(text, kind)
             if done is not None and done[0] not in seen and len(states) < STATES:
                 seen.add(done[0])

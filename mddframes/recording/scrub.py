@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from mddframes.recording.normalise import MARKERS, base64_decodings, normal_forms
+from mddframes.recording.normalise import Escapes, base64_decodings, escapes_for, normal_forms
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -116,6 +116,8 @@ class _Compiled(NamedTuple):
     #: The bytes an encoded secret is made of (a chunk is cut only outside their runs).
     run_bytes: bytes
     run_start: re.Pattern[bytes]
+    #: The escapes that can spell these secrets.
+    escapes: Escapes
 
 
 class Scrubber:
@@ -243,6 +245,7 @@ class Scrubber:
                     _base64_run_from(min(self._decoded_from)) if self._decoded_from else 0,
                     run,
                     re.compile(b"[" + re.escape(run) + b"]*"),
+                    escapes_for(bytes(sorted(self._raw_bytes))),
                 )
             return self._compiled
 
@@ -293,7 +296,7 @@ class Scrubber:
     ) -> list[tuple[int, int, builtins.bytes]]:
         """Where in ``data`` a secret is spelled (start, end, placeholder), in order."""
         found: list[tuple[int, int, builtins.bytes]] = []
-        for normal, spans in normal_forms(data):
+        for normal, spans in normal_forms(data, compiled.escapes):
             found.extend(
                 (*spans.original(m.start(), m.end()), self._secrets[_canonical(m.group())])
                 for m in compiled.pattern.finditer(normal)
@@ -329,9 +332,8 @@ def _long_runs(data: bytes, shortest: int) -> Iterable[tuple[int, int]]:
 def _may_hold(data: bytes, compiled: _Compiled, cores: Iterable[bytes]) -> bool:
     """Whether ``data`` may hold a secret: it holds an escape, a core, or a base64 run
     long enough (if not, its decoded form is itself and holds no secret)."""
-    for marker in MARKERS:
-        if marker in data:
-            return True
+    if compiled.escapes.found_in(data):
+        return True
     for core in cores:
         if core in data:
             return True
