@@ -62,6 +62,7 @@ _SHORTEST = 6  # a shorter "secret" (an empty cookie, "1") would scrub ordinary 
 _DECODED_FROM = 8
 _BASE64_DEPTH = 3  # base64 inside base64 inside base64
 _RESCANS = 8  # scrubbing what a replacement left, at most (each one takes bytes out)
+_WHOLE = 1 << 20  # a longer text is scrubbed as a stream, a piece at a time
 #: An encoded secret longer than this split between chunks could be missed; the bytes
 #: held back between chunks never exceed it.
 LONGEST_FORM = 1 << 16
@@ -190,7 +191,7 @@ class Scrubber:
                 if not basic:
                     self._decoded_from.append(len(normal))
             else:
-                for form in _spelled_in_base64(normal.replace(b"+", b" ")):
+                for form in _spelled_in_base64(raw):
                     self._secrets[form] = placeholder
             if not basic:
                 self._raw_bytes.update(raw)
@@ -269,6 +270,10 @@ class Scrubber:
         compiled = self._compile()
         if not _may_hold(value, compiled, compiled.cores):
             return value
+        if len(value) > _WHOLE:  # (decoded texts of it are held at once: in pieces)
+            stream = self.stream()
+            pieces = [stream.feed(value[at : at + _WHOLE]) for at in range(0, len(value), _WHOLE)]
+            return b"".join([*pieces, stream.finish()])
         return self._rescrubbed(value, compiled)
 
     def _rescrubbed(self, value: builtins.bytes, compiled: _Compiled) -> builtins.bytes:
