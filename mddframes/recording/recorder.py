@@ -4,7 +4,8 @@
 it lets requests send the call, then puts a tee on the answer's body, which copies each
 piece the client reads, scrubbed, into a spool as it passes (a text answer into a
 :class:`~.spool.TextSpool`: memory up to 1 MiB, past that escaped into a private
-temporary file; a binary one, an export's zip, as it came). When the body is read to
+temporary file; a binary one into a :class:`~.spool.BinarySpool`, the same way, but
+an export's zip held in memory as it came, to be rebuilt scrubbed). When the body is read to
 its end, or the answer is closed, the recorder's writer thread writes the entry: its
 headers and URL scrubbed (:mod:`.scrub`), its body copied from the spool a piece at a
 time, so a 31 MB answer is never held.
@@ -38,12 +39,11 @@ import requests
 from mddframes.disk_modes import open_private
 from mddframes.recording.redact import Redactor, path_parameters, redacts
 from mddframes.recording.scrub import CREDENTIAL_HEADERS, HOST_PLACEHOLDER, Scrubber
-from mddframes.recording.spool import TextSpool, escaped
+from mddframes.recording.spool import BinarySpool, TextSpool, escaped
 
 __all__ = ["Recorder"]
 
 _SPOOL_IN_MEMORY = 1 << 20
-_BINARY_IN_MEMORY = 64 << 20
 _HEADER_ROOM = 1 << 16
 _QUEUED = 64  # finished calls waiting for the writer thread at most
 # the writer thread's piece of a large body: large pieces, so that it takes the GIL
@@ -64,6 +64,10 @@ class Recorder:
     redact_values : bool
         Also replace every string and number of table, mapping, element and raw-data
         bodies by a stable placeholder of the same type (:mod:`.redact`).
+    spool_in_memory : int
+        How many bytes of an answer are kept in memory before the rest goes to a
+        private temporary file (scrubbed first, whatever the size; a zip stays in
+        memory).
 
     Notes
     -----
@@ -71,7 +75,13 @@ class Recorder:
     entries are in the order their answers ended.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, redact_values: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        redact_values: bool = False,
+        spool_in_memory: int = _SPOOL_IN_MEMORY,
+    ) -> None:
         self.path = Path(path)
         if self.path.is_dir():
             raise IsADirectoryError(f"the recording {self.path} is a folder, not a file")
@@ -80,6 +90,7 @@ class Recorder:
             raise FileNotFoundError(f"the folder of the recording {self.path} does not exist")
         #: Where a large answer's spool goes (the recording's folder: the same disk).
         self.spool_folder = str(folder)
+        self.spool_in_memory = spool_in_memory
         self._scrubber: Scrubber | None = None
         self._redactor = Redactor() if redact_values else None
         self._lock = threading.Lock()
@@ -259,14 +270,12 @@ class Recorder:
             elif text is not None:
                 _copy_text(text.raw_pieces(), out, scrubber)
             elif binary is not None:
-                binary.seek(0)
-                zipped = binary.read(4) == b"PK\x03\x04"
-                binary.seek(0)
-                if zipped and redactor is not None:
-                    binary = redactor.archive(binary)
-                elif zipped:
-                    binary = _scrubbed_zip(binary, scrubber)
-                _copy_base64(binary, out, scrubber)
+                spooled = binary.file
+                if binary.zipped and redactor is not None:
+                    spooled = redactor.archive(spooled)
+                elif binary.zipped:
+                    spooled = _scrubbed_zip(spooled, scrubber)
+                _copy_base64(spooled, out, scrubber)
             out.write(b'"')
             out.write(tail)
             self._count += 1
@@ -408,21 +417,23 @@ class _Tee:
         self.receiving = 0.0
         self.size = 0
         self.complete = False
-        # A text answer is scrubbed as it is spooled (with what is known when it
+        # Every answer is scrubbed as it is spooled (with what is known when it
         # arrives), so one larger than the spool's memory reaches its temporary file
-        # scrubbed; the writer scrubs it again only if a secret was learned since. A binary
-        # one (an export's zip) cannot be scrubbed in passing (its offsets and checksums
-        # would break): it is kept in memory up to 64 MiB and rebuilt scrubbed by the writer.
+        # scrubbed; the writer scrubs it again only if a secret was learned since. A
+        # zip cannot be scrubbed in passing (its members are compressed): its spool
+        # keeps it in memory for the writer to rebuild scrubbed. A token answer is
+        # kept in memory too: its tokens are learned only once it is whole.
         mime = response.headers.get("Content-Type", "").lower()
         textual = any(kind in mime for kind in _TEXT_TYPES)
-        self.text: TextSpool | None = TextSpool(recorder.spool_folder) if textual else None
-        self.binary: IO[bytes] | None = (
-            None
-            if textual
-            else tempfile.SpooledTemporaryFile(_BINARY_IN_MEMORY, dir=recorder.spool_folder)  # noqa: SIM115 -- closed by close_spool()
+        folder, in_memory = recorder.spool_folder, recorder.spool_in_memory
+        if operation == "getToken":
+            in_memory = 1 << 62
+        self._scrub = recorder.scrubber.stream()
+        self.scrubbed_at = self._scrub.generation
+        self.text: TextSpool | None = TextSpool(folder, in_memory) if textual else None
+        self.binary: BinarySpool | None = (
+            None if textual else BinarySpool(folder, recorder.scrubber.stream(), in_memory)
         )
-        self._scrub = recorder.scrubber.stream() if textual else None
-        self.scrubbed_at = self._scrub.generation if self._scrub is not None else -1
         self._done = False
         self._guard = threading.Lock()
 
@@ -434,15 +445,13 @@ class _Tee:
     ) -> Iterator[bytes]:
         """The body's pieces, each copied to the spool as it passes."""
         clock = time.perf_counter()
-        sink: TextSpool | IO[bytes] | None = self.text if self.text is not None else self.binary
-        assert sink is not None
-        write = sink.write
-        scrub = self._scrub.feed_into if self._scrub is not None else None
+        text, binary = self.text, self.binary
+        scrub = self._scrub.feed_into
         for chunk in self._raw.stream(amt, decode_content=decode_content):
-            if scrub is not None:
-                scrub(chunk, write)
-            else:
-                write(chunk)
+            if text is not None:
+                scrub(chunk, text.write)
+            elif binary is not None:  # (it scrubs what it keeps, a zip excepted)
+                binary.write(chunk)
             self.size += len(chunk)
             yield chunk
         self.receiving += time.perf_counter() - clock
@@ -476,9 +485,11 @@ class _Tee:
                 return
             self._done = True
             self.complete = complete
-            if self._scrub is not None and self.text is not None:
+            if self.text is not None:
                 self.text.write(self._scrub.finish())
                 self.text.finish()
+            if self.binary is not None:
+                self.binary.finish()
         self._recorder._hand_over(self)
 
 

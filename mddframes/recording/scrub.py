@@ -2,11 +2,24 @@
 
 A :class:`Scrubber` knows the secrets of one session: the client secret (from the
 settings), every access token (learned from the ``Authorization`` header of each request
-and from every token answer), every cookie value, and the tenant's host. Each is
-searched in the forms a service could echo it in (as sent, percent-encoded, JSON-escaped,
-HTML-escaped, base64) and replaced by a placeholder naming its kind, in bytes, a chunk
-at a time, so a 31 MB answer is scrubbed without being held (:class:`StreamScrub`).
-Headers that carry credentials (``Authorization``, ``Cookie``, ``Set-Cookie``,
+and from every token answer), every cookie value, and the tenant's host. What it takes
+out is decided by what a text *decodes to*, not by a list of spellings (DESIGN.md 9):
+
+- the text is read as the web's decoders would read it: :func:`.normalise.normal_forms`
+  undoes every character escape (percent-encoding of any case, HTML character
+  references, JSON and JavaScript backslash escapes), a layer at a time and in every
+  order, and maps each decoded byte back to the original bytes it came from; a secret
+  found in any decoded text (``+`` and space read alike, as a form does) is taken out
+  of the *original* bytes, every escape it was spelled with included;
+- every run of base64 long enough to hold a credential is decoded, at every alignment
+  and in both alphabets, and searched the same way, three layers deep: a run that
+  holds one goes whole.
+
+The usual piece holds no escape, no piece of a secret and no long base64 run; a few
+scans in C say so (:meth:`StreamScrub._may_hold`) and the piece is kept as it is.
+A body read a chunk at a time is cut only between runs of the bytes an encoded secret
+can be made of (:class:`StreamScrub`), so a secret split between two chunks is found
+too. Headers that carry credentials (``Authorization``, ``Cookie``, ``Set-Cookie``,
 ``Proxy-Authorization``) lose their value whatever it holds.
 """
 
@@ -14,13 +27,15 @@ from __future__ import annotations
 
 import base64
 import builtins
-import html
 import json
 import re
+import string
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
-from urllib.parse import quote, quote_plus, urlsplit
+from urllib.parse import urlsplit
+
+from mddframes.recording.normalise import Escapes, base64_decodings, escapes_for, normal_forms
 
 __all__ = [
     "CREDENTIAL_HEADERS",
@@ -42,28 +57,68 @@ PLACEHOLDERS = {
     "cookie": b"SCRUBBED-COOKIE",
 }
 _SHORTEST = 6  # a shorter "secret" (an empty cookie, "1") would scrub ordinary text
+#: A credential this long (decoded) is looked for inside every base64 run that could
+#: hold it; a shorter one by its base64 spellings (runs of 4 or 5 would be every word).
+_DECODED_FROM = 8
+_BASE64_DEPTH = 3  # base64 inside base64 inside base64
+_RESCANS = 8  # scrubbing what a replacement left, at most (each one takes bytes out)
+_WHOLE = 1 << 20  # a longer text is scrubbed as a stream, a piece at a time
+#: An encoded secret longer than this split between chunks could be missed; the bytes
+#: held back between chunks never exceed it.
+LONGEST_FORM = 1 << 16
+#: The bytes an encoded secret can be made of besides its own: escapes and base64.
+_ENCODING_BYTES = (string.ascii_letters + string.digits + "%&#;\\+/=-_").encode()
+#: base64 characters read as ``A``, the rest as ``.``: a long run is then a plain find.
+_BASE64_CLASS = bytes(
+    ord("A") if chr(b) in string.ascii_letters + string.digits + "+/-_" else ord(".")
+    for b in range(256)
+)
 
 
-def _forms(value: str, shortest: int = _SHORTEST) -> set[bytes]:
-    """The spellings of ``value`` a service could echo (each as UTF-8 bytes)."""
-    forms = {
-        value,
-        quote(value, safe=""),
-        quote(value, safe="/"),
-        quote_plus(value),
-        json.dumps(value)[1:-1],
-        json.dumps(value, ensure_ascii=False)[1:-1],
-        json.dumps(value)[1:-1].replace("/", "\\/"),
-        html.escape(value),
-        html.escape(value, quote=False),
-        "".join(f"\\u{ord(c):04x}" for c in value),  # JSON with every character escaped
-        "".join(f"\\u{ord(c):04X}" for c in value),
-    }
-    raw = value.encode("utf-8")
-    for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
-        text = encoded.decode("ascii")
-        forms.update({text, text.rstrip("=")})
-    return {form.encode("utf-8") for form in forms if len(form) >= shortest}
+def _base64_run_from(length: int) -> int:
+    """The shortest base64 run that can hold ``length`` decoded bytes of a secret.
+
+    What was encoded holds an encoding of the secret, never shorter than 5/6 of it
+    (an HTML reference like ``&nGt;`` is the only escape that decodes to more bytes
+    than it has: 6 for 5); base64 writes 4 characters for 3 bytes, and the run may
+    begin and end up to two characters inside it.
+    """
+    return max(4, length * 10 // 9 - 4)
+
+
+def _spelled_in_base64(value: bytes) -> set[bytes]:
+    """The base64 characters that ``value`` alone decides, at each of the three byte
+    alignments, in both alphabets (for a credential too short to look for inside
+    every base64 run)."""
+    forms = set()
+    for align in range(3):
+        encoded = base64.b64encode(b"\0" * align + value + b"\0\0")
+        first = -(-8 * align // 6)
+        last = 8 * (align + len(value)) // 6
+        text = encoded[first:last]
+        forms.update({text, text.translate(bytes.maketrans(b"+/", b"-_"))})
+    return {form for form in forms if len(form) >= _SHORTEST}
+
+
+def _canonical(found: bytes) -> bytes:
+    """A found form's key: ``+`` and space read alike (a form's space is ``+``)."""
+    return found.replace(b" ", b"+")
+
+
+def _pattern_of(form: bytes) -> bytes:
+    return b"".join(rb"[+ ]" if byte in b"+ " else re.escape(bytes([byte])) for byte in form)
+
+
+class _Compiled(NamedTuple):
+    pattern: re.Pattern[bytes]
+    cores: list[bytes]
+    #: The shortest base64 run that can hold a credential (0: none is looked for).
+    base64_run: int
+    #: The bytes an encoded secret is made of (a chunk is cut only outside their runs).
+    run_bytes: bytes
+    run_start: re.Pattern[bytes]
+    #: The escapes that can spell these secrets.
+    escapes: Escapes
 
 
 class Scrubber:
@@ -86,25 +141,29 @@ class Scrubber:
 
     def __init__(self, client_secret: str, client_id: str, host: str) -> None:
         self._lock = threading.Lock()
+        # each secret's normal form (+ read as space), and its placeholder
         self._secrets: dict[bytes, bytes] = {}
+        self._decoded_from: list[int] = []  # the credentials looked for inside base64
+        self._raw_bytes: set[int] = set()
         self._known: set[tuple[str, str]] = set()
         self.counts: dict[str, int] = {"client secret": 0, "token": 0, "cookie": 0}
         self.host = host
-        # the pattern, its longest form's length and the cores, published together:
-        # read without the lock, so a reader never pairs a pattern with older cores
+        # published whole, read without the lock: a reader never pairs a pattern with
+        # older cores
         self._compiled: _Compiled | None = None
         #: Counts the secrets learned: a body scrubbed at the current count needs no
         #: second scan.
         self.generation = 0
         self.add("client secret", client_secret, any_length=True)
         if client_secret:
-            basic = f"{client_id}:{client_secret}"
-            self._add_forms("client secret", basic)
+            self._add_forms("client secret", f"{client_id}:{client_secret}", basic=True)
         hostname = urlsplit(f"//{host}").hostname or host
-        for name in {host, hostname}:
-            if name:
-                for form in (name, quote(name, safe=""), json.dumps(name)[1:-1]):
-                    self._secrets.setdefault(form.encode("utf-8"), HOST_PLACEHOLDER.encode())
+        with self._lock:
+            for name in {host, hostname}:
+                if name:
+                    raw = name.encode("utf-8")
+                    self._raw_bytes.update(raw)
+                    self._secrets.setdefault(_canonical(raw), HOST_PLACEHOLDER.encode())
 
     def add(self, kind: str, value: str, *, any_length: bool = False) -> None:
         """Learn one more secret ``value`` of ``kind`` (``"token"``, ``"cookie"``...).
@@ -120,13 +179,23 @@ class Scrubber:
                 return
             self._known.add((kind, value))
             self.counts[kind] = self.counts.get(kind, 0) + 1
-        self._add_forms(kind, value, 1 if any_length else _SHORTEST)
+        self._add_forms(kind, value)
 
-    def _add_forms(self, kind: str, value: str, shortest: int = _SHORTEST) -> None:
+    def _add_forms(self, kind: str, value: str, *, basic: bool = False) -> None:
         placeholder = PLACEHOLDERS.get(kind, b"SCRUBBED")
+        raw = value.encode("utf-8", "surrogatepass")
+        normal = _canonical(raw)
         with self._lock:
-            for form in _forms(value, shortest):
-                self._secrets[form] = placeholder
+            if len(normal) >= _DECODED_FROM:
+                # found by decoding the base64 runs; ``id:secret`` holds the secret
+                if not basic:
+                    self._decoded_from.append(len(normal))
+            else:
+                for form in _spelled_in_base64(raw):
+                    self._secrets[form] = placeholder
+            if not basic:
+                self._raw_bytes.update(raw)
+                self._secrets[normal] = placeholder
             # reset before the count moves: whoever reads the new count finds no older
             # pattern
             self._compiled = None
@@ -155,11 +224,6 @@ class Scrubber:
             if key.lower().endswith("token") and isinstance(item, str):
                 self.add("token", item)
 
-    def pattern(self) -> tuple[re.Pattern[bytes], int]:
-        """The compiled alternation of every secret's forms, and the longest's length."""
-        compiled = self._compile()
-        return compiled.pattern, compiled.longest
-
     def _compile(self) -> _Compiled:
         compiled = self._compiled
         if compiled is not None:
@@ -167,20 +231,31 @@ class Scrubber:
         with self._lock:
             if self._compiled is None:
                 forms = sorted(self._secrets, key=len, reverse=True)
+                cores: list[bytes] = []
+                for form in forms:
+                    pieces = re.split(rb"[+ ]", form)
+                    longest = max(pieces, key=len)
+                    cores.extend([longest] if longest else [b"+", b" "])
+                run_bytes = set(_ENCODING_BYTES) | self._raw_bytes
+                if any(b"+" in form for form in forms):
+                    run_bytes.add(ord(" "))
+                run = bytes(sorted(run_bytes))
                 self._compiled = _Compiled(
-                    re.compile(b"|".join(re.escape(f) for f in forms) or b"(?!)"),
-                    max((len(f) for f in forms), default=1),
-                    _fewest(_core(f) for f in forms),
+                    re.compile(b"|".join(_pattern_of(f) for f in forms) or b"(?!)"),
+                    _fewest(cores),
+                    _base64_run_from(min(self._decoded_from)) if self._decoded_from else 0,
+                    run,
+                    re.compile(b"[" + re.escape(run) + b"]*"),
+                    escapes_for(bytes(sorted(self._raw_bytes))),
                 )
             return self._compiled
 
     def cores(self) -> list[builtins.bytes]:
-        """Pieces of which every form holds one: a buffer holding none holds no secret.
+        """Pieces of which every secret's decoded form holds one: a text without an
+        escape and holding none of them holds no secret but in base64.
 
-        Searching these few with ``bytes.__contains__`` (a fast scan in C) and the
-        alternation only where one is found makes a 31 MB answer cheap to scrub: the
-        forms of one secret differ only around the characters an encoding changes, so
-        they share a core.
+        Searching these few with ``bytes.__contains__`` (a fast scan in C) before
+        anything else makes a 31 MB answer cheap to scrub.
         """
         return self._compile().cores
 
@@ -193,15 +268,24 @@ class Scrubber:
     def bytes(self, value: builtins.bytes) -> builtins.bytes:
         """``value`` with every secret replaced."""
         compiled = self._compile()
-        # the usual case is no secret: the cores' fast scans in C say so (a regular
-        # expression's alternation of every form costs several times more)
-        for core in compiled.cores:
-            if core in value:
-                break
-        else:
+        if not _may_hold(value, compiled, compiled.cores):
             return value
-        secrets = self._secrets
-        return compiled.pattern.sub(lambda m: secrets[m.group(0)], value)
+        if len(value) > _WHOLE:  # (decoded texts of it are held at once: in pieces)
+            stream = self.stream()
+            pieces = [stream.feed(value[at : at + _WHOLE]) for at in range(0, len(value), _WHOLE)]
+            return b"".join([*pieces, stream.finish()])
+        return self._rescrubbed(value, compiled)
+
+    def _rescrubbed(self, value: builtins.bytes, compiled: _Compiled) -> builtins.bytes:
+        """``value`` scrubbed until nothing is found: a replacement changes how the
+        bytes beside it decode (``&#48`` before ``0`` is no ``0`` until the ``0`` is
+        gone), so what it leaves is looked at again."""
+        for _ in range(_RESCANS):
+            found = self._found(value, compiled)
+            if not found:
+                return value
+            value = _replaced(value, found, len(value))[0]
+        return value
 
     def is_clean(self, value: str) -> bool:
         """Whether ``value`` holds no secret in any form."""
@@ -212,83 +296,143 @@ class Scrubber:
         """A scrubber for one body read a chunk at a time."""
         return StreamScrub(self)
 
-    def replacement(self, found: builtins.bytes) -> builtins.bytes:
-        """The placeholder of one matched secret form."""
-        return self._secrets[found]
+    def _found(
+        self, data: builtins.bytes, compiled: _Compiled, depth: int = 0
+    ) -> list[tuple[int, int, builtins.bytes]]:
+        """Where in ``data`` a secret is spelled (start, end, placeholder), in order."""
+        found: list[tuple[int, int, builtins.bytes]] = []
+        for normal, spans in normal_forms(data, compiled.escapes):
+            found.extend(
+                (*spans.original(m.start(), m.end()), self._secrets[_canonical(m.group())])
+                for m in compiled.pattern.finditer(normal)
+            )
+            if not compiled.base64_run or depth >= _BASE64_DEPTH:
+                continue
+            for start, end in _long_runs(normal, compiled.base64_run):
+                for decoded in base64_decodings(normal[start:end]):
+                    if _may_hold(decoded, compiled, compiled.cores):
+                        inner = self._found(decoded, compiled, depth + 1)
+                        if inner:
+                            # (with its padding: ``=`` alone stands for nothing)
+                            after = normal[end : end + 2]
+                            padded = len(after) - len(after.lstrip(b"="))
+                            found.append((*spans.original(start, end + padded), inner[0][2]))
+                            break
+        found.sort()
+        return found
 
 
-class _Compiled(NamedTuple):
-    pattern: re.Pattern[bytes]
-    longest: int
-    cores: list[bytes]
+def _long_runs(data: bytes, shortest: int) -> Iterable[tuple[int, int]]:
+    """The runs of base64 characters of ``data`` at least ``shortest`` long."""
+    marks = data.translate(_BASE64_CLASS)
+    needle = b"A" * shortest
+    start = marks.find(needle)
+    while start >= 0:  # (the first find in a run is its start: the one before ended)
+        end = marks.find(b".", start + shortest)
+        end = len(data) if end < 0 else end
+        yield start, end
+        start = marks.find(needle, end)
+
+
+def _may_hold(data: bytes, compiled: _Compiled, cores: Iterable[bytes]) -> bool:
+    """Whether ``data`` may hold a secret: it holds an escape, a core, or a base64 run
+    long enough (if not, its decoded form is itself and holds no secret)."""
+    if compiled.escapes.found_in(data):
+        return True
+    for core in cores:
+        if core in data:
+            return True
+    shortest = compiled.base64_run
+    return bool(shortest) and data.translate(_BASE64_CLASS).find(b"A" * shortest) >= 0
+
+
+def _replaced(data: bytes, found: list[tuple[int, int, bytes]], cut: int) -> tuple[bytes, int]:
+    """``data`` up to ``cut`` with the secrets that start before it replaced, and where
+    that ends (past ``cut`` when a secret crosses it)."""
+    out: list[bytes] = []
+    position = 0
+    for start, end, placeholder in found:
+        if start >= cut:
+            break
+        if end <= position:  # inside one replaced already
+            continue
+        if start >= position:
+            out.append(data[position:start])
+            out.append(placeholder)
+        position = end
+    cut = max(cut, position)
+    out.append(data[position:cut])
+    return b"".join(out), cut
 
 
 class StreamScrub:
     """Scrub a body a chunk at a time: a secret split between two chunks is found too.
 
-    The last ``longest - 1`` bytes of what was fed are held back until the next chunk
-    (or :meth:`finish`), so a match is only ever made on whole forms.
+    What is written is cut only before the last run of the bytes an encoded secret can
+    be made of (a secret lies inside one such run, whole); that run waits for the next
+    chunk (or :meth:`finish`), at most :data:`LONGEST_FORM` bytes of it.
     """
 
     def __init__(self, scrubber: Scrubber) -> None:
         self._scrubber = scrubber
         self.generation = scrubber.generation  # read before the pattern: never newer
-        compiled = scrubber._compile()
-        self._pattern, longest, self._cores = compiled
-        self._keep = longest - 1
+        self._compiled = scrubber._compile()
+        self._run_bytes = self._compiled.run_bytes
         self._pending = b""
         # for a large body, the cores grouped by a byte each holds (made from its
         # first large chunk, see _byte_groups)
         self._groups: list[tuple[int, list[bytes]]] | None = None
 
-    def _holds_a_core(self, chunk: bytes) -> bool:
-        """Whether ``chunk`` holds one of the cores (then perhaps a secret)."""
+    def _may_hold(self, chunk: bytes) -> bool:
+        """Whether ``chunk`` may hold a secret (see the module's function)."""
         groups = self._groups
+        compiled = self._compiled
         if groups is None:
             if len(chunk) < _GROUPED_FROM:
-                return any(core in chunk for core in self._cores)
-            groups = self._groups = _byte_groups(self._cores, chunk[:_SAMPLE])
-        return any(byte in chunk and any(core in chunk for core in cores) for byte, cores in groups)
+                return _may_hold(chunk, compiled, compiled.cores)
+            groups = self._groups = _byte_groups(compiled.cores, chunk[:_SAMPLE])
+        return _may_hold(chunk, compiled, _grouped(chunk, groups))
+
+    def _cut(self, buffer: bytes) -> int:
+        """Where ``buffer`` may be cut: before its last run (at most LONGEST_FORM)."""
+        cut = len(buffer.rstrip(self._run_bytes))
+        return max(cut, len(buffer) - LONGEST_FORM)
 
     def feed(self, chunk: bytes) -> bytes:
         """The scrubbed bytes that are safe to write now."""
         buffer = self._pending + chunk if self._pending else chunk
-        limit = len(buffer) - self._keep
-        if limit <= 0:
+        cut = self._cut(buffer)
+        if cut <= 0:
             self._pending = buffer
             return b""
-        if not self._holds_a_core(buffer):  # the usual case: no secret
-            self._pending = buffer[limit:]
-            return buffer[:limit]
-        out: list[bytes] = []
-        position = 0
-        for match in self._pattern.finditer(buffer):
-            if match.start() >= limit:
-                break
-            out.append(buffer[position : match.start()])
-            out.append(self._scrubber.replacement(match.group(0)))
-            position = match.end()
-        cut = max(position, limit)
-        out.append(buffer[position:cut])
+        if not self._may_hold(buffer):  # the usual case: no secret
+            self._pending = buffer[cut:]
+            return buffer[:cut]
+        found = self._scrubber._found(buffer, self._compiled)
+        out, cut = _replaced(buffer, found, cut)
         self._pending = buffer[cut:]
-        return b"".join(out)
+        return self._scrubber._rescrubbed(out, self._compiled) if found else out
 
     def feed_into(self, chunk: bytes, write: Callable[[bytes | memoryview], object]) -> None:
         """As :meth:`feed`, the safe bytes handed to ``write``; in the usual case (no
         secret) in two pieces without copying ``chunk`` (a 31 MB answer is copied once
         less)."""
-        pending, keep = self._pending, self._keep
-        cut = len(chunk) - keep
-        if cut > 0:
-            # a secret in what was held back and the chunk lies whole in the chunk, or
-            # ends in its first ``keep`` bytes (no core is longer than a form)
-            junction = pending + chunk[:keep]
-            if not self._holds_a_core(chunk) and not any(core in junction for core in self._cores):
-                if pending:
-                    write(pending)
-                write(memoryview(chunk)[:cut])
-                self._pending = chunk[cut:]
-                return
+        pending = self._pending
+        head = self._compiled.run_start.match(chunk)
+        # the run that began in what was held back ends inside this chunk; a secret in
+        # it, or whole in the chunk, makes one of these two checks say so
+        if (
+            head is not None
+            and head.end() < len(chunk)
+            and not self._may_hold(chunk)
+            and not (pending and self._may_hold(pending + chunk[: head.end()]))
+        ):
+            cut = self._cut(chunk)
+            if pending:
+                write(pending)
+            write(memoryview(chunk)[:cut])
+            self._pending = chunk[cut:]
+            return
         scrubbed = self.feed(chunk)
         if scrubbed:
             write(scrubbed)
@@ -299,23 +443,11 @@ class StreamScrub:
         return self._scrubber.bytes(rest)
 
 
-_UNCHANGED = re.compile(rb"[A-Za-z0-9._~-]+")  # no URL, JSON, HTML or base64 step changes these
-
-
-_HEX_LETTER = re.compile(rb"[A-Fa-f]")
-
-
-def _core(form: bytes) -> bytes:
-    """A piece of ``form`` that its other spellings share: its longest run no encoding
-    changes; for a form escaped character by character (``\\u006d...``), its longest
-    piece without a hex letter, the same in the upper- and lower-case spellings; else
-    the whole form."""
-    runs = _UNCHANGED.findall(form)
-    longest = max(runs, key=len, default=b"")
-    if len(longest) >= 6:
-        return longest
-    piece = max(_HEX_LETTER.split(form), key=len)
-    return piece if len(piece) >= 6 else form
+def _grouped(chunk: bytes, groups: list[tuple[int, list[bytes]]]) -> Iterable[bytes]:
+    """The cores of the groups whose byte ``chunk`` holds (``memchr`` first)."""
+    for byte, cores in groups:
+        if byte in chunk:
+            yield from cores
 
 
 #: A chunk this large makes a stream scan its cores by byte groups (a large body).

@@ -1,10 +1,13 @@
-"""Where a recorded text answer waits for the recorder's writer: a :class:`TextSpool`.
+"""Where a recorded answer waits for the recorder's writer: a :class:`TextSpool` or a
+:class:`BinarySpool`. Nothing reaches a temporary file before it is scrubbed.
 
 A HAR file holds an answer's text as a JSON string. A small answer is kept as it came
 (scrubbed) and escaped when its entry is written; a large one (past 1 MiB) is escaped
 as it arrives, into a private temporary file, so that the writer thread only copies it
 into the recording: escaping is the largest part of recording a 31 MB read, and done by
 the reading thread it takes no turns at the GIL from the threads parsing the answer.
+A binary answer is scrubbed as it arrives too, unless it is a zip (its members are
+compressed: only their rebuilding by the writer can scrub them), which stays in memory.
 """
 
 from __future__ import annotations
@@ -18,7 +21,12 @@ from typing import IO
 
 import orjson
 
-__all__ = ["TextSpool", "escaped", "unescaped"]
+from mddframes.recording.scrub import StreamScrub
+
+__all__ = ["ZIP_MAGIC", "BinarySpool", "TextSpool", "escaped", "unescaped"]
+
+#: How a zip file (an export's answer) starts.
+ZIP_MAGIC = b"PK\x03\x04"
 
 _IN_MEMORY = 1 << 20
 _PIECE = 1 << 20
@@ -163,5 +171,75 @@ class TextSpool:
         """Drop the body."""
         if self._memory is not None:
             self._memory.close()
+        if self._file is not None:
+            self._file.close()
+
+
+class BinarySpool:
+    """A binary answer's body, scrubbed as it arrives, or a zip, kept as it came.
+
+    Parameters
+    ----------
+    folder : str
+        Where a large body's private temporary file goes (the recording's folder).
+    scrub : StreamScrub
+        Scrubs the body on its way in (a zip's bytes excepted).
+    in_memory : int
+        How many bytes are kept in memory before the body goes to the file.
+
+    Notes
+    -----
+    The first four bytes decide. A zip's members are compressed, so no scan of its
+    bytes finds a secret in them, and scrubbing its bytes would break its offsets: it
+    is held in memory, whatever its size, until the writer rebuilds it with every
+    member scrubbed; it never reaches a file as it came. Any other body is scrubbed as
+    it arrives and goes to a private temporary file past ``in_memory`` bytes.
+    """
+
+    def __init__(self, folder: str, scrub: StreamScrub, in_memory: int) -> None:
+        self._folder = folder
+        self._scrub = scrub
+        self._in_memory = in_memory
+        self._head = b""  # the first bytes, until there are four to decide by
+        self._file: IO[bytes] | None = None
+        #: Whether the body is a zip (known once four bytes came).
+        self.zipped = False
+
+    def write(self, data: bytes | memoryview) -> None:
+        """Add a piece of the body."""
+        if self._file is None:
+            self._head += data
+            if len(self._head) < len(ZIP_MAGIC):
+                return
+            data, self._head = self._head, b""
+            self.zipped = data.startswith(ZIP_MAGIC)
+            self._file = (
+                io.BytesIO()
+                if self.zipped
+                else tempfile.SpooledTemporaryFile(self._in_memory, dir=self._folder)  # noqa: SIM115 -- closed by close()
+            )
+        if self.zipped:
+            self._file.write(data)
+        else:
+            self._scrub.feed_into(bytes(data), self._file.write)
+
+    def finish(self) -> None:
+        """The body is whole."""
+        if self._file is None:  # fewer than four bytes: no zip
+            self._file = io.BytesIO()
+            self._scrub.feed_into(self._head, self._file.write)
+            self._head = b""
+        if not self.zipped:
+            self._file.write(self._scrub.finish())
+
+    @property
+    def file(self) -> IO[bytes]:
+        """The body (call :meth:`finish` first), at its start."""
+        assert self._file is not None
+        self._file.seek(0)
+        return self._file
+
+    def close(self) -> None:
+        """Drop the body."""
         if self._file is not None:
             self._file.close()
