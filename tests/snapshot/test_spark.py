@@ -10,7 +10,8 @@ import pytest
 
 from mddframes.codec.values import canonical_json
 
-pyspark = pytest.importorskip("pyspark")
+# the spark marker requires pyspark and a Java runtime (tests/needs.py): missing, the
+# tests skip, and fail under CI; pyspark is imported in the tests
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SYSTEMS = ("DWH", "LAB", "FLOW")
