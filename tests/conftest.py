@@ -2,7 +2,12 @@
 
 Under pytest-xdist each worker is a session of its own, so each worker has its own
 emulator. Tests that use it are marked ``emulator`` (added here), so the unit tests run
-alone with ``-m "not emulator"``.
+alone with ``-m "not emulator"``. A test without the marker that starts an emulator in
+this process fails (:func:`_emulator_start_guard`), so the marker stays true; tests that
+start one in a subprocess carry it explicitly.
+
+The markers of ``tests/needs.py`` (``browser``, ``spark``...) require their tools before a
+test's fixtures run: missing under CI, the test fails; elsewhere it skips.
 """
 
 from __future__ import annotations
@@ -11,8 +16,10 @@ import os
 
 import pytest
 from hypothesis import settings
+from needs import require_for_markers, under_ci
 
 from mddframes.emulator import serve
+from mddframes.emulator import server as emulator_server
 
 # the ``script`` fixture: a scripted misbehaving service for the HTTP tests
 pytest_plugins = ["scripted_service"]
@@ -20,7 +27,7 @@ pytest_plugins = ["scripted_service"]
 # CI runs the property tests with a fixed seed, so a red run means a change broke
 # something, never that a new random example turned up; local runs keep exploring.
 settings.register_profile("ci", derandomize=True, print_blob=True)
-if os.environ.get("CI"):
+if under_ci():
     settings.load_profile("ci")
 
 
@@ -41,10 +48,60 @@ def _backups_in_a_session_folder(tmp_path_factory):
         os.environ["MDD_BACKUP_DIR"] = previous
 
 
+def _starts_an_emulator(item: pytest.Item) -> bool:
+    """Whether a fixture the test uses is an emulator fixture or calls ``serve``."""
+    names = set(getattr(item, "fixturenames", ()))
+    if _EMULATOR_FIXTURES & names:
+        return True
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs.values() if info is not None else ()
+    codes = [getattr(fixture.func, "__code__", None) for chain in definitions for fixture in chain]
+    return any(code is not None and "serve" in code.co_names for code in codes)
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
-        if _EMULATOR_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        if _starts_an_emulator(item):
             item.add_marker(pytest.mark.emulator)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    require_for_markers({mark.name for mark in item.iter_markers()})
+
+
+#: The test running now (the emulator-start guard's question: does it carry the marker?)
+_running: list[pytest.Item] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _running.append(item)
+    try:
+        yield
+    finally:
+        _running.pop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _emulator_start_guard():
+    """Starting an emulator (``serve`` or ``mddframes emulator`` in this process) from a
+    test without the ``emulator`` marker fails it: ``-m "not emulator"`` starts none."""
+    real = emulator_server._uvicorn_server
+
+    def guarded(state):
+        item = _running[-1] if _running else None
+        if item is not None and item.get_closest_marker("emulator") is None:
+            pytest.fail(
+                f"{item.nodeid} starts an emulator but has no 'emulator' marker: add "
+                "@pytest.mark.emulator (or use the emulator/emu/client fixtures)",
+                pytrace=False,
+            )
+        return real(state)
+
+    emulator_server._uvicorn_server = guarded
+    yield
+    emulator_server._uvicorn_server = real
 
 
 @pytest.fixture(scope="session")

@@ -15,11 +15,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from needs import CHROMIUM  # Debian's Chromium: one home, with the other tools
+
 if TYPE_CHECKING:  # imported lazily: this module must load without the browser extra
     from labserver import LabServer
-
-#: Debian's Chromium binary (``/usr/bin/chromium`` is a wrapper script that adds flags).
-CHROMIUM = Path("/usr/lib/chromium/chromium")
 
 _PROMPT_DONE = re.compile(r"^\[\d+\]:$")
 

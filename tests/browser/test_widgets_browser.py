@@ -7,14 +7,14 @@ the notebook's own kernel (hub count, package contents) through jupyter_client, 
 notebook holds no test code.
 
 Without Chromium, Playwright or JupyterLab the test is skipped, except under ``CI=true``,
-where it fails: CI installs them (``.ci/run``) and must not go green by skipping.
+where it fails (the ``browser`` marker requires them: tests/needs.py): CI installs them
+(``.ci/run``) and must not go green by skipping.
 ``MDD_UPDATE_SCREENSHOTS=1`` also saves the export panel's screenshot as
 ``docs/images/export-panel.png`` (the README shows it).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -23,7 +23,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from labpage import CHROMIUM
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "exports-and-packages.ipynb"
@@ -31,22 +30,8 @@ SCREENSHOT = REPO / "docs" / "images" / "export-panel.png"
 COPY = "widgets.ipynb"  # the notebook's name in the temporary Jupyter root
 PACKAGE = "hotfix-2024.07.1"  # the sample's empty open package of DWH
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
-
-
-def _require_tools() -> None:
-    missing = [f"Chromium ({CHROMIUM})"] if not CHROMIUM.exists() else []
-    missing += [
-        f"the Python package {name!r}"
-        for name in ("playwright", "jupyterlab", "PIL", "psutil")
-        if importlib.util.find_spec(name) is None
-    ]
-    if not missing:
-        return
-    needs = f"{', '.join(missing)} (apt-get install chromium; pip install -e '.[browser]')"
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"CI must run the browser test, but this machine lacks {needs}")
-    pytest.skip(f"the browser test needs {needs}")
+# emulator: the notebook starts one in its kernel
+pytestmark = [pytest.mark.browser, pytest.mark.emulator, pytest.mark.timeout(240)]
 
 
 def _notebook_without_teardown(root: Path) -> None:
@@ -80,7 +65,6 @@ def _screenshot(panel, path: Path) -> Path:
 
 
 def test_panels_export_and_package_by_clicking(tmp_path):
-    _require_tools()
     from labpage import chromium, open_notebook, run_all
     from labserver import LabServer
     from playwright.sync_api import expect

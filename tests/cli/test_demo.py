@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mddframes.demo import main
+
+pytestmark = pytest.mark.emulator  # the demo starts one
 
 
 def test_demo_runs_and_reports_each_step(capsys):

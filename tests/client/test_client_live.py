@@ -32,7 +32,12 @@ def live_client():
         yield client
 
 
-@pytest.fixture(params=["emulator", pytest.param("live", marks=pytest.mark.live)])
+@pytest.fixture(
+    params=[
+        pytest.param("emulator", marks=pytest.mark.emulator),  # emu: asked for by name below
+        pytest.param("live", marks=pytest.mark.live),
+    ]
+)
 def any_client(request):
     """The same test against the emulator, then (marked ``live``) the real service."""
     if request.param == "live":

@@ -17,6 +17,7 @@ NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
 _LEAK_PROBE = 'from pathlib import Path\nPath("secret.txt").write_text(emu.client_secret)'
 
 
+@pytest.mark.emulator  # the notebooks start one
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_and_shows_no_secret(path, tmp_path):

@@ -10,7 +10,6 @@ page outside every toctree) fails :func:`site` and every test here.
 from __future__ import annotations
 
 import html
-import importlib.util
 import inspect
 import os
 import re
@@ -26,7 +25,8 @@ from mddframes.api import Api
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "browser"))  # labpage: one home for Chromium
 
-from labpage import CHROMIUM, assert_not_blank, chromium  # noqa: E402
+from labpage import assert_not_blank, chromium  # noqa: E402
+from needs import require  # noqa: E402
 
 pytestmark = [pytest.mark.docs, pytest.mark.timeout(600)]
 
@@ -65,6 +65,7 @@ def _public_members(cls: type) -> list[str]:
     ]  # fmt: skip
 
 
+@pytest.mark.emulator  # the build runs the notebooks, which start one
 def test_every_public_name_has_a_page(site):
     inventory = _inventory(site)
     documented = {name for entries in inventory.values() for name in entries}
@@ -81,6 +82,7 @@ def test_every_public_name_has_a_page(site):
     assert len(wanted) >= 58 + 31
 
 
+@pytest.mark.emulator  # the build runs the notebooks, which start one
 def test_the_error_tree_names_every_error_class(site):
     from mddframes import errors
 
@@ -93,6 +95,7 @@ def test_the_error_tree_names_every_error_class(site):
     assert [c for c in classes if f"mddframes.errors.{c}.html" not in page] == []
 
 
+@pytest.mark.emulator  # the build runs the notebooks, which start one
 def test_the_command_line_page_has_every_command_and_the_exit_codes(site):
     from mddframes.cli import build_parser
 
@@ -110,6 +113,7 @@ def test_the_command_line_page_has_every_command_and_the_exit_codes(site):
     assert "exit codes" in page and "141" in page
 
 
+@pytest.mark.emulator  # the build runs the notebooks, which start one
 def test_the_notebooks_and_markdown_pages_are_rendered(site):
     for notebook in sorted((REPO / "notebooks").glob("*.ipynb")):
         assert (site / "notebooks" / f"{notebook.stem}.html").is_file()
@@ -120,21 +124,13 @@ def test_the_notebooks_and_markdown_pages_are_rendered(site):
     assert "Unreleased" in (site / "changelog.html").read_text("utf-8")
 
 
-def _require_browser() -> None:
-    missing = [] if CHROMIUM.exists() else [f"Chromium ({CHROMIUM})"]
-    missing += [n for n in ("playwright", "PIL") if importlib.util.find_spec(n) is None]
-    if missing:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"CI must render the docs, but this machine lacks {missing}")
-        pytest.skip(f"rendering the docs needs {', '.join(missing)}")
-
-
+@pytest.mark.emulator  # the build runs the notebooks, which start one
 @pytest.mark.parametrize(
     "page",
     ["index.html", "reference/_generated/mddframes.Client.write_table.html"],
 )
 def test_the_page_renders_in_chromium(site, tmp_path, page):
-    _require_browser()
+    require("chromium", "playwright", "pillow")
     shot = tmp_path / (page.replace("/", "_") + ".png")
     with chromium(tmp_path / "chrome") as browser:
         view = browser.new_page(viewport={"width": 1280, "height": 900})

@@ -46,6 +46,7 @@ def test_the_readme_and_the_home_page_show_the_same_commands(where):
     assert 'pip install "mddframes[' not in text  # no index has it
 
 
+@pytest.mark.emulator  # the demo starts one
 @pytest.mark.parametrize("marker", ["install", "install-wheel"])
 def test_the_documented_install_runs_as_written_in_a_fresh_venv(marker, tmp_path):
     clone = tmp_path / "mddframes"

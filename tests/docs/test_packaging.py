@@ -82,6 +82,7 @@ def test_the_wheel_holds_every_data_file_and_the_version(dist):
     assert "License-Expression: MIT" in text
 
 
+@pytest.mark.emulator  # the demo starts one
 def test_the_wheel_installed_in_a_fresh_venv_runs_the_demo(dist, tmp_path):
     (wheel,) = dist.glob("mddframes-*.whl")
     venv = tmp_path / "venv"

@@ -286,6 +286,7 @@ def test_no_realm_answering_is_an_auth_error_naming_row_4(emulator):
     assert "Check MDD_REALM" in str(caught.value) and "'tenat'" not in str(caught.value)
 
 
+@pytest.mark.emulator
 def test_a_long_paged_list_is_read_whole_in_few_requests():
     """3,000 elements in pages of 50 by default: the client asks for pages of 1,000."""
     with serve(dialect="spring-page", elements=3000) as emu, Client.from_emulator(emu) as c:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from dialect_expectations import DIFFERENCES
+from needs import require
 from scripted_service import API, make_client
 
 from mddframes import Client, doctor_exit_code
@@ -167,12 +168,13 @@ def _doctor_command(dialect: str, fmt: str):
     return emu, done
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the console script is not installed")
+@pytest.mark.emulator
 @pytest.mark.parametrize(
     ("dialect", "expected"),
     [("default", 0), ("spring-page", 1), ("literal-realm", 1), ("unprefixed", 1)],
 )
 def test_the_command_line_reports_and_exits_as_specified(dialect, expected):
+    require("mddframes-script")
     emu, done = _doctor_command(dialect, "csv")
     assert done.returncode == expected, done.stdout + done.stderr
     report = pd.read_csv(io.StringIO(done.stdout), dtype=str, keep_default_na=False)
@@ -206,8 +208,9 @@ def test_the_text_report_puts_the_worst_first_and_counts_the_results():
     assert "      -> set realm" in lines  # the action aligned with the evidence
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the console script is not installed")
+@pytest.mark.emulator
 def test_the_command_line_prints_the_text_report_with_format_text():
+    require("mddframes-script")
     emu, done = _doctor_command("literal-realm", "text")
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
@@ -226,6 +229,7 @@ def test_without_etags_doctor_says_writes_rely_on_the_lock_window(client):
     assert "only by the lock window" in etag["action"]
 
 
+@pytest.mark.emulator
 def test_with_the_etag_dialect_doctor_finds_strong_stable_etags_and_writes_nothing():
     with serve(dialect="etag") as emu, Client.from_emulator(emu) as c:
         report = c.doctor("DWH")

@@ -197,6 +197,7 @@ def test_handle_repr_never_shows_the_secret(emu):
     assert "***" in repr(emu)
 
 
+@pytest.mark.emulator
 def test_default_secret_is_random_per_run():
     with serve(dataset=tiny_dataset) as first, serve(dataset=tiny_dataset) as second:
         assert first.client_secret != second.client_secret

@@ -17,6 +17,9 @@ import requests
 from mddframes.emulator import serve
 from mddframes.emulator._fallback import tiny_dataset
 
+# every test here starts an emulator (serve, or `mddframes emulator` in a subprocess)
+pytestmark = pytest.mark.emulator
+
 
 def auth(emu) -> dict[str, str]:
     return {"Authorization": f"Bearer {emu.token()}"}

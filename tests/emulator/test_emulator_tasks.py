@@ -195,6 +195,7 @@ def test_legacy_mode_has_no_batch_export(server, api):
     assert start(server, api).status_code == 202
 
 
+@pytest.mark.emulator
 def test_legacy_from_the_start():
     with serve(dataset=tiny_dataset, legacy=True) as emu:
         headers = {"Authorization": f"Bearer {emu.token()}"}

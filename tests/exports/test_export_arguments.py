@@ -31,6 +31,7 @@ def test_a_mistyped_object_type_is_an_error_about_it_not_a_fallback(client, tmp_
     assert not (tmp_path / "s.zip").exists()
 
 
+@pytest.mark.emulator
 def test_a_service_without_batch_export_still_falls_back(tmp_path):
     from mddframes import Client
     from mddframes.emulator import serve

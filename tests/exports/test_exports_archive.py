@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from needs import require
 
 from mddframes.archive import (
     ExportArchive,
@@ -36,7 +37,7 @@ def make_zip(path: Path, entries: dict[str, bytes], *, symlinks: tuple[str, ...]
 
 
 def test_script_html_is_highlighted_and_escaped():
-    pytest.importorskip("pygments")
+    require("pygments")
     script = Script("orders.sql", "SELECT '<b>' FROM t; -- </pre><script>", "s1", "ot1")
     out = script._repr_html_()
     assert "<span" in out  # Pygments coloured it

@@ -14,10 +14,10 @@ import json
 
 import numpy as np
 import pandas as pd
-import pytest
 from codec_strategies import payloads
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from needs import require
 
 from mddframes.codec import fingerprint as fingerprint_module
 from mddframes.codec import from_payload, splitter, stream
@@ -28,7 +28,7 @@ from mddframes.emulator.scale import big_table
 from mddframes.frames.backends import default_slice, to_backend
 from mddframes.frames.table import STREAM_THRESHOLD, arrow_finishers
 
-pytest.importorskip("pyarrow")
+require("pyarrow")
 
 
 def cells(frame: pd.DataFrame) -> list[str]:

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from needs import require
 from scripted_service import API, make_client
 
 import mddframes.codec.splitter as splitter
@@ -23,7 +24,7 @@ from mddframes.errors import NotFoundError
 from mddframes.frames import tree_arrow, tree_walk
 from mddframes.frames.backends import to_backend
 
-pytest.importorskip("pyarrow")
+require("pyarrow")
 
 TREE_PATH = f"{API}/system/SYS/tree"
 
@@ -225,6 +226,7 @@ def test_an_answer_it_cannot_vouch_for_is_read_the_default_way(served):
     assert plan.hits[TREE_PATH] == 3  # this service nests its trees: no stream tried again
 
 
+@pytest.mark.emulator
 @pytest.mark.parametrize("dialect", ["nested-tree", "snake-case", "spring-page"])
 def test_the_service_dialects_read_alike_under_both_routes(dialect):
     with serve(dialect=dialect) as emu, Client.from_emulator(emu) as client:

@@ -48,6 +48,7 @@ def test_record_needs_a_command(tmp_path, capsys):
     assert not (tmp_path / "x.har").exists()
 
 
+@pytest.mark.emulator
 def test_doctor_on_a_recording_offline_writes_a_profile_the_client_reads(tmp_path, capsys):
     path = tmp_path / "tenat.har"
     with serve(dialect="literal-realm") as emu, Client.from_emulator(emu) as client:
@@ -73,6 +74,7 @@ def test_doctor_on_a_recording_offline_writes_a_profile_the_client_reads(tmp_pat
     assert report.loc["token realm", "result"] == "ok"
 
 
+@pytest.mark.emulator
 def test_emulator_dialect_from_a_recording(tmp_path):
     path = tmp_path / "snake.har"
     with serve(dialect="snake-case") as emu, Client.from_emulator(emu) as client:
@@ -94,6 +96,7 @@ def _with_envelope(source: Path, target: Path) -> None:
     target.write_text(json.dumps(document), "utf-8")
 
 
+@pytest.mark.emulator
 def test_a_difference_nothing_covers_is_one_line_naming_the_row(tmp_path, capsys):
     path = tmp_path / "plain.har"
     with serve() as emu, Client.from_emulator(emu) as client:
@@ -124,6 +127,7 @@ def test_a_file_that_is_not_a_recording_is_named(tmp_path):
         Recording.read(bad)
 
 
+@pytest.mark.emulator
 def test_a_har_from_elsewhere_replays_too(tmp_path):
     """A HAR without mddframes' own fields (a browser's, a proxy's): the operations are
     read off the paths."""
@@ -144,6 +148,7 @@ def test_a_har_from_elsewhere_replays_too(tmp_path):
         assert client.read_table("tbl-0001").equals(table)
 
 
+@pytest.mark.emulator
 def test_a_recording_without_a_tree_replays_what_it_saw(tmp_path):
     path = tmp_path / "partial.har"
     with serve() as emu, Client.from_emulator(emu) as client:

@@ -136,6 +136,7 @@ def test_a_request_the_recording_cannot_answer_is_a_404_naming_it(recorded):
     assert f"not in the recording {path.name}" in str(caught.value)
 
 
+@pytest.mark.emulator
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_redacted_recording_replays_too(dialect, tmp_path):
     path = tmp_path / "redacted.har"

@@ -1,6 +1,11 @@
 """Spark (pyspark in local mode) reads a snapshot of every sample system: each table's rows
 and a sample of its values as the service holds them, file by file and as one
-merged-schema dataset; every Parquet type is one the common engines share."""
+merged-schema dataset; every Parquet type is one the common engines share.
+
+The values compared are text, integers, booleans and JSON, and every timestamp (with and
+without a zone, compared as microseconds since the epoch, which does not depend on the
+time zone of Spark or of this process) and float (compared by ``repr``: ``-0.0`` is not
+``0.0``) of the tables sampled."""
 
 from __future__ import annotations
 
@@ -10,7 +15,8 @@ import pytest
 
 from mddframes.codec.values import canonical_json
 
-pyspark = pytest.importorskip("pyspark")
+# the spark marker requires pyspark and a Java runtime (tests/needs.py): missing, the
+# tests skip, and fail under CI; pyspark is imported in the tests
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SYSTEMS = ("DWH", "LAB", "FLOW")
@@ -57,13 +63,50 @@ def _checkable(frame: pd.DataFrame) -> list[str]:
             if frame[c].dtype in ("string", "Int64", "boolean") or frame[c].dtype == object]  # fmt: skip
 
 
+def _kind(column: pd.Series) -> str | None:
+    """``aware``/``naive`` for a timestamp column, ``float`` for a float one."""
+    if pd.api.types.is_datetime64_any_dtype(column.dtype):
+        return "aware" if getattr(column.dtype, "tz", None) is not None else "naive"
+    return "float" if pd.api.types.is_float_dtype(column.dtype) else None
+
+
+def _timed_or_float(frame: pd.DataFrame) -> list[str]:
+    return [c for c in frame.columns if _kind(frame[c]) is not None]
+
+
+def _spark_column(F, name: str, frame: pd.DataFrame, as_json: bool):
+    """The column as Spark gives it back: a timestamp as microseconds since the epoch (a
+    zone-less one read as UTC, the session's zone)."""
+    if _kind(frame[name]) in ("aware", "naive") and not as_json:
+        return F.unix_micros(F.col(name).cast("timestamp")).alias(name)
+    return F.col(name)
+
+
 def _cells(column: pd.Series, as_json: bool) -> list:
     """The cells as a file holds them: JSON text in an object column, and in the column
-    of a name with several types across the folder's files (snapshot/merged.py)."""
+    of a name with several types across the folder's files (snapshot/merged.py); a
+    timestamp as microseconds since the epoch; a float as its repr."""
     values = column.astype(object).tolist()
     if as_json:  # the JSON text of each cell, exactly
         return [None if v is None or v is pd.NA else canonical_json(v) for v in values]
+    if _kind(column) in ("aware", "naive"):
+        micros = column.array.as_unit("us").asi8.tolist()
+        return [None if pd.isna(v) else m for v, m in zip(values, micros, strict=True)]
+    if _kind(column) == "float":
+        return [None if pd.isna(v) else repr(float(v)) for v in values]
     return [None if pd.isna(v) else v for v in values]
+
+
+def _spark_cells(rows: list, name: str, column: pd.Series, as_json: bool) -> list:
+    got = [r[name] for r in rows]
+    if _kind(column) == "float" and not as_json:
+        return [None if v is None else repr(v) for v in got]
+    return got
+
+
+#: Which kinds of timestamp and float column each sample system's tables hold (written
+#: here: the comparisons must not pass by finding none).
+TIMED = {"DWH": {"aware", "naive", "float"}, "LAB": set(), "FLOW": {"naive"}}
 
 
 def _is_json(path, column: str) -> bool:
@@ -98,13 +141,19 @@ def test_spark_reads_every_table_file_with_the_services_rows_and_values(spark, t
         data = spark.read.parquet(str(snap.path / relative))
         table_id = max(in_file, key=lambda i: len(tables[i]))
         expected = tables[table_id]
-        columns = _checkable(expected)[:4]
+        path = snap.path / relative
+        columns = _checkable(expected)[:4] + _timed_or_float(expected)
+        selected = [_spark_column(F, c, expected, _is_json(path, c)) for c in columns]
         rows = (data.where(F.col("table_id") == table_id).orderBy("row")
-                .select("row", *columns).collect())  # fmt: skip
+                .select("row", *selected).collect())  # fmt: skip
         assert [r["row"] for r in rows] == list(expected.index), (relative, table_id)
         for column in columns:
-            cells = _cells(expected[column], _is_json(snap.path / relative, column))
-            assert [r[column] for r in rows] == cells, (table_id, column)
+            as_json = _is_json(path, column)
+            cells = _cells(expected[column], as_json)
+            assert _spark_cells(rows, column, expected[column], as_json) == cells, (
+                table_id,
+                column,
+            )
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
@@ -119,20 +168,27 @@ def test_spark_reads_the_tables_as_one_merged_schema_dataset(spark, taken, syste
     # column of the dataset; every other column keeps its type
     assert len({(f.name, f.dataType) for f in data.schema.fields}) == len(data.schema.fields)
     checked = 0
+    kinds: set[str] = set()
     for table_id, expected in tables.items():
         if not len(expected):
             continue
         path = snap.path / snap.object_entry("table", table_id)["file"]
-        columns = _checkable(expected)[:3]
+        columns = _checkable(expected)[:3] + _timed_or_float(expected)
+        merged = {c: _is_json(path, c) for c in columns}
         position = snap.object_entry("table", table_id)["row_column"]
+        selected = [_spark_column(F, c, expected, merged[c]) for c in columns]
         rows = (data.where(F.col("table_id") == table_id).orderBy(position)
-                .select(position, *columns).collect())  # fmt: skip
+                .select(position, *selected).collect())  # fmt: skip
         assert [r[position] for r in rows] == list(expected.index), table_id
         for column in columns:
-            cells = _cells(expected[column], _is_json(path, column))
-            assert [r[column] for r in rows] == cells, (table_id, column)
+            cells = _cells(expected[column], merged[column])
+            got = _spark_cells(rows, column, expected[column], merged[column])
+            assert got == cells, (table_id, column)
             checked += 1
+            if not merged[column]:  # compared as a timestamp or float, not as JSON text
+                kinds.add(_kind(expected[column]) or "other")
     assert checked
+    assert TIMED[system] <= kinds, kinds
 
 
 @pytest.mark.parametrize("system", SYSTEMS)

@@ -14,7 +14,6 @@ installs it (Debian package ``libreoffice-calc-nogui``) and a skip would hide a 
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -38,11 +37,7 @@ from mddframes.spreadsheet.cells import EMPTY_STRING_FORMULA, encoding_of
 
 pytestmark = [
     pytest.mark.spreadsheet_program,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        SOFFICE is None and not os.environ.get("CI"),
-        reason="LibreOffice (soffice) is not installed: apt-get install libreoffice-calc-nogui",
-    ),
+    pytest.mark.slow,  # the marker requires soffice (tests/needs.py)
 ]
 
 # Texts a reviewer's program must give back unchanged: formula-looking text, control

@@ -10,7 +10,6 @@ program wrote anew (leading zeros gone) must say so in the plan.
 from __future__ import annotations
 
 import csv
-import os
 import shutil
 import subprocess
 from decimal import Decimal
@@ -27,16 +26,10 @@ from mddframes.tables_as_code.csvtext import parse_csv
 
 
 def needs_soffice(test):
-    """The markers of tests/test_spreadsheet_program.py: skipped without soffice, but
-    not under CI (which installs it)."""
-    for mark in (
-        pytest.mark.spreadsheet_program,
-        pytest.mark.slow,
-        pytest.mark.skipif(
-            SOFFICE is None and not os.environ.get("CI"),
-            reason="LibreOffice (soffice) is not installed: apt-get install libreoffice-calc-nogui",
-        ),
-    ):
+    """The markers of tests/spreadsheet/test_spreadsheet_program.py: the
+    ``spreadsheet_program`` marker requires soffice (skipped without it, failed under CI:
+    tests/needs.py)."""
+    for mark in (pytest.mark.spreadsheet_program, pytest.mark.slow):
         test = mark(test)
     return test
 

@@ -13,11 +13,16 @@ used to trust: text that pandas prints like a missing value (``"<NA>"``, ``"nan"
 ``"None"``, ``""``) next to nulls, signed zeros, values at the int64 and float limits, and
 the values that hashed like a missing value (issue 32). The deterministic regression tests
 at the end each failed on the code before the keyed digests.
+
+Every run covers STRING, INTEGER, DOUBLE and BOOLEAN columns with a few examples per
+case; ``test_exact_writes_all_types.py`` (``slow``, CI's first run) adds a column of every
+other declared type of the dtype rule (``exact_types.py``) and runs 200 examples per case.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from typing import Any
 
@@ -26,6 +31,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from writing.exact_types import ABSENT, EXTRA_COLUMNS
 from writing.test_write_backends import set_cell
 
 from mddframes import IncompletePayloadError, to_polars
@@ -72,20 +78,30 @@ EDITS = {
     ),
     "flag": st.one_of(st.none(), st.booleans()),
 }
-#: Up to 6 cells (row, column, the draw of the new value); rows mostly in a few blocks.
-RANDOM_EDITS = st.lists(
-    st.tuples(
-        st.one_of(st.integers(0, ROWS - 1), st.sampled_from([0, 1, 63, 64, 65, ROWS - 1])),
-        st.sampled_from(sorted(EDITS)),
-        st.data(),
-    ),
-    max_size=6,
-)
+#: Each column's edits as (the value set in the frame, the JSON the service then holds).
+PAIRS = {name: strategy.map(lambda v: (v, v)) for name, strategy in EDITS.items()}
 
 
-def original_rows(n_rows: int) -> list[dict[str, Any]]:
+def random_edits(columns: dict[str, Any]) -> Any:
+    """Up to 6 cells (row, column, the draw of the new value); rows mostly in a few blocks."""
+    return st.lists(
+        st.tuples(
+            st.one_of(st.integers(0, ROWS - 1), st.sampled_from([0, 1, 63, 64, 65, ROWS - 1])),
+            st.sampled_from(sorted(columns)),
+            st.data(),
+        ),
+        max_size=6,
+    )
+
+
+RANDOM_EDITS = random_edits(PAIRS)
+
+
+@functools.cache
+def original_rows(n_rows: int, extra: bool = False) -> list[dict[str, Any]]:
     """Rows holding every look-alike of a missing value, nulls, absent keys, signed zeros
-    and the colliding values, repeated along the table."""
+    and the colliding values, repeated along the table (and, ``extra``, the cells of
+    every other declared type: exact_types.EXTRA_COLUMNS). Built once: never changed."""
     rows = []
     for i in range(n_rows):
         row: dict[str, Any] = {"id": i}
@@ -95,12 +111,14 @@ def original_rows(n_rows: int) -> list[dict[str, Any]]:
         row["ratio"] = [0.0, -0.0, 1.5, None, FLOAT64_COLLIDING_WITH_NA][i % 5]
         row["qty"] = [0, INT64_COLLIDING_WITH_NA, None, 2**63 - 1, -(2**63)][i % 5]
         row["flag"] = [True, False, None][i % 3]
+        for column in EXTRA_COLUMNS if extra else ():
+            if (value := column.original(i)) is not ABSENT:
+                row[column.name] = value
         rows.append(row)
     return rows
 
 
-@pytest.fixture
-def tiny_batches(monkeypatch):
+def use_tiny_batches(monkeypatch) -> None:
     """A table of a few thousand rows streams and has many blocks and batches."""
     monkeypatch.setattr(read_route, "STREAM_THRESHOLD", 32 << 10)
     monkeypatch.setattr(splitter, "BATCH_BYTES", 8 << 10)
@@ -108,14 +126,19 @@ def tiny_batches(monkeypatch):
 
 
 @pytest.fixture
-def table_id(client, tiny_batches):
+def table_id(client, monkeypatch):
+    """The table the oracle writes, with :func:`use_tiny_batches`."""
+    use_tiny_batches(monkeypatch)
     return client.read_tree("DWH")["table_id"].dropna().iloc[0]
 
 
-def put_table(client, table_id: str, n_rows: int) -> dict[str, Any]:
+def put_table(client, table_id: str, n_rows: int, extra: bool = False) -> dict[str, Any]:
     document = client.api.get_table(table_id)
-    document["metadata"]["columns"] = copy.deepcopy(COLUMNS)
-    document["data"] = original_rows(n_rows)
+    document["metadata"]["columns"] = copy.deepcopy(COLUMNS) + [
+        {"name": c.name, "dataType": c.data_type, "nullable": True, "primaryKey": False}
+        for c in (EXTRA_COLUMNS if extra else ())
+    ]
+    document["data"] = original_rows(n_rows, extra)
     client.api.put_table(table_id, document)
     held: dict[str, Any] = client.api.get_table(table_id)
     return held
@@ -130,16 +153,22 @@ def read(client, table_id: str, kind: str) -> Any:
 def expected_document(
     document: dict[str, Any], edits: list[tuple[int, str, Any]]
 ) -> dict[str, Any]:
-    """The reference: each edit applied to its cell in JSON space."""
-    expected = copy.deepcopy(document)
+    """The reference: each edit applied to its cell in JSON space (``document`` is left
+    as it is; only the edited rows are copied, which keeps the slow run's cost down)."""
+    expected = {**document, "data": list(document["data"])}
     # a cell edited twice holds its last value: the reference applies that net edit (a
     # cell set to text and then to NA where the key was absent stays absent)
     net = {(row, column): value for row, column, value in edits}
-    for (row, column), value in net.items():
+    # a key the row did not have goes after the row's keys, in the frame's column order
+    # (the declared order): a frame does not know in which order its cells were set
+    order = [column["name"] for column in document["metadata"]["columns"]]
+    for (row, column), value in sorted(net.items(), key=lambda e: (e[0][0], order.index(e[0][1]))):
         cells = expected["data"][row]
         if value is None and cells.get(column) is None:
             continue  # null stays null, absent stays absent
-        cells[column] = value
+        # a copy: the frame holds the very dict or list the edit set, and a write that
+        # changed it in place must not change the reference with it
+        expected["data"][row] = {**cells, column: copy.deepcopy(value)}
     return expected
 
 
@@ -148,8 +177,8 @@ def text(document: Any) -> str:
     return json.dumps(document, allow_nan=False)
 
 
-def edit(frame: Any, edits: list[tuple[int, str, Any]]) -> Any:
-    for row, column, value in edits:
+def edit(frame: Any, edits: list[tuple[int, str, Any, Any]]) -> Any:
+    for row, column, value, _json in edits:
         if isinstance(frame, pl.DataFrame):
             position = row
         else:
@@ -159,23 +188,39 @@ def edit(frame: Any, edits: list[tuple[int, str, Any]]) -> Any:
 
 
 def write_and_compare(client, table_id, frame, held, edits, tmp_path) -> tuple[Any, dict]:
-    """Write the edited frame; the service holds the reference (or, refused, what it held)."""
+    """Write the edited frame; the service holds the reference (or, refused, what it held).
+
+    ``edits``: (row, column, value) or (row, column, frame value, JSON value)."""
+    edits = [e if len(e) == 4 else (*e, e[2]) for e in edits]
     frame = edit(frame, edits)
-    expected = expected_document(held, edits)
+    expected = expected_document(held, [(row, column, j) for row, column, _v, j in edits])
     try:
         result = client.write_table(table_id, frame, backup_dir=tmp_path)
     except IncompletePayloadError:
         assert text(client.api.get_table(table_id)) == text(held)  # nothing was sent
         return None, held
     now = client.api.get_table(table_id)
-    assert text(now) == text(expected), result.route
-    changed = text(expected) != text(held)
+    reference = text(expected)
+    assert text(now) == reference, result.route
+    changed = reference != text(held)
     assert result.status == ("written" if changed else "unchanged"), (result.status, edits)
     return frame, now
 
 
-def draw_edits(drawn) -> list[tuple[int, str, Any]]:
-    return [(row, column, data.draw(EDITS[column])) for row, column, data in drawn]
+def draw_edits(drawn, n_rows: int, pairs: dict[str, Any]) -> list[tuple[int, str, Any, Any]]:
+    return [(row % n_rows, column, *data.draw(pairs[column])) for row, column, data in drawn]
+
+
+def one_example(client, table_id, tmp_path, kind, n_rows, first, second, pairs, extra=False):
+    """Put the table, read it, write two rounds of edits, each against the reference."""
+    held = put_table(client, table_id, n_rows, extra)
+    frame = read(client, table_id, kind)
+    frame, held = write_and_compare(
+        client, table_id, frame, held, draw_edits(first, n_rows, pairs), tmp_path
+    )
+    if frame is None:
+        return
+    write_and_compare(client, table_id, frame, held, draw_edits(second, n_rows, pairs), tmp_path)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -185,14 +230,7 @@ def draw_edits(drawn) -> list[tuple[int, str, Any]]:
 def test_every_route_writes_what_the_json_reference_says(
     client, table_id, tmp_path, kind, n_rows, first, second
 ):
-    held = put_table(client, table_id, n_rows)
-    frame = read(client, table_id, kind)
-    first_edits = [(r % n_rows, c, v) for r, c, v in draw_edits(first)]
-    frame, held = write_and_compare(client, table_id, frame, held, first_edits, tmp_path)
-    if frame is None:
-        return
-    second_edits = [(r % n_rows, c, v) for r, c, v in draw_edits(second)]
-    write_and_compare(client, table_id, frame, held, second_edits, tmp_path)
+    one_example(client, table_id, tmp_path, kind, n_rows, first, second, PAIRS)
 
 
 # deterministic regressions, one per class the issue found (each failed before)
