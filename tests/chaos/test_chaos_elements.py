@@ -59,7 +59,7 @@ SYSTEM = "SCALE"
 PACKAGE = "scale-open"
 DEPLOYMENT = "chaos-deployment-43"
 PARENT = "scale-000001"  # the root folder "Sources"
-BUDGET = 40.0  # seconds for the client's work
+BUDGET = 35.0  # seconds for the client's work (26 s measured without any condition)
 SEED = 4943
 
 
@@ -219,26 +219,25 @@ def test_creates_package_additions_deploys_and_an_applied_folder_under_every_con
         lambda: "create_children: " + "; ".join(_failed_rows(created, "status", {"created"})[:3]),
     )
     by_key: dict[str, str] = {}
-    made = [(e["parentId"], e["type"], e["name"]) for e in new_elements.values()]
+    not_once = []
     for row in creations.to_dict("records"):
         parent = by_key.get(row["parent_key"]) if not pd.isna(row["parent_key"]) else row["parent"]
         matches = [i for i, e in new_elements.items()
                    if (e["parentId"], e["type"], e["name"]) == (parent, row["type"], row["name"])]  # fmt: skip
-        problems.check(
-            len(matches) == 1,
-            f"{row['name'][:40]!r} exists {len(matches)} times on the service, not once",
-        )
-        if matches:
-            by_key[row["key"]] = matches[0]
-            attributes = new_elements[matches[0]]["attributes"]
-            expected = {} if pd.isna(row["note"]) else {"note": row["note"]}
-            problems.check(
-                attributes == expected,
-                f"{row['name'][:40]!r}: attributes {attributes} instead of {expected}",
-            )
+        if len(matches) != 1:
+            not_once.append(f"{row['key']} {len(matches)} times")
+            continue
+        by_key[row["key"]] = matches[0]
+        attributes = new_elements[matches[0]]["attributes"]
+        expected = {} if pd.isna(row["note"]) else {"note": row["note"]}
+        if attributes != expected:
+            not_once.append(f"{row['key']} with attributes {attributes}")
     problems.check(
-        len(made) == len(creations),
-        lambda: f"{len(made)} elements were created for {len(creations)} rows",
+        not not_once and len(new_elements) == len(creations),
+        lambda: (
+            f"{len(new_elements)} elements created for {len(creations)} rows; not exactly "
+            f"once as asked: {', '.join(not_once[:5])}"
+        ),
     )
 
     # the package: what it held plus the new ids, each once
@@ -330,7 +329,7 @@ def test_creates_package_additions_deploys_and_an_applied_folder_under_every_con
         else:
             damaged.append(f"{table_id}: {first_difference(expected_table, actual)}")
     problems.check(
-        len(edits) == len(table_ids) and not missing,
+        len(edits) == len(table_ids) and not missing or outcome.get("pulled") is None,
         lambda: (
             f"{len(missing)} of {len(edits)} file edits not on the service "
             f"({len(table_ids)} files): e.g. {missing[:3]}"
