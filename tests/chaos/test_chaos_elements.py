@@ -1,7 +1,7 @@
 """Combined conditions, elements and files: creates, package additions, deploys and an
 applied tables-as-code folder, under lost answers and every other condition at once.
 
-On one emulator of its own (a 4,000-element ``SCALE`` system: 199 tables, 99 mappings),
+On one emulator of its own (a 2,000-element ``SCALE`` system: 99 tables, 49 mappings),
 with the flaky service, the rate limit, 5% of PUT and POST answers lost after the service
 acted, tokens living 1 s and revoked every 0.5 s, and a recording of the whole session
 (see ``test_chaos_tables.py``), the client
@@ -11,7 +11,7 @@ acted, tokens living 1 s and revoked every 0.5 s, and a recording of the whole s
   them in its 201 answers and in every later tree;
 - adds 40 elements to an open package (10 of them already in it) with ``add_to_package``;
 - deploys 60 elements with ``deploy_many``;
-- pulls the system into a folder, edits one cell in each of the 199 table files, plans
+- pulls the system into a folder, edits one cell in each of the 99 table files, plans
   and applies the folder (``pull_folder``, ``plan_folder``, ``apply_plan``).
 
 It asserts from the service's ground truth (direct reads, faults off): nothing created
@@ -54,12 +54,12 @@ from mddframes.emulator import serve
 
 pytestmark = [pytest.mark.chaos, pytest.mark.emulator, pytest.mark.slow]
 
-ELEMENTS = 4_000  # 199 tables, 99 mappings
+ELEMENTS = 2_000  # 99 tables, 49 mappings: three times the 32 reads a client holds
 SYSTEM = "SCALE"
 PACKAGE = "scale-open"
 DEPLOYMENT = "chaos-deployment-43"
 PARENT = "scale-000001"  # the root folder "Sources"
-BUDGET = 35.0  # seconds for the client's work (26 s measured without any condition)
+BUDGET = 40.0  # seconds for the client's work
 SEED = 4943
 
 
@@ -268,9 +268,15 @@ def test_creates_package_additions_deploys_and_an_applied_folder_under_every_con
         ),
     )
     wrong = []
+    edits = outcome.get("edits") or {}
+    owners = {e["id"] for e in tree_before if e.get("tableId") in edits}
     for structure_id in to_deploy:
         expected = dict(deploy_before[structure_id], deployed=True, deploymentId=DEPLOYMENT)
-        difference = first_difference(expected, deploy_after[structure_id])
+        actual = deploy_after[structure_id]
+        if structure_id in owners:  # its table was written too: its version rose
+            expected = {k: v for k, v in expected.items() if k not in ("version", "modifiedAt")}
+            actual = {k: v for k, v in actual.items() if k not in ("version", "modifiedAt")}
+        difference = first_difference(expected, actual)
         if difference is not None:
             wrong.append(f"{structure_id}: {difference}")
     problems.check(
@@ -314,7 +320,6 @@ def test_creates_package_additions_deploys_and_an_applied_folder_under_every_con
         )
     else:
         problems.check(False, "apply_plan gave no result")
-    edits = outcome.get("edits") or {}
     missing, damaged = [], []
     for table_id in table_ids:
         expected_table = json.loads(exact(tables_before[table_id]))
@@ -345,7 +350,6 @@ def test_creates_package_additions_deploys_and_an_applied_folder_under_every_con
     problems.check(not changed_mappings, f"mappings changed: {changed_mappings[:5]}")
 
     # every element before is there after, the same but for what was asked
-    owners = {e["id"] for e in tree_before if e.get("tableId") in edits}
     elements_wrong = []
     for entry in tree_before:
         now = tree_after.get(entry["id"])
