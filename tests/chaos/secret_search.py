@@ -28,7 +28,6 @@ MAX_CHAIN = 4
 # a run of characters the standard encodings of [A-Za-z0-9_-] text are made of
 _FRAGMENT = re.compile(rb"[A-Za-z0-9%&#;\\+/=_.~-]{8,}")
 _ENCODED = re.compile(rb"%[0-9A-Fa-f]{2}|&#|&[a-zA-Z]+;|\\")
-_BASE64 = re.compile(rb"[A-Za-z0-9+/_-]{12,}={0,2}")
 _JSON_ESCAPE = re.compile(rb'\\(u[0-9A-Fa-f]{4}|["\\/bfnrt])')
 _SIMPLE = {b'"': b'"', b"\\": b"\\", b"/": b"/", b"b": b"\b", b"f": b"\f", b"n": b"\n",
            b"r": b"\r", b"t": b"\t"}  # fmt: skip
@@ -65,8 +64,8 @@ def _text_decodings(data: bytes) -> Iterator[tuple[str, bytes]]:
     yield "json", _json_unescape(data)
 
 
-def _base64_decodings(data: bytes) -> Iterator[tuple[str, bytes]]:
-    for match in _BASE64.finditer(data):
+def _base64_decodings(data: bytes, runs: re.Pattern[bytes]) -> Iterator[tuple[str, bytes]]:
+    for match in runs.finditer(data):
         run = match.group().rstrip(b"=")
         for skip in range(4):  # the run may start inside a quantum
             piece = run[skip:]
@@ -93,6 +92,8 @@ class CredentialSearch:
         self._by_value = {value.encode(): label for label, value in credentials.items()}
         lengths = sorted({len(v) for v in self._by_value})
         self._runs = [(n, re.compile(rb"[A-Za-z0-9_-]{%d,}" % n)) for n in lengths]
+        # base64 of the shortest credential (or of any spelling of it) is no shorter
+        self._base64 = re.compile(rb"[A-Za-z0-9+/_-]{%d,}={0,2}" % (4 * lengths[0] // 3))
 
     def _literal(self, data: bytes) -> str | None:
         """The label of a credential that occurs in ``data`` as it is, else None."""
@@ -122,11 +123,13 @@ class CredentialSearch:
     ) -> tuple[str, tuple[str, ...]] | None:
         if len(chain) >= MAX_CHAIN or data in seen:
             return None
+        if not _ENCODED.search(data) and not self._base64.search(data):
+            return None  # nothing here is encoded: the literal search saw it all
         seen.add(data)
         steps: list[tuple[str, bytes]] = []
         if _ENCODED.search(data):
             steps.extend(_text_decodings(data))
-        steps.extend(_base64_decodings(data))
+        steps.extend(_base64_decodings(data, self._base64))
         for name, decoded in steps:
             if decoded == data:
                 continue
