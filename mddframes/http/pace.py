@@ -97,6 +97,14 @@ BUSY = 0.5
 MIN_RATE = 0.2
 #: Seconds of successes the measured rate counts.
 WINDOW = 1.0
+#: Answers (successes and push-backs) the share of push-backs is counted over.
+NOISE_WINDOW = 64
+#: Answers needed before a push-back may be judged noise: with fewer, each one is taken
+#: as the service's limit, as a limit's first push-backs must be to be found fast.
+NOISE_MIN = 8
+#: The share of push-backs among the recent answers up to which one that the rate does
+#: not explain is noise (sporadic 429s of a flaky service), not a limit.
+NOISE_SHARE = 0.2
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -165,7 +173,11 @@ class Pace:
         self._last_success = -math.inf
         self._last_wait = -math.inf  # when a thread last waited for a slot
         self._grown_at = -math.inf  # when the slow start last grew the rate
+        # the recent answers: True for a push-back, False for a success
+        self._recent: deque[bool] = deque(maxlen=NOISE_WINDOW)
         self.throttles = 0
+        #: Push-backs taken as noise: they held their own request, not the rate.
+        self.noise = 0
         self.last_throttle: float | None = None
         self.last_retry_after: float | None = None
         self.waited = 0.0
@@ -263,14 +275,19 @@ class Pace:
     # -- answers -------------------------------------------------------------------
 
     def unanswered(self, sent_at: float) -> None:
-        """A request sent at ``sent_at`` got no answer to learn from (an error, lost)."""
+        """A request sent at ``sent_at`` got no answer to learn from (a 5xx, lost).
+
+        Not a push-back: the rate stays, and a cold window's round still counts it as
+        answered without one (an error says nothing of the service's limit).
+        """
         with self._lock:
-            self._answered(sent_at, False)
+            self._answered(sent_at, True)
 
     def succeeded(self, sent_at: float) -> None:
         """A request sent at ``sent_at`` was answered (not 429/503): speed up."""
         with self._lock:
             self._answered(sent_at, True)
+            self._recent.append(False)
             now = self._clock()
             self._last_success = now
             self._successes.append(now)
@@ -319,7 +336,16 @@ class Pace:
         with self._lock:
             now = self._clock()
             self.throttles += 1
+            self._recent.append(True)
             fresh = sent_at > self._decreased_at  # sent after the last decrease
+            limit = fresh and self._is_limit()
+            if fresh and not limit:
+                # noise: it holds its own request (below), not the others; the cold
+                # window's round counts it as answered, and what passed counts it as
+                # let through (the service answered it without being full)
+                self.noise += 1
+                self._passed += 1
+                self._answered(sent_at, True)
             # pushed back again while an earlier Retry-After still runs, and nothing
             # passed since: the service means the whole client. Not in the slow start:
             # its requests are the pace's own guesses at a rate not yet known, and a
@@ -327,13 +353,13 @@ class Pace:
             # Retry-After, 1.6x the ideal time of a short job)
             previous = self.last_throttle
             hold = (
-                fresh
+                limit
                 and self._phase != "slow"
                 and now < self._retry_until
                 and self._last_success < (previous or 0.0)
             )
             self.last_throttle = now
-            if fresh:
+            if limit:
                 self._decrease(now)
             rate = self.rate or MIN_RATE
             spacing = 1.0 / rate
@@ -347,6 +373,30 @@ class Pace:
                 logger.debug("a 429 while Retry-After runs: the client waits %.2f s", until - now)
             self._retry_until = max(self._retry_until, now + wait)
             return until
+
+    def _is_limit(self) -> bool:
+        """Whether a fresh push-back (already counted among the recent answers) is the
+        service's limit rather than noise (the lock held).
+
+        A limit is the rate's doing: its push-backs come together once the rate is
+        over it, and slowing down stops them. Noise comes at any rate, a steady share
+        of the answers. So a push-back is a limit when it is the first among fewer
+        than ``NOISE_MIN`` answers (a limit must be acted on at once to be found
+        fast), when more than ``NOISE_SHARE`` of the recent answers were push-backs,
+        or, once settled, when the rate went above what the service was measured to
+        allow at the last limit (the probe found it again). Else it is noise: the
+        pace is cold or in its slow start with few push-backs among many answers, or
+        the rate is at or below what has been passing.
+        """
+        recent = self._recent
+        pushed = sum(recent)
+        if (pushed == 1 and len(recent) < NOISE_MIN) or pushed > NOISE_SHARE * len(recent):
+            return True
+        rate = self.rate
+        if rate is None or self._phase == "slow":
+            return False
+        floor = self._floor
+        return floor is None or rate > floor
 
     def _decrease(self, now: float) -> None:
         while self._successes and self._successes[0] < now - WINDOW:
@@ -384,6 +434,7 @@ class Pace:
             )  # fmt: skip
         # the service's bucket is empty: the next slot one interval of the new rate on
         self._next_free = now + 1.0 / self.rate
+
         self._marks.append((now, self._passed, self._sent, self.rate))
         self._decreased_at = now
         self._grown_at = now
