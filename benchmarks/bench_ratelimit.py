@@ -24,7 +24,8 @@
 
 Runs: ``BENCH_RATELIMIT_RUNS`` (default 5); each goal of 1-3 is judged on every run
 (the table shows the median with min and max). ``BENCH_RATELIMIT_PARTS`` picks parts
-(``limits,lost,nolimit,flaky``; default all).
+(``limits,lost,nolimit,flaky``; default all); the flaky runs draw their faults from
+seeds ``BENCH_RATELIMIT_SEED`` (default 0) onwards, so separate processes can share runs.
 """
 
 from __future__ import annotations
@@ -268,6 +269,7 @@ def _plain_loop(session: requests.Session, urls: list[str]) -> int:
 def bench_flaky(runs: int) -> list[Result]:
     """The flaky cases: read_tables of a fresh client against the plain loop, same faults."""
     results: list[Result] = []
+    seed0 = int(os.environ.get("BENCH_RATELIMIT_SEED", "0"))
     with remote_emulator(ELEMENTS) as emu:
         ids = [str(t["id"]) for t in scale_dataset(ELEMENTS).tables][:FLAKY_TABLES]
         urls = [f"{emu.api_url}/api/table/{i}" for i in ids]
@@ -275,7 +277,7 @@ def bench_flaky(runs: int) -> list[Result]:
             plain_s, client_s, ratios, failed, rates = [], [], [], [], []
             for run_no in range(runs):
                 session = _plain_session(emu)  # its token is not the work measured
-                emu.inject_faults(seed=run_no, **faults)
+                emu.inject_faults(seed=seed0 + run_no, **faults)
                 started = time.perf_counter()
                 plain_failed = _plain_loop(session, urls)
                 plain_s.append(time.perf_counter() - started)
@@ -283,7 +285,7 @@ def bench_flaky(runs: int) -> list[Result]:
                 session.close()
                 with Client.from_emulator(emu) as client:  # a cold pace
                     client.http.tokens.token()
-                    emu.inject_faults(seed=run_no, **faults)
+                    emu.inject_faults(seed=seed0 + run_no, **faults)
                     emu.reset_counters()
                     started = time.perf_counter()
                     with warnings.catch_warnings():
@@ -330,6 +332,7 @@ def run() -> list[Result]:
     """The rate-limit, lost-answer, no-limit and flaky-service benchmarks."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("mddframes").setLevel(logging.WARNING)
+    logging.getLogger("urllib3").setLevel(logging.ERROR)  # the plain loop's repeats
     runs = _runs()
     parts = _parts()
     results: list[Result] = []
