@@ -104,7 +104,7 @@ NOISE_WINDOW = 64
 NOISE_MIN = 8
 #: The share of push-backs among the recent answers up to which one that the rate does
 #: not explain is noise (sporadic 429s of a flaky service), not a limit.
-NOISE_SHARE = 0.2
+NOISE_SHARE = 0.25
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -392,11 +392,13 @@ class Pace:
         pushed = sum(recent)
         if (pushed == 1 and len(recent) < NOISE_MIN) or pushed > NOISE_SHARE * len(recent):
             return True
-        rate = self.rate
-        if rate is None or self._phase == "slow":
+        rate, floor = self.rate, self._floor
+        if rate is None or floor is None or self._phase == "slow":
             return False
-        floor = self._floor
-        return floor is None or rate > floor
+        # a little above it: probing back up to what passed is no news (the measure
+        # between two push-backs is near the rate that ran, so deciding right at it
+        # would settle a little lower on every sporadic 429)
+        return rate > floor / MARGIN
 
     def _decrease(self, now: float) -> None:
         while self._successes and self._successes[0] < now - WINDOW:
@@ -460,8 +462,12 @@ class Pace:
         sample = (self._passed - passed - 0.25) / span
         if sample <= MIN_RATE:
             return None
-        self._floor = sample
-        return sample
+        floor = self._floor
+        if floor is None or sample > floor or sample < MARGIN * floor:
+            # up freely; down only when clearly less passed (a lower limit), not by
+            # the little that sporadic 429s and the measure's own margin take off
+            self._floor = floor = sample
+        return floor
 
     # -- telling -------------------------------------------------------------------
 
