@@ -196,9 +196,11 @@ def _within(budget: Budget, elapsed: float, entry: Endpoint, url: str, status: i
 
 
 def _backoff(done: int) -> float:
-    """Exponential back-off with full jitter: anywhere up to 0.25, 0.5, 1, ... s (capped
-    at ``BACKOFF_MAX``), so the requests that failed together do not come back together."""
-    ceiling: float = min(BACKOFF_MAX, BACKOFF_FACTOR * 2.0**done)
+    """Exponential back-off with full jitter: anywhere up to 0.125, 0.25, 0.5, ... s
+    (capped at ``BACKOFF_MAX``), so the requests that failed together do not come back
+    together. The first is short: most errors of a flaky service pass at once (urllib3's
+    ``Retry`` sends its first repeat without waiting)."""
+    ceiling: float = min(BACKOFF_MAX, BACKOFF_FACTOR * 2.0 ** (done - 1))
     return ceiling * random.random()
 
 

@@ -361,13 +361,15 @@ class Pace:
             self.last_throttle = now
             if limit:
                 self._decrease(now)
-            rate = self.rate or MIN_RATE
-            spacing = 1.0 / rate
+            # a slot of the pace; unpaced (only noise so far), a slot of a slow start's
+            # first rate: no reason to hold the request longer
+            spacing = 1.0 / (self.rate or START_RATE)
             if retry_after is None:
                 return now + spacing * (1.0 + self._rng.random())
             wait = min(max(retry_after, 0.0), self.retry_after_max)
             self.last_retry_after = wait
-            until = now + wait + self._rng.uniform(0.0, min(1.0, 0.05 * wait + spacing))
+            spread = 0.05 * wait + (spacing if self.rate else 0.0)
+            until = now + wait + self._rng.uniform(0.0, min(1.0, spread))
             if hold:
                 self._blocked_until = max(self._blocked_until, until)
                 logger.debug("a 429 while Retry-After runs: the client waits %.2f s", until - now)
