@@ -2,41 +2,61 @@
 
 :class:`Pace` hands out one slot every ``1/rate`` and learns the rate from the
 service's answers; the client's :class:`~mddframes.http.session.HttpSession` holds one,
-so the workers of every bulk call of that client draw from one budget:
+so the workers of every bulk call of that client draw from one budget. Only what says
+"slow down" reaches it (a 429, a 503 with ``Retry-After``: :mod:`.attempts`); other
+5xx and lost answers are repeated with a back-off of their own and never move the rate.
 
-- **Cold, no cost when nobody limits.** Until the service first pushes back (429 or
-  503) there is no rate. The first requests go out in rounds (1, 2, 3, 4, then
-  doubling, each when the last is answered, as TCP's slow start) until 64 may be in
-  flight, so a service with a small burst answers one or two 429s, not one per worker;
-  without a limit that costs a few round trips, once per client. ``max_rate`` declares a
-  limit up front (``"400/min"``): the pace starts there and never goes above it.
-- **Slow start** after the first push-back: from 8 req/s (or what passed in the last
+- **Cold, no cost when nobody limits.** Until the service first pushes back there is
+  no rate. The first requests go out in rounds (1, 2, 3, 4, then doubling, each when
+  the last is answered, as TCP's slow start) until 64 may be in flight, so a service
+  with a small burst answers one or two 429s, not one per worker; without a limit that
+  costs a few round trips, once per client. ``max_rate`` declares a limit up front
+  (``"400/min"``): the pace starts there and never goes above it.
+- **Limit or noise** (:meth:`Pace._is_limit`). A limit is the rate's doing: once the
+  rate is over it its push-backs come together, and slowing down stops them. Noise (a
+  flaky service's sporadic 429s) comes at any rate as a steady share of the answers.
+  A push-back is taken as a limit when it is the first among fewer than ``NOISE_MIN``
+  answers (a limit must be acted on at once), when more than ``NOISE_SHARE`` of the
+  last ``NOISE_WINDOW`` answers were push-backs, or, settled, when the rate went above
+  the allowance last measured (below). Any other is noise: it holds its own request
+  for its ``Retry-After`` and nothing else, as a plain retry loop would.
+- **Slow start** after the first limit: from 8 req/s (or what passed in the last
   second), doubling every 0.1 s of being the bottleneck, at most once an answer. Its
   requests are the pace's own guesses at a rate not yet known, sent while the first
-  ``Retry-After`` runs: a 429 to one ends the slow start like any overshoot, but does
-  not hold the whole client (below).
-- **Measured, not guessed.** A 429 says the service's bucket is empty; between two of
-  them it let through what it refilled, less what it dropped while full. So successes
-  between two push-backs over the time between measure what it allows, when the pace
-  was what held the requests back meanwhile (its slots were used). The end of the slow
-  start goes on from half the overshoot (or that measure, if higher) and climbs again,
-  doubling a second; the next measured push-back settles the rate at ``MARGIN`` (97%)
-  of what passed. Settled, the rate grows 3% a second (probing whether the service
-  allows more: a push-back every several seconds, not every few dozen requests).
-  A push-back that cannot be measured (too soon, or the workers were idle) is a
-  plain multiplicative decrease (``BETA``). Answers to requests sent before a
-  decrease do not decrease it again (8 workers' answers to one burst are one signal).
+  ``Retry-After`` runs: a limit's push-back to one ends the slow start like any
+  overshoot, but does not hold the whole client (below).
+- **Measured, not guessed.** A limit's push-back says the service's bucket is empty;
+  between two of them it let through what it refilled. So what passed between two
+  push-backs over the time between measures what it allows (noise that held only its
+  own request counts as passed), when the pace was what held the requests back. The
+  end of the slow start goes on from half the overshoot (or that measure, if higher)
+  and climbs again, doubling a second; the next limit settles the rate at ``MARGIN``
+  (97%) of what passed. Settled, the rate grows 3% a second; coming back to the
+  allowance is no news, so only a push-back above it (by the margin) is a limit
+  there, and the allowance goes down only when clearly less passed. A limit that
+  cannot be measured (too soon, or the workers were idle) is a plain multiplicative
+  decrease (``BETA``). Answers to requests sent before a decrease do not decrease it
+  again (8 workers' answers to one burst are one signal).
 - **One slot every ``1/rate``** (no burst): a waiting thread sleeps until the next
   free slot and takes it if no other thread did; a change of rate applies to the
-  waiting threads at once (a faster rate brings the next slot nearer). A request held
-  by its ``Retry-After`` waits that out first and then takes a slot, so it does not
-  hold the others.
+  waiting threads at once. A request held by its ``Retry-After`` waits that out first
+  and then takes a slot, so it does not hold the others.
 - **Retry-After** (seconds or an HTTP-date, :func:`retry_after_seconds`) is the least
-  the answered request waits before it is sent again, capped at ``retry_after_max``
-  and with jitter; without one, one or two slots of the new rate. It holds the whole
-  client only when another 429 comes while an earlier one's ``Retry-After`` still
-  runs and nothing passed in between (the service then means everyone), from the end
-  of the slow start on.
+  the answered request waits before it is sent again, capped at ``retry_after_max``,
+  with jitter; without one, one or two slots. It holds the whole client only when a
+  limit's push-back comes while an earlier ``Retry-After`` still runs and nothing
+  passed in between (the service then means everyone), from the end of the slow start.
+
+Why this and not AWS' or TCP's rule: the AWS SDKs' adaptive retry (botocore's
+``CubicCalculator`` on the measured send rate) and TCP's loss-based control (Reno,
+CUBIC) take every throttle or loss as congestion and cut the rate on each (to 70% in
+the AWS SDKs); under random loss they shrink as the loss rate grows (TCP's throughput
+falls as ``1/sqrt(p)``), which is what made a flaky service cost this pace 33x a plain
+loop. Delivery-rate designs (TCP Westwood, BBR) set the rate from what was delivered
+and tolerate a share of loss. The pace keeps the measured allowance (Westwood, BBR's
+delivery rate) and a quick reaction to the first push-backs (a token bucket is still
+found as fast as before), and adds a test of whether the rate explains a push-back.
+A real limit with sporadic 429s on top is found, but may settle under it.
 
 The 429 retry budget (``retry_budget``) is counted per call by
 :mod:`mddframes.http.attempts`, apart from the error retries (``max_retries``).
