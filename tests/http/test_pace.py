@@ -342,8 +342,8 @@ def test_sporadic_429s_among_many_successes_do_not_ratchet_the_rate_down(share, 
     # limit must be found at once); past those, sporadic 429s are noise
     assume(sum(answers[: 2 * NOISE_MIN]) <= 1)
     # what the sender can do (500 a second) is what passes: however many sporadic
-    # 429s came, the pace ends out of its way (cold, or at least that fast) ...
-    assert pace.rate is None or pace.rate >= 400
+    # 429s came, the pace ends near it or out of its way, not ratcheted down ...
+    assert pace.rate is None or pace.rate >= 250
     # ... and nearly every 429 was taken as noise
     assert pace.throttles - pace.noise <= 3
 
