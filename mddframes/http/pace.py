@@ -56,7 +56,10 @@ loop. Delivery-rate designs (TCP Westwood, BBR) set the rate from what was deliv
 and tolerate a share of loss. The pace keeps the measured allowance (Westwood, BBR's
 delivery rate) and a quick reaction to the first push-backs (a token bucket is still
 found as fast as before), and adds a test of whether the rate explains a push-back.
-A real limit with sporadic 429s on top is found, but may settle under it.
+Known gap: sporadic 429s that come together among the first answers are taken as a
+limit (by design), and from such a start the pace can still sink far below what passes
+(2 of 10 benchmark runs at 10% sporadic 429s); a real limit with sporadic 429s on top is
+found, but may settle under it.
 
 The 429 retry budget (``retry_budget``) is counted per call by
 :mod:`mddframes.http.attempts`, apart from the error retries (``max_retries``).
