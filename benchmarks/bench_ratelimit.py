@@ -14,9 +14,18 @@
    failure, no duplicate element.
 3. No limit: ``read_tables`` of 300 tables at 20 ms latency with 8 workers, against a
    sequential loop of ``getTable`` (goal: at least 7x faster: no pace cost).
+4. A flaky service, no real limit (issue 43): ``read_tables`` of 200 tables of the
+   ``SCALE`` system with a fresh client, against a plain loop of 8 threads of
+   ``requests`` with urllib3's ``Retry`` (back-off, ``Retry-After`` per request, 429 and
+   5xx repeated, no shared pace) in the same run, under the same faults: "flaky"
+   (``error_rate=0.12, rate_limit_rate=0.05, drop_rate=0.05, latency=0.01,
+   retry_after=1``) and "sporadic" 429s alone (``rate_limit_rate=0.10, retry_after=1``).
+   Goals: the median of client / plain loop at most 1.2x, no failed table in any run.
 
-Runs: ``BENCH_RATELIMIT_RUNS`` (default 5); each goal is judged on every run (the
-table shows the median with min and max).
+Runs: ``BENCH_RATELIMIT_RUNS`` (default 5); each goal of 1-3 is judged on every run
+(the table shows the median with min and max). ``BENCH_RATELIMIT_PARTS`` picks parts
+(``limits,lost,nolimit,flaky``; default all); the flaky runs draw their faults from
+seeds ``BENCH_RATELIMIT_SEED`` (default 0) onwards, so separate processes can share runs.
 """
 
 from __future__ import annotations
@@ -27,10 +36,20 @@ import statistics
 import tempfile
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import pandas as pd
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 
-from benchmarks.common import Result, median_speedup, paired_times, remote_emulator
+from benchmarks.common import (
+    Result,
+    floor_session,
+    median_speedup,
+    paired_times,
+    remote_emulator,
+)
 from mddframes import Client
 from mddframes.emulator import serve
 from mddframes.emulator.state import scale_dataset
@@ -44,6 +63,14 @@ STYLES = ("seconds", "http-date", "none")
 CASES = ((20.0, 300, 40), (5.0, 300, 40))  # (R, tables, exports)
 LOST = 0.35
 LATENCY = 0.020
+FLAKY_TABLES = 200
+#: The flaky cases: (name, the emulator's faults), no real limit in either.
+FLAKY = (
+    ("flaky", {"error_rate": 0.12, "rate_limit_rate": 0.05, "drop_rate": 0.05,
+               "latency": 0.01, "retry_after": 1}),
+    ("sporadic", {"rate_limit_rate": 0.10, "retry_after": 1}),
+)  # fmt: skip
+PARTS = ("limits", "lost", "nolimit", "flaky")
 
 
 def _runs() -> int:
@@ -213,9 +240,108 @@ def bench_no_limit(runs: int) -> Result:
         )
 
 
+def _plain_session(emu) -> requests.Session:
+    """What a careful script does by hand: ``requests`` with urllib3's ``Retry`` (back-off,
+    each request waits its own ``Retry-After``, 429 and 5xx repeated), no shared pace."""
+    session = floor_session(emu)
+    retry = Retry(total=10, backoff_factor=0.25, status_forcelist=(429, 500, 502, 503, 504),
+                  respect_retry_after_header=True, raise_on_status=False)  # fmt: skip
+    adapter = HTTPAdapter(pool_connections=1, pool_maxsize=WORKERS, max_retries=retry)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
+
+
+def _plain_loop(session: requests.Session, urls: list[str]) -> int:
+    """GET every URL in 8 threads; the number that failed (after urllib3's repeats)."""
+
+    def get(url: str) -> bool:
+        try:
+            with session.get(url, timeout=60) as response:
+                return response.status_code == 200
+        except requests.RequestException:
+            return False
+
+    with ThreadPoolExecutor(WORKERS) as pool:
+        return sum(not ok for ok in pool.map(get, urls))
+
+
+def bench_flaky(runs: int) -> list[Result]:
+    """The flaky cases: read_tables of a fresh client against the plain loop, same faults."""
+    results: list[Result] = []
+    seed0 = int(os.environ.get("BENCH_RATELIMIT_SEED", "0"))
+    with remote_emulator(ELEMENTS) as emu:
+        ids = [str(t["id"]) for t in scale_dataset(ELEMENTS).tables][:FLAKY_TABLES]
+        urls = [f"{emu.api_url}/api/table/{i}" for i in ids]
+        for name, faults in FLAKY:
+            plain_s, client_s, ratios, failed, rates = [], [], [], [], []
+            for run_no in range(runs):
+                session = _plain_session(emu)  # its token is not the work measured
+                emu.inject_faults(seed=seed0 + run_no, **faults)
+                started = time.perf_counter()
+                plain_failed = _plain_loop(session, urls)
+                plain_s.append(time.perf_counter() - started)
+                emu.clear_faults()
+                session.close()
+                with Client.from_emulator(emu) as client:  # a cold pace
+                    client.http.tokens.token()
+                    emu.inject_faults(seed=seed0 + run_no, **faults)
+                    emu.reset_counters()
+                    started = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        frame = client.read_tables(ids, max_workers=WORKERS, progress=False,
+                                                   errors="skip")  # fmt: skip
+                    client_s.append(time.perf_counter() - started)
+                    requests_sent = sum(emu.counters().values())
+                    emu.clear_faults()
+                    got = set(frame["table_id"].astype(str)) if len(frame) else set()
+                    failed.append(float(len(set(ids) - got) + plain_failed))
+                    rates.append(client.http.pace.rate)
+                    log.info("%s run %d: client %.2f s (%d requests, %s), plain %.2f s, "
+                             "%d + %d failed", name, run_no, client_s[-1], requests_sent,
+                             client.http.pace.describe(), plain_s[-1], len(set(ids) - got),
+                             plain_failed)  # fmt: skip
+                ratios.append(client_s[-1] / plain_s[-1])
+            label = f"{name}: read_tables {FLAKY_TABLES}, fresh client vs plain urllib3 loop"
+            middle = statistics.median(ratios)
+            results.append(Result(f"{label}: time ratio", statistics.median(plain_s), statistics.median(client_s),
+                                  "s", "<= 1.2x (median)", middle, middle <= 1.2, min(ratios), max(ratios), runs))  # fmt: skip
+            results.append(_spread_result(f"{label}: plain loop seconds", plain_s, "(context)",
+                                          lambda v: True, unit="s"))  # fmt: skip
+            results.append(_spread_result(f"{label}: client seconds", client_s, "(context)",
+                                          lambda v: True, unit="s"))  # fmt: skip
+            results.append(_spread_result(f"{label}: failed tables (client + plain)", failed,
+                                          "== 0", lambda v: v == 0, unit="n"))  # fmt: skip
+            log.info("%s: pace rate at the end of each run: %s", name, rates)
+    return results
+
+
+def _parts() -> set[str]:
+    wanted = os.environ.get("BENCH_RATELIMIT_PARTS", ",".join(PARTS))
+    parts = {p.strip() for p in wanted.split(",") if p.strip()}
+    unknown = parts - set(PARTS)
+    if unknown:
+        raise SystemExit(
+            f"BENCH_RATELIMIT_PARTS: unknown part(s) {sorted(unknown)}; known: {PARTS}"
+        )
+    return parts
+
+
 def run() -> list[Result]:
-    """The rate-limit, lost-answer and no-limit benchmarks."""
+    """The rate-limit, lost-answer, no-limit and flaky-service benchmarks."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("mddframes").setLevel(logging.WARNING)
+    logging.getLogger("urllib3").setLevel(logging.ERROR)  # the plain loop's repeats
     runs = _runs()
-    return [*bench_limits(runs), *bench_lost_answers(runs), bench_no_limit(runs)]
+    parts = _parts()
+    results: list[Result] = []
+    if "limits" in parts:
+        results += bench_limits(runs)
+    if "lost" in parts:
+        results += bench_lost_answers(runs)
+    if "nolimit" in parts:
+        results.append(bench_no_limit(runs))
+    if "flaky" in parts:
+        results += bench_flaky(runs)
+    return results

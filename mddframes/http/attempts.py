@@ -6,14 +6,16 @@ and decides what an answer means for the next attempt:
 =====================  ==========================================================
 answer                 what happens
 =====================  ==========================================================
-429                    the pace slows down; sent again (any method: a 429 was not
-                       processed) after ``Retry-After`` or one slot, up to
-                       ``retry_budget`` times
-503                    the pace slows down; sent again like an error (below)
-500, 502, 504          sent again, with back-off, if the method is repeatable
-no answer, lost        sent again, with back-off, if the method is repeatable;
-                       a POST is not repeated: :class:`~mddframes.errors.AnswerLostError`
-                       ("it may have been done"), and so is a 502/504 to a POST
+429                    the pace hears "slow down" (it judges limit or noise); sent
+                       again (any method: a 429 was not processed) after its own
+                       ``Retry-After`` or a slot or two, up to ``retry_budget`` times
+503 with Retry-After   the same, counted and repeated like an error (below)
+500, 502, 503, 504     sent again after a back-off of its own (exponential, full
+                       jitter, capped) if the method is repeatable; the pace's rate
+                       stays (an error is not a limit)
+no answer, lost        the same; a POST is not repeated:
+                       :class:`~mddframes.errors.AnswerLostError` ("it may have been
+                       done"), and so is a 502/504 to a POST
 anything else          the pace speeds up; handed back
 =====================  ==========================================================
 
@@ -145,8 +147,10 @@ def send_paced(
             pace.unanswered(sent_at)
             raise
         status = response.status_code
-        if status in (429, 503):
-            retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+        retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+        if status == 429 or (status == 503 and retry_after is not None):
+            # the service says "slow down": the pace hears it, and this request waits
+            # its Retry-After (or a slot or two of the pace) before it goes again
             until = pace.throttled(sent_at, retry_after)
             if status == 429:
                 allowed = limited < budget.retry_budget
@@ -166,6 +170,7 @@ def send_paced(
                 raise _budget_spent(entry, url, pace, limited, clock() - started, describe,
                                     response.headers.get("Retry-After"))  # fmt: skip
         elif status in ERROR_STATUSES and can_repeat and errors_used < budget.max_retries:
+            # an error, not a limit: this request alone backs off, the pace stays
             pace.unanswered(sent_at)
             wait = _backoff(errors_used)
             response.close()
@@ -173,6 +178,8 @@ def send_paced(
             errors_used += 1
             sleep(wait)
             continue
+        elif status in ERROR_STATUSES:
+            pace.unanswered(sent_at)
         else:
             pace.succeeded(sent_at)
         response.mdd_attempts = 1 + errors_used + limited  # type: ignore[attr-defined]
@@ -188,9 +195,12 @@ def _within(budget: Budget, elapsed: float, entry: Endpoint, url: str, status: i
 
 
 def _backoff(done: int) -> float:
-    """Exponential back-off with jitter: 0.25, 0.5, 1, ... s (capped), each 50-100%."""
-    ceiling: float = min(BACKOFF_MAX, BACKOFF_FACTOR * 2.0**done)
-    return ceiling * (0.5 + random.random() / 2)
+    """Exponential back-off with full jitter: anywhere up to 0.125, 0.25, 0.5, ... s
+    (capped at ``BACKOFF_MAX``), so the requests that failed together do not come back
+    together. The first is short: most errors of a flaky service pass at once (urllib3's
+    ``Retry`` sends its first repeat without waiting)."""
+    ceiling: float = min(BACKOFF_MAX, BACKOFF_FACTOR * 2.0 ** (done - 1))
+    return ceiling * random.random()
 
 
 def answer_lost(exc: BaseException) -> bool:

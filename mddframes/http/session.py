@@ -3,9 +3,12 @@
 :class:`HttpSession` is the only place mddframes talks HTTP. It
 
 - keeps one :class:`requests.Session` whose connection pool is sized for the client's
-  concurrency, with the retry policy of :mod:`mddframes.http.retry` mounted on it
-  (GET, PUT and HEAD repeated on 429/5xx and connection errors; a POST sent at most
-  once, except the token request, which creates nothing);
+  concurrency; urllib3 repeats only a failure to connect (nothing was sent, any
+  method; :mod:`mddframes.http.retry`), and every other repeat is the paced loop's
+  (:mod:`mddframes.http.attempts`): a 429 for any method (it was not processed),
+  5xx and lost answers for GET, PUT, HEAD and the POSTs that change nothing, so a
+  POST that acts is not sent again once it may have been processed (the token
+  request, which creates nothing, has urllib3 repeat it on 429/5xx as well);
 - puts a bearer token on every API call, and on a 401 renews it and repeats the call
   once (a 401 means the call was not processed, so this holds for a POST too);
 - sends the URL exactly as :func:`~mddframes.http.endpoints.build_path` built it (no
