@@ -27,6 +27,13 @@ logger = logging.getLogger(__name__)
 
 #: Lifetime assumed when the token answer carries no usable ``expires_in``.
 FALLBACK_LIFETIME = 60.0
+#: Refusals of a just-fetched token in a row that are the real refusal...
+FRESH_REFUSALS = 2
+#: ... and as many while the API accepted one of the client's tokens in the last
+#: ``PROVEN_FOR`` seconds: credentials that worked a moment ago are far likelier to
+#: meet another revocation in the round trip of a new token than to have stopped working.
+FRESH_REFUSALS_PROVEN = 6
+PROVEN_FOR = 60.0
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,7 @@ class TokenProvider:
         self._token: HeldToken | None = None
         self._renew_at = 0.0
         self._fetches = 0
+        self._accepted_at: float | None = None
 
     def __repr__(self) -> str:
         state = "holding a token" if self._token is not None else "no token yet"
@@ -178,6 +186,18 @@ class TokenProvider:
                 self._token = None
                 self._renew_at = 0.0
 
+    def accepted(self) -> None:
+        """Note that the API just accepted one of this provider's tokens (an answer
+        past its token check: not a 401, 429 or 5xx): the credentials work
+        (see :class:`Refusals`)."""
+        self._accepted_at = self._clock()  # one float, written whole: no lock needed
+
+    def proven(self) -> bool:
+        """Whether the API accepted one of this provider's tokens in the last
+        ``PROVEN_FOR`` seconds."""
+        accepted = self._accepted_at
+        return accepted is not None and self._clock() - accepted < PROVEN_FOR
+
     def refusals(self) -> Refusals:
         """A fresh :class:`Refusals` for one call, on this provider's clock."""
         return Refusals(self, self._clock)
@@ -190,6 +210,13 @@ class Refusals:
     began, for its first) is a refusal of a token the client had just fetched; two of
     those in a row are the real refusal. Any other 401 means the token changed under
     the call (it expired, or was revoked) and a renewed one is worth sending.
+
+    While the API has accepted the client's tokens within ``PROVEN_FOR`` seconds, it
+    takes ``FRESH_REFUSALS_PROVEN`` in a row: a token revoked within the round trip of
+    its first request is refused just like a token the API never accepts, and with
+    revocations every half second (a tenant's tokens revoked in bulk, a loaded machine
+    stretching the round trips) two in a row happen now and then; credentials that
+    worked a moment ago and then stopped, six times in a row, do not.
 
     Parameters
     ----------
@@ -221,7 +248,8 @@ class Refusals:
         self._fresh_in_a_row = self._fresh_in_a_row + 1 if fresh else 0
         self._since = self._clock()
         self._provider.invalidate(token.secret)
-        return self._fresh_in_a_row >= 2
+        limit = FRESH_REFUSALS_PROVEN if self._provider.proven() else FRESH_REFUSALS
+        return self._fresh_in_a_row >= limit
 
 
 def refusal_error(error: errors.AuthError, *, real: bool, renewals: int,

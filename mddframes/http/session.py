@@ -296,6 +296,8 @@ class HttpSession:
             lost += int(getattr(response, "mdd_lost", 0))
             limited += int(getattr(response, "mdd_rate_limited", 0))
             if response.status_code != 401 or not held:
+                if held and response.status_code < 500 and response.status_code != 429:
+                    self.tokens.accepted()  # past the API's token check: credentials work
                 break
             # The call was refused before being processed: renew the token and repeat,
             # unless a just-fetched token was refused twice or the deadline has come.
