@@ -81,6 +81,7 @@ def send_paced(
     budget: Budget,
     *,
     describe: str = "",
+    started: float | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> requests.Response:
@@ -100,6 +101,9 @@ def send_paced(
         The repeats allowed.
     describe : str
         What the call is about (``"table 'tbl-1'"``), for the message after the budget.
+    started : float, optional
+        When the call began (``clock``'s time), if before this: its deadline counts
+        from then (a call sent again with a renewed token after a 401).
     clock, sleep : callable
         The monotonic clock and the sleep (fakes in tests).
 
@@ -120,7 +124,7 @@ def send_paced(
     MddError
         No answer after ``max_retries`` repeats (as ``send`` raised it).
     """
-    started = clock()
+    started = clock() if started is None else started
     can_repeat = repeatable(entry)
     errors_used = limited = lost = 0
     not_before = 0.0

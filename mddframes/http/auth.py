@@ -3,6 +3,11 @@
 The service issues client-credentials tokens without a refresh token, so a token is
 simply fetched again: when the first request needs one, when the current one is about
 to expire, and when the API refuses it (the session then calls :meth:`invalidate`).
+
+A token an administrator revoked, or one that expired early, is refused (401) however
+well the client keeps time; the session then renews it and sends the call again, for
+as long as the token keeps changing under the call (:class:`Refusals` tells that churn
+from a real refusal: a token the client had just fetched, refused twice in a row).
 """
 
 from __future__ import annotations
@@ -15,12 +20,20 @@ from dataclasses import dataclass
 
 import requests
 
+from mddframes import errors
 from mddframes.config import Secret
 
 logger = logging.getLogger(__name__)
 
 #: Lifetime assumed when the token answer carries no usable ``expires_in``.
 FALLBACK_LIFETIME = 60.0
+#: Refusals of a just-fetched token in a row that are the real refusal...
+FRESH_REFUSALS = 2
+#: ... and as many while the API accepted one of the client's tokens in the last
+#: ``PROVEN_FOR`` seconds: credentials that worked a moment ago are far likelier to
+#: meet another revocation in the round trip of a new token than to have stopped working.
+FRESH_REFUSALS_PROVEN = 6
+PROVEN_FOR = 60.0
 
 
 @dataclass(frozen=True)
@@ -37,6 +50,27 @@ class TokenGrant:
 
     access_token: Secret
     expires_in: float | None
+
+
+@dataclass(frozen=True, repr=False)
+class HeldToken:
+    """A token as the provider handed it out.
+
+    Attributes
+    ----------
+    secret : Secret
+        The bearer token, masked.
+    asked_at : float
+        When its request to the token endpoint began (the provider's clock): a token
+        asked for after a 401 was issued after that refusal, whatever revoked the
+        refused one.
+    """
+
+    secret: Secret
+    asked_at: float
+
+    def __repr__(self) -> str:
+        return f"<HeldToken asked at {self.asked_at:.3f}, masked>"
 
 
 def renew_margin(lifetime: float) -> float:
@@ -81,9 +115,10 @@ class TokenProvider:
         self._fetch = fetch
         self._clock = clock
         self._lock = threading.Lock()
-        self._token: Secret | None = None
+        self._token: HeldToken | None = None
         self._renew_at = 0.0
         self._fetches = 0
+        self._accepted_at: float | None = None
 
     def __repr__(self) -> str:
         state = "holding a token" if self._token is not None else "no token yet"
@@ -107,6 +142,16 @@ class TokenProvider:
         MddError
             Whatever the fetch raises (``AuthError`` when the credentials are refused).
         """
+        return self.current().secret
+
+    def current(self) -> HeldToken:
+        """Like :meth:`token`, with when the token was asked for (for :class:`Refusals`).
+
+        Raises
+        ------
+        MddError
+            Whatever the fetch raises (``AuthError`` when the credentials are refused).
+        """
         with self._lock:
             if self._token is not None and self._clock() < self._renew_at:
                 return self._token
@@ -121,7 +166,7 @@ class TokenProvider:
                 lifetime = FALLBACK_LIFETIME
             # Counted from before the request went out, so the estimate errs early.
             self._renew_at = asked_at + lifetime - renew_margin(lifetime)
-            self._token = grant.access_token
+            self._token = HeldToken(grant.access_token, asked_at)
             logger.debug("fetched a new access token, valid for %.0f s", lifetime)
             return self._token
 
@@ -132,13 +177,116 @@ class TokenProvider:
         ----------
         token : Secret, optional
             The token the API refused. When given, the current token is dropped only
-            if it is that one: after many threads see the same refusal, only the first
-            invalidation counts and the others use the already renewed token.
+            if it is that one (compared by value): after many threads see the same
+            refusal, only the first invalidation counts and the others use the token
+            it renewed, so they cause one token request between them.
         """
         with self._lock:
-            if token is None or token is self._token:
+            if token is None or (self._token is not None and self._token.secret == token):
                 self._token = None
                 self._renew_at = 0.0
+
+    def accepted(self) -> None:
+        """Note that the API just accepted one of this provider's tokens (an answer
+        past its token check: not a 401, 429 or 5xx): the credentials work
+        (see :class:`Refusals`)."""
+        self._accepted_at = self._clock()  # one float, written whole: no lock needed
+
+    def proven(self) -> bool:
+        """Whether the API accepted one of this provider's tokens in the last
+        ``PROVEN_FOR`` seconds."""
+        accepted = self._accepted_at
+        return accepted is not None and self._clock() - accepted < PROVEN_FOR
+
+    def refusals(self) -> Refusals:
+        """A fresh :class:`Refusals` for one call, on this provider's clock."""
+        return Refusals(self, self._clock)
+
+
+class Refusals:
+    """The 401s of one call: churn to ride through, or the service's real refusal.
+
+    A 401 with a token asked for *after* the call's previous refusal (or after the call
+    began, for its first) is a refusal of a token the client had just fetched; two of
+    those in a row are the real refusal. Any other 401 means the token changed under
+    the call (it expired, or was revoked) and a renewed one is worth sending.
+
+    While the API has accepted the client's tokens within ``PROVEN_FOR`` seconds, it
+    takes ``FRESH_REFUSALS_PROVEN`` in a row: a token revoked within the round trip of
+    its first request is refused just like a token the API never accepts, and with
+    revocations every half second (a tenant's tokens revoked in bulk, a loaded machine
+    stretching the round trips) two in a row happen now and then; credentials that
+    worked a moment ago and then stopped, six times in a row, do not.
+
+    Parameters
+    ----------
+    provider : TokenProvider
+        The provider the refused tokens came from (invalidated here).
+    clock : callable
+        The provider's monotonic clock.
+    """
+
+    def __init__(self, provider: TokenProvider, clock: Callable[[], float]) -> None:
+        self._provider = provider
+        self._clock = clock
+        self._since = clock()
+        self._fresh_in_a_row = 0
+        #: 401s seen so far in this call.
+        self.seen = 0
+
+    def __repr__(self) -> str:
+        return f"<Refusals: {self.seen} seen, {self._fresh_in_a_row} of fresh tokens in a row>"
+
+    def refused(self, token: HeldToken) -> bool:
+        """Record a 401 to ``token``; True when it is the real refusal (do not repeat).
+
+        Otherwise the token is invalidated (if it is still the provider's: one renewal
+        for every thread that saw the same refusal), and the call may be sent again.
+        """
+        self.seen += 1
+        fresh = token.asked_at >= self._since
+        self._fresh_in_a_row = self._fresh_in_a_row + 1 if fresh else 0
+        self._since = self._clock()
+        self._provider.invalidate(token.secret)
+        limit = FRESH_REFUSALS_PROVEN if self._provider.proven() else FRESH_REFUSALS
+        return self._fresh_in_a_row >= limit
+
+
+def refusal_error(error: errors.AuthError, *, real: bool, renewals: int,
+                  deadline: float) -> errors.AuthError:  # fmt: skip
+    """The ``AuthError`` of a call the API still refused after renewing its token.
+
+    Parameters
+    ----------
+    error : AuthError
+        The 401 as translated (its request details and OAuth fields are kept).
+    real : bool
+        Two tokens fetched just before were refused in a row (else the deadline came).
+    renewals : int
+        How often the call was sent again with a renewed token.
+    deadline : float
+        The call's deadline in seconds.
+    """
+    if real:
+        message = (
+            "the service refused the access token the client had just fetched, twice in "
+            "a row: the token endpoint grants tokens that this API does not accept. "
+            "Check that the API user (client_id) may use this API and that the token "
+            "realm belongs to this service; tokens that expire before a request reaches "
+            "the service are refused the same way"
+        )
+    else:
+        message = (
+            f"the service kept refusing the access token: renewed {renewals} time(s) "
+            f"until the call's deadline ({deadline:g} s), as tokens expired or were "
+            "revoked faster than the call could use them"
+        )
+    return errors.AuthError(
+        message,
+        error=error.error,
+        error_description=error.error_description,
+        **error.request_details(),
+    )
 
 
 class BearerAuth(requests.auth.AuthBase):

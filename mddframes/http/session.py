@@ -9,8 +9,11 @@
   5xx and lost answers for GET, PUT, HEAD and the POSTs that change nothing, so a
   POST that acts is not sent again once it may have been processed (the token
   request, which creates nothing, has urllib3 repeat it on 429/5xx as well);
-- puts a bearer token on every API call, and on a 401 renews it and repeats the call
-  once (a 401 means the call was not processed, so this holds for a POST too);
+- puts a bearer token on every API call as it leaves (after any wait for the pace,
+  :mod:`mddframes.http.pace`), and on a 401 renews it and repeats the call for as long
+  as the token keeps changing under it within the call's deadline; a token the client
+  had just fetched, refused twice in a row, is the real refusal (a 401 means the call
+  was not processed, so this holds for a POST too; :class:`~.auth.Refusals`);
 - sends the URL exactly as :func:`~mddframes.http.endpoints.build_path` built it (no
   ``..`` collapsing), with connect and read time-outs on every call, and a deadline
   for the whole call and a cap on the answer's size (:mod:`mddframes.http.guard`;
@@ -41,7 +44,7 @@ from mddframes.codec import depth
 from mddframes.config import Secret, Settings
 from mddframes.http.advice import realm_not_found_message
 from mddframes.http.attempts import GATEWAY_LOST, Budget, lost_answer_error, repeatable, send_paced
-from mddframes.http.auth import BearerAuth, TokenGrant, TokenProvider
+from mddframes.http.auth import BearerAuth, HeldToken, TokenGrant, TokenProvider, refusal_error
 from mddframes.http.decoding import (
     BodyStream,
     attachment_filename,
@@ -234,6 +237,13 @@ class HttpSession:
                     entry, url, response, path_params=path_params, known_ids=self.known_ids
                 )
                 error.answers_lost = int(getattr(response, "mdd_lost", 0))
+                if response.status_code == 401 and isinstance(error, errors.AuthError):
+                    error = refusal_error(
+                        error,
+                        real=bool(getattr(response, "mdd_refused_fresh", False)),
+                        renewals=int(getattr(response, "mdd_renewals", 0)),
+                        deadline=self._budget.deadline,
+                    )
                 if response.status_code in GATEWAY_LOST and not repeatable(entry):
                     # a gateway's 502/504 may come after the service acted
                     raise lost_answer_error(error, entry, url, response.status_code) from error
@@ -252,39 +262,76 @@ class HttpSession:
         headers: Mapping[str, str] | None = None,
         path_params: Mapping[str, object] | None = None,
     ) -> requests.Response:
-        """Send with a token, paced; on a 401 renew it and repeat once."""
+        """Send with a token, paced; on a 401 renew it and repeat while it keeps changing.
+
+        The returned answer's ``mdd_renewals`` says how often the call was sent again
+        with a renewed token, and ``mdd_refused_fresh`` whether its last 401 was the real
+        refusal (a token fetched just before, refused twice in a row).
+        """
         what = ", ".join(f"{k} {v!r}" for k, v in (path_params or {}).items())
-        for attempt in (1, 2):
-            token = self.tokens.token()
-            response = send_paced(
-                partial(
-                    self._send,
+        started = time.monotonic()
+        refusals = self.tokens.refusals()
+        attempts = lost = limited = 0
+        while True:
+            held: list[HeldToken] = []
+            try:
+                response = send_paced(
+                    partial(
+                        self._send_with_token,
+                        held,
+                        entry,
+                        url,
+                        body=body,
+                        files=files,
+                        stream=stream,
+                        extra_headers=headers,
+                    ),  # fmt: skip
                     entry,
                     url,
-                    token=token,
-                    body=body,
-                    files=files,
-                    stream=stream,
-                    extra_headers=headers,
-                ),  # fmt: skip
-                entry,
-                url,
-                self.pace,
-                self._budget,
-                describe=what,
-            )
-            if response.status_code == 401 and attempt == 1:
-                # The call was refused before being processed: renew and repeat once.
-                response.close()
-                self.tokens.invalidate(token)
-                with self._counter_lock:
-                    self.unauthorized_repeats += 1
-                logger.info(
-                    "%s %s: token refused (401); renewing it and repeating once", entry.method, url
+                    self.pace,
+                    self._budget,
+                    describe=what,
+                    started=started,  # the deadline covers the repeats after a 401 too
                 )
-                continue
-            break
+            except _TokenNotFetched as exc:
+                raise exc.error from exc.error.__cause__
+            attempts += int(getattr(response, "mdd_attempts", 1))
+            lost += int(getattr(response, "mdd_lost", 0))
+            limited += int(getattr(response, "mdd_rate_limited", 0))
+            if response.status_code != 401 or not held:
+                if held and response.status_code < 500 and response.status_code != 429:
+                    self.tokens.accepted()  # past the API's token check: credentials work
+                break
+            # The call was refused before being processed: renew the token and repeat,
+            # unless a just-fetched token was refused twice or the deadline has come.
+            if refusals.refused(held[-1]):
+                response.mdd_refused_fresh = True  # type: ignore[attr-defined]
+                break
+            if time.monotonic() - started >= self._budget.deadline:
+                break
+            response.close()
+            with self._counter_lock:
+                self.unauthorized_repeats += 1
+            logger.info("%s %s: token refused (401); renewing it and repeating", entry.method, url)
+        response.mdd_renewals = refusals.seen - (response.status_code == 401)  # type: ignore[attr-defined]
+        response.mdd_attempts = attempts  # type: ignore[attr-defined]
+        response.mdd_lost = lost  # type: ignore[attr-defined]
+        response.mdd_rate_limited = limited  # type: ignore[attr-defined]
         return response
+
+    def _send_with_token(
+        self, held: list[HeldToken], entry: Endpoint, url: str, **kwargs: Any
+    ) -> requests.Response:
+        """:meth:`_send` with the current token, taken now: after the pace's wait, so a
+        token renewed meanwhile goes out, not one that expired while the call waited."""
+        try:
+            token = self.tokens.current()
+        except errors.TransportError as exc:
+            # not this call's answer lost: its request has not gone out (the token
+            # request is repeated by its own adapter, :mod:`.retry`)
+            raise _TokenNotFetched(exc) from exc
+        held.append(token)
+        return self._send(entry, url, token=token.secret, **kwargs)
 
     def probe(self, entry: Endpoint, url: str) -> requests.Response:
         """GET ``url`` with a token and return the answer whatever its status.
@@ -452,6 +499,15 @@ class HttpSession:
         return transport_error(
             exc, entry, url, status=status, max_retries=self.settings.max_retries
         )
+
+
+class _TokenNotFetched(Exception):
+    """A token request failed at a call's send: carried past the attempts' handling of
+    a call's own transport failures (which would take it for a lost answer)."""
+
+    def __init__(self, error: errors.TransportError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 class EncodedJson:

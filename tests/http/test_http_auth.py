@@ -120,3 +120,91 @@ def test_repr_shows_no_token():
     provider = TokenProvider(Issuer())
     value = provider.token().reveal()
     assert value not in repr(provider)
+
+
+def test_invalidate_compares_the_token_by_value():
+    provider = TokenProvider(Issuer())
+    old = provider.token()
+    provider.invalidate(Secret(old.reveal()))  # an equal token, not the same object
+    assert provider.token().reveal() == "token-2"
+
+
+def test_a_token_fetched_after_the_refusal_counts_towards_the_real_refusal():
+    clock = Clock()
+    provider = TokenProvider(Issuer(), clock=clock)
+    held = provider.current()  # asked for before the call
+    clock.now += 1
+    refusals = provider.refusals()
+    clock.now += 1
+    assert not refusals.refused(held)  # held from before the call: changed under it
+    first = provider.current()
+    assert first.secret.reveal() == "token-2"
+    clock.now += 1
+    assert not refusals.refused(first)  # one refusal of a just-fetched token
+    second = provider.current()
+    clock.now += 1
+    assert refusals.refused(second)  # the second in a row: the real refusal
+    assert refusals.seen == 3
+
+
+def test_a_token_renewed_by_another_thread_before_the_refusal_is_not_counted():
+    clock = Clock()
+    provider = TokenProvider(Issuer(), clock=clock)
+    refusals = provider.refusals()  # the call begins at 1000
+    clock.now += 1
+    mine = provider.current()  # fetched for this call
+    clock.now += 1
+    provider.invalidate(mine.secret)  # another thread saw it refused and renewed it
+    theirs = provider.current()
+    clock.now += 1
+    assert not refusals.refused(mine)  # this call's 401 arrives late: one fresh refusal
+    assert provider.token() is theirs.secret  # the other thread's renewal is kept
+    clock.now += 1
+    # theirs was asked for before this call's refusal: not the token it just fetched
+    assert not refusals.refused(theirs)
+    clock.now += 1
+    assert not refusals.refused(provider.current())  # fresh again, but only one in a row
+    assert refusals.seen == 3
+
+
+def test_credentials_the_api_accepted_lately_ride_through_more_fresh_refusals():
+    clock = Clock()
+    provider = TokenProvider(Issuer(), clock=clock)
+    provider.current()
+    provider.accepted()
+    refusals = provider.refusals()
+    verdicts = []
+    for _ in range(6):
+        clock.now += 1
+        token = provider.current()
+        clock.now += 1
+        verdicts.append(refusals.refused(token))
+    assert verdicts == [False] * 5 + [True]
+    clock.now += 120  # long ago now: two in a row again
+    fresh_call = provider.refusals()
+    clock.now += 1
+    assert not fresh_call.refused(provider.current())
+    clock.now += 1
+    assert fresh_call.refused(provider.current())
+
+
+def test_threads_refused_at_once_cause_one_fetch():
+    issuer = Issuer(delay=0.2)
+    provider = TokenProvider(issuer)
+    refused = provider.current()
+    barrier = threading.Barrier(16)
+
+    def refused_then_renewed(_: int) -> str:
+        barrier.wait()
+        provider.refusals().refused(refused)
+        return provider.token().reveal()
+
+    with ThreadPoolExecutor(16) as pool:
+        tokens = set(pool.map(refused_then_renewed, range(16)))
+    assert tokens == {"token-2"}
+    assert issuer.issued == 2
+
+
+def test_held_token_repr_is_masked():
+    held = TokenProvider(Issuer()).current()
+    assert held.secret.reveal() not in repr(held)
