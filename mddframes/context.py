@@ -6,14 +6,21 @@ context"): in its Api's :class:`ContextRegistry` (``api.read_contexts``), keyed 
 which drop ``attrs``), and in ``frame.attrs["mddframes"]`` as a convenience.
 
 The registry is bounded: it keeps the latest :data:`RECENT_CONTEXTS` reads alive, and
-any older one only while something else (a frame's ``attrs``) still holds it, so a
-process that reads thousands of tables and keeps no frame holds a few dozen contexts.
+any older one only while something else (a frame's ``attrs``, a long frame's
+:class:`ContextGroup`, a batch or an ``apply`` under way) still holds it, so a process
+that reads thousands of tables and keeps no frame holds a few dozen contexts. A bound
+never refuses a write a user could make: whatever reads many objects and then writes
+them holds their contexts itself, and :func:`context_of` finds a frame's own context
+first. The registry also remembers, in a fixed few kilobytes, which objects it has
+recorded (:meth:`ContextRegistry.may_have_read`), so that a write without a context
+says "not read through this client" only when that is so.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import logging
 import threading
 import weakref
@@ -35,6 +42,12 @@ ATTRS_KEY = "mddframes"
 #: Reads a registry keeps alive whatever holds them: the latest ones (older reads stay
 #: only while a frame's ``attrs`` or another owner holds their context).
 RECENT_CONTEXTS = 32
+
+#: Bits of the filter that remembers which objects a registry has recorded (64 KiB):
+#: one false "may have read" in 30,000 after 10,000 objects, about 1 in 100 after 50,000.
+_SEEN_BITS = 1 << 19
+#: Bit positions set per object.
+_SEEN_HASHES = 4
 
 logger = logging.getLogger(__name__)
 
@@ -237,6 +250,9 @@ class ContextRegistry:
             weakref.WeakValueDictionary()
         )
         self._pins: list[dict[tuple[str, str], ReadContext]] = []
+        # a Bloom filter of the keys recorded: fixed memory however many objects are
+        # read, no false "never read" (a false "may have read" only softens a message)
+        self._seen: bytearray | None = None
 
     @contextlib.contextmanager
     def pinned(self) -> Iterator[dict[tuple[str, str], ReadContext]]:
@@ -262,6 +278,7 @@ class ContextRegistry:
             for pins in self._pins:
                 pins[key] = context
             self._weak[key] = context
+            self._mark_seen(key)
             self._strong[key] = context
             self._strong.move_to_end(key)
             while len(self._strong) > self._recent:
@@ -272,6 +289,24 @@ class ContextRegistry:
         (or its context was let go: neither recent nor held by a frame)."""
         with self._lock:
             return self._weak.get((kind, str(object_id)))
+
+    def may_have_read(self, kind: Kind, object_id: str) -> bool:
+        """False when the object was surely never recorded here; True when it was, or
+        (rarely, see :data:`_SEEN_BITS`) when the filter cannot tell."""
+        key = (kind, str(object_id))
+        with self._lock:
+            if key in self._weak:
+                return True
+            seen = self._seen
+            return seen is not None and all(
+                seen[bit >> 3] & (1 << (bit & 7)) for bit in _seen_bits(key)
+            )
+
+    def _mark_seen(self, key: tuple[str, str]) -> None:
+        if self._seen is None:
+            self._seen = bytearray(_SEEN_BITS // 8)
+        for bit in _seen_bits(key):
+            self._seen[bit >> 3] |= 1 << (bit & 7)
 
     def forget(self, kind: Kind, object_id: str) -> None:
         """Drop the context of one object (nothing happens if there is none)."""
@@ -298,14 +333,31 @@ class ContextRegistry:
         return f"<ContextRegistry of {len(keys)} read(s): {', '.join(keys[:5])}>"
 
 
-class ContextGroup:
-    """The contexts of the objects of one long frame (``read_tables``), held by its
-    ``attrs`` so that they live as long as the frame (copies are the group itself)."""
+def _seen_bits(key: tuple[str, str]) -> list[int]:
+    """The filter's bit positions of one key."""
+    kind, object_id = key
+    raw = hashlib.blake2b(
+        f"{kind}\x00{object_id}".encode("utf-8", "surrogatepass"), digest_size=4 * _SEEN_HASHES
+    ).digest()
+    return [
+        int.from_bytes(raw[4 * i : 4 * i + 4], "little") % _SEEN_BITS for i in range(_SEEN_HASHES)
+    ]
 
-    __slots__ = ("contexts",)
+
+class ContextGroup:
+    """The contexts of the objects of one long frame (``read_tables``, a batch written,
+    ``apply``), held by its ``attrs`` so that they live as long as the frame (copies are
+    the group itself). Immutable: a write gives the frame a new group."""
+
+    __slots__ = ("contexts", "_by_key")
 
     def __init__(self, contexts: Iterable[ReadContext]) -> None:
         self.contexts = tuple(contexts)
+        self._by_key = {(c.kind, c.object_id): c for c in self.contexts}
+
+    def get(self, kind: Kind, object_id: str) -> ReadContext | None:
+        """The context of one object of the group, or None."""
+        return self._by_key.get((kind, str(object_id)))
 
     def __copy__(self) -> ContextGroup:
         return self
@@ -340,12 +392,18 @@ def context_of(
 ) -> ReadContext | None:
     """The context a write of ``frame`` starts from.
 
-    The frame's own ``attrs`` when they hold a context of the same object, else the
-    client's latest read of the object, else None.
+    The frame's own ``attrs`` when they hold a context of the same object (a frame's
+    :class:`ReadContext`, or the object's entry in a long frame's :class:`ContextGroup`:
+    the read that made the frame, or its own last write), else the client's latest read
+    of the object, else None.
     """
     if frame is not None:
         attached = frame.attrs.get(ATTRS_KEY)
-        if (
+        if isinstance(attached, ContextGroup):
+            found = attached.get(kind, object_id)
+            if found is not None:
+                return found
+        elif (
             isinstance(attached, ReadContext)
             and attached.kind == kind
             and attached.object_id == str(object_id)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.codec.values import digest
-from mddframes.context import ReadContext, registry_for
+from mddframes.context import ATTRS_KEY, ContextGroup
 from mddframes.errors import InvalidArgumentError, MddError
 from mddframes.frames.bulk_tables import long_frame
 from mddframes.tables_as_code.files import ObjectFile, read_object
@@ -68,21 +68,19 @@ def _check(api: Api, folder: Path, entry: PlannedObject) -> tuple[ObjectFile, di
 
 
 def _long_frame(kind: str, items: list[tuple[ObjectFile, dict[str, Any]]]) -> pd.DataFrame:
-    """The long frame ``write_tables`` takes, each object's context in the registry."""
+    """The long frame ``write_tables`` takes, holding each object's context (what the
+    service held at the check) in its ``attrs``: however many objects the plan changes,
+    none depends on the client's registry, which keeps only its latest reads."""
     frames = [held.frame_for(current) for held, current in items]
-    return long_frame(
+    frame = long_frame(
         f"{kind}_id",
         [
             (held.object_id, ({c: f[c].array for c in f.columns}, f.index))
             for (held, _), f in zip(items, frames, strict=True)
         ],
     )
-
-
-def _record_contexts(api: Api, items: list[tuple[ObjectFile, dict[str, Any]]]) -> None:
-    registry = registry_for(api)
-    for held, current in items:
-        registry.record(ReadContext(held.kind, held.object_id, current))
+    frame.attrs[ATTRS_KEY] = ContextGroup(f.attrs[ATTRS_KEY] for f in frames)
+    return frame
 
 
 def apply_plan(
@@ -182,7 +180,6 @@ def _dry_run(
     refused = False
     for kind, items in checked.items():
         pairs = [(held, current) for _, held, current in items]
-        _record_contexts(api, pairs)
         writer = write_tables if kind == "table" else write_mappings
         try:
             result = writer(api, _long_frame(kind, pairs), dry_run=True,
@@ -210,7 +207,6 @@ def _write(
 ) -> None:  # fmt: skip
     """Send one kind's objects as one batch; record each one's outcome in ``rows``."""
     pairs = [(held, current) for _, held, current in items]
-    _record_contexts(api, pairs)
     writer = write_tables if kind == "table" else write_mappings
     try:
         result = writer(api, _long_frame(kind, pairs), allow_deletes=plan.allow_deletes,

@@ -40,7 +40,8 @@ def _kind_of(client: Any, object_id: str, frame: pd.DataFrame) -> str:
         return found[0]
     raise InvalidArgumentError(
         f"WriteReview: cannot tell whether {object_id!r} is a table or a mapping "
-        "(it was not read through this client): pass kind='table' or kind='mapping'"
+        "(the frame carries no read context and this client holds no read of it): pass "
+        "kind='table' or kind='mapping'"
     )
 
 

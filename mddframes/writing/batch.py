@@ -5,6 +5,12 @@ phase by phase: prepare and gate them all (nothing is sent if one fails), back t
 up, write the batch's journal (:mod:`mddframes.writing.journal_file`), then send and
 verify them concurrently. :func:`send_batch` is shared with
 :func:`~mddframes.writing.restores.restore_backups`.
+
+A batch holds the read context of every object it writes from its first check to its
+last write (the client's registry keeps only its latest reads), and leaves the long
+frame it was given holding them, each written object's replaced by its read-back's
+(a :class:`~mddframes.context.ContextGroup` in its ``attrs``): the frame writes back
+again, however many objects it holds, as a frame of one object does.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from mddframes.bulk import resolve_workers, run_bulk
 from mddframes.codec import CheckReport, Diff
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
+from mddframes.context import ATTRS_KEY, ContextGroup, context_of
 from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
 from mddframes.frames.backends import from_user_frame
 from mddframes.frames.bulk_tables import iter_groups
@@ -60,12 +67,16 @@ def write_edits(
     """Write every object of a long frame (:func:`write_tables`, :func:`write_mappings`)."""
     workers = resolve_workers(max_workers, api.max_workers)
     key = f"{kind}_id"
+    given = frame
     frame = from_user_frame(frame, what=f"write_{kind}s")  # Arrow-backed or polars
     if not isinstance(frame, pd.DataFrame) or key not in frame.columns:
         raise InvalidArgumentError(
             f"write_{kind}s needs a long frame with a {key!r} column (from read_{kind}s)"
         )
     groups = list(iter_groups(frame, key))
+    # held until the batch ends: the read each object's write starts from (the frame's
+    # own, else the client's latest), whatever the registry lets go meanwhile
+    held = {object_id: context_of(api, rows, kind, object_id) for object_id, rows in groups}
 
     def prepare(group: tuple[str, pd.DataFrame]) -> Change | MddError:
         # iter_groups gives a table's rows as read the RangeIndex of a single read, so a
@@ -73,7 +84,7 @@ def write_edits(
         object_id, rows = group
         try:
             return prepare_edit(api, kind, object_id, rows, allow_deletes=allow_deletes,
-                                force=force)  # fmt: skip
+                                force=force, context=held[object_id])  # fmt: skip
         except MddError as exc:  # collected: every object is checked before any is sent
             return exc
 
@@ -96,6 +107,11 @@ def write_edits(
         else:
             errors[object_id] = outcome
     by_id = {result.object_id: result for result in results if result is not None}
+    for change in changes:
+        if change.recorded is not None:  # written: the frame's rows now line up with it
+            held[change.object_id] = change.recorded
+    if isinstance(given, pd.DataFrame):
+        given.attrs[ATTRS_KEY] = ContextGroup(c for c in held.values() if c is not None)
     frame = _results_frame(key, [g[0] for g in groups], by_id, errors)
     # the batch to pass to resume / roll_back (None when nothing was sent)
     frame.attrs["batch"] = sent.batch

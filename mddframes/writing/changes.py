@@ -24,7 +24,7 @@ from mddframes.codec.fingerprint import FrameFingerprint
 from mddframes.codec.kinds import Kind
 from mddframes.codec.streamed_overlay import StreamUnsupported, overlay_document
 from mddframes.codec.values import same_json
-from mddframes.context import ATTRS_KEY, ReadContext, context_of
+from mddframes.context import ATTRS_KEY, RECENT_CONTEXTS, ReadContext, context_of, registry_for
 from mddframes.errors import ConcurrentModificationError, InvalidArgumentError, WriteRefusedError
 from mddframes.frames.backends import default_slice, from_user_frame
 from mddframes.frames.shaping import snake_case
@@ -70,8 +70,9 @@ class Change:
     frame_print : FrameFingerprint or None
         ``frame``'s fingerprint when the streamed strategy took it already (None: the
         read-back's context takes it).
-    foreign : bool
-        The frame was read from another object (its report's first error says which).
+    foreign : ReadContext or None
+        The read the frame came from when that is another object's (its report's first
+        error says which).
     owner : pandas.DataFrame or None
         The frame the user passed when ``frame`` is its numpy-nullable form (an Arrow-
         backed frame, see :func:`~mddframes.frames.backends.from_user_frame`): its
@@ -81,6 +82,9 @@ class Change:
     labels : list or None
         The frame's label of each row of ``new`` (None: each row's label is its
         position, as in a streamed write).
+    recorded : ReadContext or None
+        The context of the read-back, once the write is verified and it is recorded
+        (a batch gives it to the long frame it wrote).
     """
 
     kind: Kind
@@ -91,11 +95,12 @@ class Change:
     report: CheckReport
     keeps_positions: bool
     frame: pd.DataFrame | None = None
-    foreign: bool = False
+    foreign: ReadContext | None = None
     owner: pd.DataFrame | None = None
     frame_print: FrameFingerprint | None = None
     route: RouteChoice = REPLACEMENT
     labels: list[Any] | None = None
+    recorded: ReadContext | None = None
 
 
 def prepare_edit(
@@ -108,18 +113,26 @@ def prepare_edit(
     allow_deletes: bool = False,
     force: bool = False,
     stream: bool = True,
+    context: ReadContext | None = None,
 ) -> Change:
     """Read what the service holds, check for a conflict, overlay the frame's edits, check.
 
     ``stream=False`` keeps to the parsed strategy (the reference the streamed one is
-    tested against).
+    tested against). ``context`` is the read to start from when the caller holds it (a
+    batch); default the frame's own, else the client's latest read
+    (:func:`~mddframes.context.context_of`).
+
+    A frame read from another object is refused by the completeness check (its report's
+    first error names both), whether or not this object was read and whatever ``force``:
+    the dry run and the write reach the same refusal.
 
     Raises
     ------
     InvalidArgumentError
         ``frame`` is not a DataFrame, or ``columns`` is malformed.
     WriteRefusedError
-        The object was never read through this client and ``force`` is False.
+        No read of the object is held (the frame carries none and the client holds
+        none) and ``force`` is False.
     ConcurrentModificationError
         The object changed on the service since it was read and ``force`` is False.
     """
@@ -133,7 +146,8 @@ def prepare_edit(
             f"write_{kind} needs a DataFrame (from read_{kind}), got {type(frame).__name__}"
         )
     change = _prepare_edit(api, kind, object_id, frame, columns=columns,
-                           allow_deletes=allow_deletes, force=force, stream=stream)  # fmt: skip
+                           allow_deletes=allow_deletes, force=force, stream=stream,
+                           context=context)  # fmt: skip
     if given is not change.frame and isinstance(given, pd.DataFrame):
         change.owner = given
     return change
@@ -149,19 +163,17 @@ def _prepare_edit(
     allow_deletes: bool,
     force: bool,
     stream: bool,
+    context: ReadContext | None,
 ) -> Change:
     """:func:`prepare_edit` of a frame in the numpy-nullable form, or with Arrow-backed
     columns kept (``from_user_frame(..., keep_arrow=True)``): those reach the streamed
     strategy as they are and are converted whole before any other."""
-    context = context_of(api, frame, kind, object_id)
+    if context is None:
+        context = context_of(api, frame, kind, object_id)
     foreign = _read_from_elsewhere(frame, kind, object_id)
-    if context is None and not force:
-        raise WriteRefusedError(
-            f"{kind} {object_id!r} was not read through this client, so there is no original "
-            f"to overlay the frame on: read it with read_{kind}({object_id!r}) and edit that "
-            "frame (keep its index), or pass force=True to take what the service holds now "
-            "as the original"
-        )
+    if context is None and not force and foreign is None:
+        # (a frame of another object goes on to the check, which refuses it naming both)
+        raise WriteRefusedError(_no_context(api, kind, object_id))
     choice = choose_write_route(kind, context, frame, stream=stream,
                                 columns_given=columns is not None)  # fmt: skip
     held = fetch(api, kind, object_id, raw=choice.route == "streamed")
@@ -187,14 +199,43 @@ def _prepare_edit(
     return _name_foreign(change, foreign)
 
 
-def _name_foreign(change: Change, foreign: str | None) -> Change:
+def _no_context(api: Api, kind: Kind, object_id: str) -> str:
+    """Why a write without ``force`` has no original, in words that are true.
+
+    "Not read through this client" only when the registry surely never recorded the
+    object (:meth:`~mddframes.context.ContextRegistry.may_have_read`); otherwise the
+    read was let go: the frame lost the context its ``attrs`` held, and no frame holds
+    it any more.
+    """
+    again = (
+        f"read it with read_{kind}({object_id!r}) and edit that frame (keep its index), or "
+        "pass force=True to take what the service holds now as the original"
+    )
+    if not registry_for(api).may_have_read(kind, object_id):
+        return (
+            f"{kind} {object_id!r} was not read through this client, so there is no "
+            f"original to overlay the frame on: {again}"
+        )
+    return (
+        f"{kind} {object_id!r}: the frame carries no read context and this client holds no "
+        f"read of it any more, so there is no original to overlay the frame on. A frame "
+        f"keeps its read in frame.attrs, which pd.concat of frames of different reads, "
+        f"pd.DataFrame(frame) and polars frames drop; the client keeps its "
+        f"{RECENT_CONTEXTS} latest reads, and older ones while a frame holds them. Write "
+        f"the frame read_{kind} returned (pandas operations on it keep its attrs), or "
+        f"{again}"
+    )
+
+
+def _name_foreign(change: Change, foreign: ReadContext | None) -> Change:
     """The change, its report led by an error naming the other object the frame is of."""
     if foreign is not None:
         # the frame's rows are another object's: say so first, above the losses it causes
         line = {"level": "error", "table": change.object_id, "row": None, "column": None,
-                "problem": f"{FOREIGN_FRAME}: {foreign}", "old": None, "new": None}  # fmt: skip
+                "problem": f"{FOREIGN_FRAME}: {foreign_words(foreign)}", "old": None,
+                "new": None}  # fmt: skip
         change.report = CheckReport.concat([CheckReport.from_records([line]), change.report])
-        change.foreign = True
+        change.foreign = foreign
     return change
 
 
@@ -202,17 +243,22 @@ def _name_foreign(change: Change, foreign: str | None) -> Change:
 FOREIGN_FRAME = "frame of another object"
 
 
-def _read_from_elsewhere(frame: pd.DataFrame, kind: Kind, object_id: str) -> str | None:
-    """Where ``frame`` was read from, when that is not ``kind`` ``object_id``."""
+def foreign_words(foreign: ReadContext) -> str:
+    """Where a frame written to another object was read from, and how to write it."""
+    return (
+        f"it was read from {foreign.kind} {foreign.object_id!r}: write it with "
+        f"write_{foreign.kind}({foreign.object_id!r}, ...)"
+    )
+
+
+def _read_from_elsewhere(frame: pd.DataFrame, kind: Kind, object_id: str) -> ReadContext | None:
+    """The read ``frame`` came from, when that is not of ``kind`` ``object_id``."""
     attached = frame.attrs.get(ATTRS_KEY)
     if not isinstance(attached, ReadContext):
         return None
     if attached.kind == kind and attached.object_id == str(object_id):
         return None
-    return (
-        f"it was read from {attached.kind} {attached.object_id!r}: write it with "
-        f"write_{attached.kind}({attached.object_id!r}, ...)"
-    )
+    return attached
 
 
 def _streamed_edit(

@@ -36,7 +36,7 @@ from mddframes.context import ATTRS_KEY, ReadContext, registry_for
 from mddframes.errors import IncompletePayloadError, WriteVerificationError
 from mddframes.frames.backends import default_slice
 from mddframes.writing.backups import save_backup, save_backup_document
-from mddframes.writing.changes import FOREIGN_FRAME, Change
+from mddframes.writing.changes import Change
 from mddframes.writing.documents import Held, fetch
 from mddframes.writing.intent import describe, unmet_intent
 from mddframes.writing.landed import put_landed
@@ -85,6 +85,10 @@ def write_one(
 def gate(change: Change, *, dry_run: bool) -> WriteResult | None:
     """The result of a change that is not to be sent, or None when it is to be sent.
 
+    A dry run takes the very checks of the write it previews, in the same order, and
+    ends where they end: a change the write would refuse, the dry run refuses with the
+    same error (a frame of another object too).
+
     Raises
     ------
     IncompletePayloadError
@@ -92,9 +96,6 @@ def gate(change: Change, *, dry_run: bool) -> WriteResult | None:
     """
     if change.diff.empty:
         return not_sent(change, "unchanged")
-    if dry_run and change.foreign:
-        # a frame of another object: what a dry run is for is the report that says so
-        return not_sent(change, "dry-run")
     refuse_incomplete(change)
     if dry_run:
         return not_sent(change, "dry-run")
@@ -104,11 +105,20 @@ def gate(change: Change, *, dry_run: bool) -> WriteResult | None:
 def refuse_incomplete(change: Change) -> None:
     """Raise :class:`IncompletePayloadError` when the change's report has errors."""
     if not change.report.ok:
+        foreign = change.foreign
+        if foreign is not None:
+            # first: the frame is the wrong object's, whatever its rows would lose here
+            raise IncompletePayloadError(
+                f"{change.kind} {change.object_id!r} was not written: this frame is the frame "
+                f"of {foreign.kind} {foreign.object_id!r}, not of {change.kind} "
+                f"{change.object_id!r}; write it with write_{foreign.kind}("
+                f"{foreign.object_id!r}, ...). Written to {change.object_id!r} it would lose "
+                f"or corrupt data ({change.report.summary()}). Nothing was sent; see .report.",
+                report=change.report,
+            )
         problems = change.report.errors["problem"].astype(str)
         hint = ""
-        if problems.str.startswith(FOREIGN_FRAME).any():
-            hint = " The frame is another object's (see the first problem)."
-        elif problems.str.startswith((ROW_DELETED, COLUMN_DROPPED)).any():
+        if problems.str.startswith((ROW_DELETED, COLUMN_DROPPED)).any():
             hint = " If the rows or columns were dropped on purpose, write with allow_deletes=True."
         raise IncompletePayloadError(
             f"{change.kind} {change.object_id!r} was not written: the payload would lose "
@@ -214,6 +224,7 @@ def _record(api: Api, change: Change, context: ReadContext) -> None:
     # be edited and written again; after added or deleted rows it cannot, and its stale
     # context makes a second write of it stop with a conflict
     registry_for(api).record(context)
+    change.recorded = context
     for frame in (change.frame, change.owner):
         if frame is not None:
             frame.attrs[ATTRS_KEY] = context

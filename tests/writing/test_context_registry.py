@@ -6,9 +6,11 @@ from __future__ import annotations
 import gc
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mddframes import IncompletePayloadError, WriteRefusedError
-from mddframes.context import RECENT_CONTEXTS, ContextRegistry
+from mddframes.context import RECENT_CONTEXTS, ContextRegistry, ReadContext
 
 
 @pytest.fixture
@@ -55,8 +57,28 @@ def test_a_frame_let_go_cannot_be_written_without_force(client, table_ids, tmp_p
     for table_id in table_ids[1 : RECENT_CONTEXTS + 2]:
         client.read_table(table_id)
     gc.collect()
-    with pytest.raises(WriteRefusedError, match="was not read through this client"):
+    with pytest.raises(WriteRefusedError) as caught:
         client.write_table(table_ids[0], bare, backup_dir=tmp_path)
+    # it was read through this client: the message says what was let go, and why
+    message = str(caught.value)
+    assert "was not read through this client" not in message
+    assert "holds no read of it any more" in message and "frame.attrs" in message
+    assert "force=True" in message
+
+
+def test_an_object_never_read_is_said_to_be_so(client, table_ids, tmp_path):
+    for table_id in table_ids[1 : RECENT_CONTEXTS + 2]:
+        client.read_table(table_id)  # past the bound: the registry has let reads go
+    gc.collect()
+    frame = client.read_table(table_ids[1])
+    with pytest.raises(WriteRefusedError, match="was not read through this client"):
+        client.write_table(table_ids[0], _bare(frame), backup_dir=tmp_path)
+
+
+def _bare(frame):
+    frame = frame.copy()
+    frame.attrs = {}
+    return frame
 
 
 def test_a_long_frame_of_many_tables_holds_all_their_contexts(client, table_ids, tmp_path):
@@ -75,3 +97,34 @@ def test_a_long_frame_of_many_tables_holds_all_their_contexts(client, table_ids,
     except IncompletePayloadError as refused:  # pragma: no cover - the sample is complete
         pytest.fail(str(refused))
     assert results.attrs["results"][ids[0]].status == "written"
+
+
+# -- what the registry remembers of the objects it let go (no emulator) -----------------
+
+keys = st.lists(
+    st.tuples(st.sampled_from(["table", "mapping"]), st.text(min_size=1, max_size=40)),
+    max_size=60,
+    unique=True,
+)
+
+
+@settings(max_examples=50)
+@given(keys, keys)
+def test_the_registry_never_says_a_recorded_object_was_not_read(recorded, others):
+    registry = ContextRegistry(recent=2)  # the others let go (nothing else holds them)
+    for kind, object_id in recorded:
+        registry.record(ReadContext(kind, object_id, {"data": []}))
+    assert len(registry) == min(len(recorded), 2)
+    assert all(registry.may_have_read(kind, object_id) for kind, object_id in recorded)
+    fresh = ContextRegistry()
+    assert not any(fresh.may_have_read(kind, object_id) for kind, object_id in others)
+
+
+def test_the_registry_rarely_says_an_object_never_recorded_may_have_been_read():
+    registry = ContextRegistry()
+    for number in range(5_000):
+        registry.record(ReadContext("table", f"t-{number}", {"data": []}))
+    gc.collect()
+    assert len(registry) == RECENT_CONTEXTS
+    false = sum(registry.may_have_read("table", f"other-{n}") for n in range(20_000))
+    assert false <= 2  # about 0.04 expected at 5,000 recorded
