@@ -306,7 +306,8 @@ class TransportError(MddError):
 
 class AnswerLostError(TransportError):
     """A request that acts (a POST) went out and its answer was lost (the connection
-    dropped, or a gateway answered 502/504): the service may have done it.
+    dropped, or it was answered with a 5xx, which does not say whether it acted): the
+    service may have done it.
 
     mddframes does not repeat such a request blindly; where the service can be asked
     (the tree for a created child, the package listing for an addition) it asks first.

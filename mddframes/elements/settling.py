@@ -1,8 +1,8 @@
 """A request whose answer was lost, settled by asking the service what it shows.
 
 A POST that acts can lose its answer after the service acted
-(:class:`~mddframes.errors.AnswerLostError`: the connection dropped, or a gateway
-answered 502/504). Reporting it failed makes the user send it again; sending it again
+(:class:`~mddframes.errors.AnswerLostError`: the connection dropped, or a 5xx answer
+that does not say whether it acted). Reporting it failed makes the user send it again; sending it again
 blindly may do it twice. Where the service can be asked, :func:`settle_lost` asks:
 
 - it acted: the outcome is what the service shows (:class:`Acted`), reported done;

@@ -15,7 +15,7 @@ answer                 what happens
                        stays (an error is not a limit)
 no answer, lost        the same; a POST is not repeated:
                        :class:`~mddframes.errors.AnswerLostError` ("it may have been
-                       done"), and so is a 502/504 to a POST
+                       done"), and so is a 5xx to a POST that acts
 anything else          the pace speeds up; handed back
 =====================  ==========================================================
 
@@ -45,8 +45,11 @@ from mddframes.http.translation import bound_error, nothing_sent
 SAFE_POSTS = frozenset({"externalExportStructure", "getToken"})
 #: Statuses repeated for a repeatable method (with back-off).
 ERROR_STATUSES = frozenset({500, 502, 503, 504})
-#: Statuses by which a gateway says the service may have acted but its answer is lost.
-GATEWAY_LOST = frozenset({502, 504})
+#: Statuses after which a POST that acts may have acted: a 500 from a handler that
+#: failed half-way, a gateway's 502/504 after the service answered, a proxy's 503 do not
+#: say whether the service did it. Such a POST is not sent again blindly: its answer
+#: counts as lost, and the caller asks the service where it can (elements/settling.py).
+MAY_HAVE_ACTED = ERROR_STATUSES
 
 
 @dataclass(frozen=True)
@@ -222,7 +225,7 @@ def lost_answer_error(
     exc: errors.MddError, entry: Endpoint, url: str, status: int | None = None
 ) -> errors.AnswerLostError:
     """The :class:`~mddframes.errors.AnswerLostError` of a POST whose answer was lost."""
-    how = f"the gateway answered {status}" if status else "the connection dropped"
+    how = f"it was answered {status}" if status else "the connection dropped"
     return errors.AnswerLostError(
         f"the request went out but its answer was lost ({how}): the service may have "
         f"done it, so it was not sent again. Check on the service before repeating it "

@@ -43,7 +43,13 @@ from mddframes import errors
 from mddframes.codec import depth
 from mddframes.config import Secret, Settings
 from mddframes.http.advice import realm_not_found_message
-from mddframes.http.attempts import GATEWAY_LOST, Budget, lost_answer_error, repeatable, send_paced
+from mddframes.http.attempts import (
+    MAY_HAVE_ACTED,
+    Budget,
+    lost_answer_error,
+    repeatable,
+    send_paced,
+)
 from mddframes.http.auth import BearerAuth, HeldToken, TokenGrant, TokenProvider, refusal_error
 from mddframes.http.decoding import (
     BodyStream,
@@ -244,8 +250,7 @@ class HttpSession:
                         renewals=int(getattr(response, "mdd_renewals", 0)),
                         deadline=self._budget.deadline,
                     )
-                if response.status_code in GATEWAY_LOST and not repeatable(entry):
-                    # a gateway's 502/504 may come after the service acted
+                if response.status_code in MAY_HAVE_ACTED and not repeatable(entry):
                     raise lost_answer_error(error, entry, url, response.status_code) from error
                 raise error
             finally:
