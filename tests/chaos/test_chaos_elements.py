@@ -59,7 +59,7 @@ SYSTEM = "SCALE"
 PACKAGE = "scale-open"
 DEPLOYMENT = "chaos-deployment-43"
 PARENT = "scale-000001"  # the root folder "Sources"
-BUDGET = 40.0  # seconds for the client's work
+BUDGET = 90.0  # seconds for the client's work
 SEED = 4943
 
 
