@@ -59,7 +59,7 @@ def test_arguments_alone_make_settings_with_defaults():
     assert settings.api_prefix == DEFAULT_API_PREFIX
     assert settings.api_url == "https://acme.example.com/api/mdd-backend"
     assert settings.timeout == (5.0, 60.0)
-    assert settings.max_retries == 5
+    assert settings.max_retries == 8
     assert settings.max_workers == 8
     assert settings.verify is True
     assert settings.client_secret.reveal() == SECRET
