@@ -19,6 +19,7 @@ import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 from scripted_service import API, Script, make_client
+from scrub_feeding import fed_into
 from web_spellings import (
     Encoder,
     base64_text,
@@ -83,18 +84,6 @@ def spelled(secret: str, chain: list[Encoder]) -> str:
     return secret
 
 
-def streamed(scrubber: Scrubber, body: bytes, cuts: list[int]) -> bytes:
-    """What a stream writes of ``body`` read in pieces of ``cuts``."""
-    stream, position = scrubber.stream(), 0
-    written: list[bytes | memoryview] = []
-    for cut in cuts:
-        stream.feed_into(body[position : position + cut], written.append)
-        position += cut
-    stream.feed_into(body[position:], written.append)
-    written.append(stream.finish())
-    return b"".join(bytes(piece) for piece in written)
-
-
 @settings(max_examples=300, deadline=None)
 @given(
     secret=st.text(alphabet=SECRET_ALPHABET, min_size=8, max_size=48),
@@ -120,7 +109,7 @@ def test_no_decoding_of_what_is_written_yields_the_secret(
         scrubber = Scrubber("an0ther-Client-Secret", "client-id", "tenant.example:443")
         scrubber.add("token", secret)
 
-    written = streamed(scrubber, body.encode(), cuts).decode("utf-8", "replace")
+    written = fed_into(scrubber, body.encode(), cuts).decode("utf-8", "replace")
 
     assert holds(written, secret) is None, (holds(written, secret), written)
     # as a HAR file holds it: inside a JSON string

@@ -13,21 +13,10 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scrub_feeding import fed_into
 from web_spellings import base64_text, html_decimal, json_escaped, percent
 
 from mddframes.recording.scrub import _GROUPED_FROM, Scrubber, _byte_groups
-
-
-def fed_into(scrubber: Scrubber, body: bytes, cuts: list[int]) -> bytes:
-    """What a stream writes of ``body`` fed to ``feed_into`` in pieces of ``cuts``."""
-    stream, position = scrubber.stream(), 0
-    written: list[bytes | memoryview] = []
-    for cut in cuts:
-        stream.feed_into(body[position : position + cut], written.append)
-        position += cut
-    stream.feed_into(body[position:], written.append)
-    written.append(stream.finish())
-    return b"".join(bytes(piece) for piece in written)
 
 
 def fed(scrubber: Scrubber, body: bytes, cuts: list[int]) -> bytes:
