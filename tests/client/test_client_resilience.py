@@ -14,7 +14,6 @@ from mddframes.errors import (
     MddError,
     RateLimitError,
     ServerError,
-    TransportError,
 )
 
 SYSTEM = "DWH"
@@ -153,9 +152,11 @@ def test_a_failing_post_is_sent_exactly_once(emu, sample_ids):
         client.api.get_object_types()
         emu.inject_faults(error_rate=1.0, error_statuses=(503,), operations=POST_OPERATIONS)
         emu.reset_counters()
-        with pytest.raises(ServerError):
+        # a 5xx does not say whether a POST that acts acted: the raw call says so and
+        # does not repeat it (the element functions then ask the service)
+        with pytest.raises(AnswerLostError, match="may have done it"):
             client.api.create_child_structure(sample_ids["folder"], "VIEW", {"name": "once"})
-        with pytest.raises(ServerError):
+        with pytest.raises(AnswerLostError, match="may have done it"):
             client.api.deploy_structure(sample_ids["elements"][1], "d-1")
     counters = emu.counters()
     assert counters["createChildStructure"] == 1 and counters["deployStructure"] == 1
@@ -192,8 +193,8 @@ def test_no_post_is_sent_twice_under_errors_rate_limits_and_drops(emu, sample_id
     assert counters["createChildStructure"] > attempts
     assert faulted["createChildStructure"] > len(failures) > 0
     assert RateLimitError not in failures  # every 429 was repeated until it passed
-    assert AnswerLostError in failures and ServerError in failures
-    assert all(issubclass(f, TransportError | ServerError) for f in failures)
+    # a dropped connection and a 5xx alike may have come after the service acted
+    assert set(failures) == {AnswerLostError}
     assert len(after) == before + succeeded  # nothing created twice
 
 

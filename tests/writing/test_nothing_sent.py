@@ -12,6 +12,7 @@ from mddframes.emulator import serve
 from mddframes.errors import ConcurrentModificationError, TransportError
 
 
+@pytest.mark.emulator
 @pytest.mark.parametrize("dialect", ["default", "etag"])
 def test_a_write_to_a_stopped_service_says_nothing_was_sent_and_reads_nothing(
     dialect, tmp_path, monkeypatch
