@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, cast
 
 import pandas as pd
 
@@ -29,9 +29,11 @@ from mddframes.cli._output import (
     log_level,
     progress_wanted,
 )
+from mddframes.config import PROFILE_VARIABLE, SETTINGS
 
 if TYPE_CHECKING:
     from mddframes.client import Client
+    from mddframes.config import SettingArguments
 
 #: What a command's handler returns: a frame to print, an exit code, both, or nothing.
 Outcome: TypeAlias = "pd.DataFrame | tuple[pd.DataFrame, int] | int | None"
@@ -63,16 +65,21 @@ exit codes:
 """
 
 
-CONNECTION = """\
-connection (each from its option, else the environment variable, else the profile):
-  MDD_BASE_URL       the service's root address, may contain {tenant} (--base-url)
-  MDD_TENANT         the tenant's name, also its token realm (--tenant)
-  MDD_CLIENT_ID      the API user's id
-  MDD_CLIENT_SECRET  the API user's secret (never an option: others can read arguments)
-  MDD_REALM          the token realm, when it is not the tenant's name
-  MDD_PROFILE        the profile of ~/.config/mddframes/config.toml (--profile)
-  every setting and its profile key: the settings page of the docs
-"""
+def _connection_epilog() -> str:
+    """The connection settings' options and variables (from the settings' declarations)."""
+    lines = ["connection (each from its option, else its variable, else the profile):"]
+    for setting in SETTINGS:
+        if setting.option:
+            lines.append(f"  {setting.option:<20}{setting.variable}")
+    lines += [
+        f"  {'(no option)':<20}MDD_CLIENT_SECRET: a command line is visible to other users",
+        f"  {'--profile':<20}{PROFILE_VARIABLE}: the profile of ~/.config/mddframes/config.toml",
+        "  every setting, its variable and its profile key: the settings page of the docs",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+CONNECTION = _connection_epilog()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -154,8 +161,12 @@ def _service_command(
     )  # fmt: skip
     _common(command, top=False)
     group = command.add_argument_group("connection (else MDD_* variables, else the profile file)")
-    group.add_argument("--tenant", help="tenant name (MDD_TENANT)")
-    group.add_argument("--base-url", help="base URL, may contain {tenant} (MDD_BASE_URL)")
+    for setting in SETTINGS:
+        if setting.option:
+            group.add_argument(
+                setting.option, dest=setting.name, default=None,
+                help=f"{setting.help} ({setting.variable})".replace("`", "").replace("%", "%%"),
+            )  # fmt: skip
     group.add_argument("--profile", help="profile of ~/.config/mddframes/config.toml (MDD_PROFILE)")
     if frame:
         out = command.add_argument_group("output")
@@ -176,7 +187,9 @@ def _with_client(
 ) -> int:
     from mddframes import connect
 
-    with connect(args.tenant, base_url=args.base_url, profile=args.profile) as client:
+    given = {s.name: getattr(args, s.name) for s in SETTINGS if s.option and s.name != "tenant"}
+    settings = cast("SettingArguments", {k: v for k, v in given.items() if v is not None})
+    with connect(args.tenant, profile=args.profile, **settings) as client:
         client.api.progress = progress_wanted(args)  # a paged list's bar too
         result = handler(client, args)
     code: int | None = None

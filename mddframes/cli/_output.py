@@ -23,6 +23,8 @@ from typing import Any, TextIO
 
 import pandas as pd
 
+from mddframes.config import SETTINGS
+
 #: The exit code after stdout was closed by its reader.
 EXIT_STDOUT_CLOSED = 141
 
@@ -119,13 +121,25 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+#: A setting with an option: "pass NAME=... to connect()" and "argument NAME=" (where a
+#: bad value came from) in the option's words.
+_SETTING_OPTION_WORDS = tuple(
+    pair
+    for setting in SETTINGS
+    if setting.option
+    for pair in (
+        (rf"pass {setting.name}=\.\.\. to connect\(\)", f"pass {setting.option}"),
+        (rf"\bargument {setting.name}=", f"option {setting.option}"),
+    )
+)
+
 #: The library speaks to a Python caller; the command line names its commands and
 #: options instead. (pattern, replacement) in order; the one place that translates.
 _IN_COMMAND_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), replacement)
     for pattern, replacement in (
-        (r"pass (tenant|profile)=\.\.\. to connect\(\)", r"pass --\1"),
-        (r"pass base_url=\.\.\. to connect\(\)", "pass --base-url"),
+        *_SETTING_OPTION_WORDS,
+        (r"pass profile=\.\.\. to connect\(\)", "pass --profile"),
         (r"pass \w+=\.\.\. to connect\(\), ", ""),  # no option: the variable or profile
         (r"see pending_writes\(\)", "see 'mddframes writes'"),
         (r"pending_writes\(\)", "'mddframes writes'"),

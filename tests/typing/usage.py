@@ -140,3 +140,12 @@ def offline() -> None:
     connected = mddframes.connect("acme", base_url="http://127.0.0.1:1", client_id="x",
                                   client_secret="y")  # fmt: skip
     assert_type(connected, Client)
+
+
+def settings_stay_typed() -> None:
+    # connect(**settings) keeps mypy's view precise (SettingArguments): a wrong type and a
+    # misspelt setting are errors; were they not, these ignores would be unused, itself
+    # an error under --strict
+    mddframes.connect("acme", max_workers="8")  # type: ignore[arg-type]
+    mddframes.connect("acme", max_worker=8)  # type: ignore[call-arg]
+    mddframes.connect("acme", timeout=(5, 60), lock_dir=Path("/tmp"), max_rate="400/min").close()
