@@ -25,6 +25,7 @@ from __future__ import annotations
 import hmac
 import logging
 import os
+import re
 import stat
 import tomllib
 from collections.abc import Mapping
@@ -393,36 +394,36 @@ def resolve_settings(
 ) -> Settings:
     """Resolve every setting: argument, else ``MDD_*`` variable, else profile, else default.
 
-        Parameters
-        ----------
-        tenant : str, optional
-            Tenant name (``MDD_TENANT``, ``--tenant``); fills ``{tenant}`` in the base URL
-            and is the default realm.
-        profile : str, optional
-            The profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
-        environ : mapping, optional
-            The environment to read (default ``os.environ``); for tests.
-        config_file : path, optional
-            The configuration file (default :func:`config_file_path`).
+    Parameters
+    ----------
+    tenant : str, optional
+        Tenant name (``MDD_TENANT``, ``--tenant``); fills ``{tenant}`` in the base URL
+        and is the default realm.
+    profile : str, optional
+        The profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
+    environ : mapping, optional
+        The environment to read (default ``os.environ``); for tests.
+    config_file : path, optional
+        The configuration file (default :func:`config_file_path`).
     {settings}
 
-        Returns
-        -------
-        Settings
+    Returns
+    -------
+    Settings
 
-        Raises
-        ------
-        ConfigurationError
-            If a required setting is missing (the message names the argument, the
-            variable and the file) or a value is invalid (the message names its source).
-        TypeError
-            If a keyword is not a setting.
+    Raises
+    ------
+    ConfigurationError
+        If a required setting is missing (the message names the argument, the
+        variable and the file) or a value is invalid (the message names its source).
+    TypeError
+        If a keyword is not a setting.
 
-        Notes
-        -----
-        The settings, their variables, parsers and defaults are the fields of
-        :class:`Settings` (:data:`SETTINGS`), resolved in that order (docs/settings.md is
-        made from them).
+    Notes
+    -----
+    The settings, their variables, parsers and defaults are the fields of
+    :class:`Settings` (:data:`SETTINGS`), resolved in that order (docs/settings.md is
+    made from them).
     """
     arguments: dict[str, Any] = {"tenant": tenant, **settings}
     unknown = sorted(set(arguments) - SETTINGS_BY_NAME.keys())
@@ -505,11 +506,16 @@ PROFILE_KEYS = frozenset(setting.profile_key for setting in SETTINGS)
 ARGUMENT_TYPES: dict[str, Any] = {"tenant": str, **get_type_hints(SettingArguments)}
 
 
-def document_settings(doc: str | None, indent: str = "    ") -> str:
-    """``doc`` with ``{settings}`` replaced by the settings' numpydoc parameter entries
-    (all but ``tenant``, which the docstrings describe themselves)."""
+def document_settings(doc: str | None) -> str:
+    """``doc`` with its line ``{settings}`` replaced by the settings' numpydoc parameter
+    entries, at that line's indent (all but ``tenant``, which the docstrings describe)."""
     others = [s for s in SETTINGS if s.name != "tenant"]
-    return (doc or "").replace("{settings}", parameters_doc(others, ARGUMENT_TYPES, indent))
+    return re.sub(
+        r"^( *)\{settings\}$",
+        lambda found: parameters_doc(others, ARGUMENT_TYPES, found.group(1)),
+        doc or "",
+        flags=re.MULTILINE,
+    )
 
 
 Settings.__doc__ = (Settings.__doc__ or "").replace(

@@ -22,37 +22,37 @@ def connect(
 ) -> Client:
     """Connect to a tenant of the service.
 
-        Each setting comes from its argument, else its ``MDD_*`` environment variable, else
-        the profile file (see :mod:`mddframes.config`), else its default. Nothing is sent
-        until the first call: the token is fetched lazily.
+    Each setting comes from its argument, else its ``MDD_*`` environment variable, else
+    the profile file (see :mod:`mddframes.config`), else its default. Nothing is sent
+    until the first call: the token is fetched lazily.
 
-        Parameters
-        ----------
-        tenant : str, optional
-            Tenant name (``MDD_TENANT``, ``--tenant``); fills ``{tenant}`` in the base URL
-            and is the default realm.
-        profile : str, optional
-            Profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
+    Parameters
+    ----------
+    tenant : str, optional
+        Tenant name (``MDD_TENANT``, ``--tenant``); fills ``{tenant}`` in the base URL
+        and is the default realm.
+    profile : str, optional
+        Profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
     {settings}
 
-        Returns
-        -------
-        Client
+    Returns
+    -------
+    Client
 
-        Raises
-        ------
-        ConfigurationError
-            If a required setting is missing or a value is invalid.
-        TypeError
-            If a keyword is not a setting.
+    Raises
+    ------
+    ConfigurationError
+        If a required setting is missing or a value is invalid.
+    TypeError
+        If a keyword is not a setting.
 
-        Examples
-        --------
-        >>> client = mddframes.connect("acme", base_url="https://{tenant}.example.com",
-        ...                            client_id="ci-bot", client_secret="...")
-        >>> client.tenant  # nothing sent yet: the token is fetched by the first call
-        'acme'
-        >>> client.close()
+    Examples
+    --------
+    >>> client = mddframes.connect("acme", base_url="https://{tenant}.example.com",
+    ...                            client_id="ci-bot", client_secret="...")
+    >>> client.tenant  # nothing sent yet: the token is fetched by the first call
+    'acme'
+    >>> client.close()
     """
     return Client(resolve_settings(tenant, profile=profile, **settings))
 

@@ -97,3 +97,4 @@ def test_a_bad_variable_is_named_by_the_variable(monkeypatch):
     monkeypatch.setenv("MDD_REQUEST_DEADLINE", "-3")
     with pytest.raises(ConfigurationError, match="environment variable MDD_REQUEST_DEADLINE"):
         resolve_settings("acme", **FULL)
+
