@@ -53,6 +53,7 @@ from mddframes.config_values import (
     parse_rate,
     parse_seconds,
     parse_timeout,
+    parse_user_agent,
     parse_verify,
 )
 from mddframes.config_values import is_loopback_host as is_loopback_host  # public here too
@@ -205,6 +206,9 @@ class Settings:
     retry_after_max: Annotated[float, About(
         "The longest `Retry-After` (seconds or HTTP-date) waited, in seconds.",
         partial(parse_seconds, positive=True))] = DEFAULT_RETRY_AFTER_MAX
+    user_agent: Annotated[str | None, About(
+        "Words added to the `User-Agent` header (`mddframes/0.1 nightly-export`), so the "
+        "tenant's logs tell your jobs apart.", parse_user_agent, cli=True)] = None
     # fmt: on
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -382,6 +386,7 @@ class SettingArguments(TypedDict, total=False):
     max_rate: float | str
     retry_budget: int
     retry_after_max: float
+    user_agent: str
 
 
 def resolve_settings(

@@ -213,3 +213,17 @@ def parse_rate(name: str, value: Any, source: str) -> float:
             f"'N/s', 'N/min' or 'N/hour' (e.g. '400/min'), got {value!r}"
         )
     return rate
+
+
+def parse_user_agent(name: str, value: Any, source: str) -> str:
+    """Words for a ``User-Agent`` header: printable ASCII, no line break (which would
+    start a header of its own), at most 200 characters."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f"{name} from {source} must be a non-empty string")
+    value = value.strip()
+    if len(value) > 200 or not all(" " <= c <= "~" for c in value):
+        raise ConfigurationError(
+            f"{name} from {source} must be at most 200 printable ASCII characters, "
+            "without line breaks"
+        )
+    return value

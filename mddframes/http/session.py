@@ -115,7 +115,9 @@ class HttpSession:
         #: ids seen in earlier answers: a 404's close matches (:mod:`mddframes.known_ids`)
         self.known_ids = known_ids
         self._session = requests.Session()
-        self._session.headers["User-Agent"] = USER_AGENT
+        self._session.headers["User-Agent"] = " ".join(
+            filter(None, (USER_AGENT, settings.user_agent))
+        )
         self._session.verify = settings.verify
         self._environments: dict[tuple[str, str], Mapping[str, Any]] = {}
         pool = GuardedAdapter(

@@ -3,6 +3,7 @@ environment, the command line and the settings page."""
 
 from __future__ import annotations
 
+import json
 import os
 from typing import get_type_hints
 
@@ -98,3 +99,26 @@ def test_a_bad_variable_is_named_by_the_variable(monkeypatch):
     with pytest.raises(ConfigurationError, match="environment variable MDD_REQUEST_DEADLINE"):
         resolve_settings("acme", **FULL)
 
+
+@pytest.mark.emulator
+def test_user_agent_words_are_sent_after_mddframes_own(emu, tmp_path, monkeypatch):
+    from mddframes import Client
+
+    monkeypatch.setenv("MDD_USER_AGENT", "nightly-export (team data)")
+    settings = resolve_settings(emu.tenant, base_url=emu.base_url, realm=emu.realm,
+                                api_prefix=emu.api_prefix, client_id=emu.client_id,
+                                client_secret=emu.client_secret)  # fmt: skip
+    path = tmp_path / "ua.har"
+    with Client(settings) as client, client.recording(path):
+        client.read_tree("DWH")
+    entries = json.loads(path.read_text("utf-8"))["log"]["entries"]
+    agents = {
+        h["value"] for e in entries for h in e["request"]["headers"] if h["name"] == "User-Agent"
+    }
+    assert agents == {"mddframes/0.1 nightly-export (team data)"}
+
+
+@pytest.mark.parametrize("bad", ["two\r\nlines", "tab\there", "é", "x" * 201, "  "])
+def test_user_agent_words_that_could_break_the_header_are_refused(bad):
+    with pytest.raises(ConfigurationError, match="user_agent from argument user_agent="):
+        resolve_settings("acme", **FULL, user_agent=bad)
