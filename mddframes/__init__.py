@@ -8,6 +8,7 @@ losslessly, and export/package/deploy methods move work to production.
 import typing as _typing
 
 # The errors are light and caught by name before anything else is used: imported now.
+from mddframes._version import __version__ as __version__
 from mddframes.errors import (
     AnswerLostError,
     AuthError,
@@ -130,8 +131,6 @@ def __getattr__(name: str) -> object:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
-
-__version__ = "0.1.0"
 
 __all__ = [
     "AnswerLostError",

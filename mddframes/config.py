@@ -410,7 +410,11 @@ def resolve_settings(
         The environment to read (default ``os.environ``); for tests.
     config_file : path, optional
         The configuration file (default :func:`config_file_path`).
-    {settings}
+    **settings
+        The other settings, by name (None counts as not given; a required one may come
+        from its variable or the profile instead):
+
+        {settings}
 
     Returns
     -------

@@ -192,7 +192,7 @@ def parameters_doc(settings: Iterable[Setting], types: Mapping[str, Any], indent
         where = f" ({', '.join(ways)})" if ways else " (argument or profile only)"
         default = _shown_default(setting)
         default = "required" if setting.default is REQUIRED else f"default {_rst(default)}"
-        lines.append(f"{indent}{setting.name} : {_numpydoc_type(types[setting.name])}, optional")
+        lines.append(f"{indent}{setting.name} : {_numpydoc_type(types[setting.name])}")
         lines.append(f"{indent}    {_rst(setting.help.rstrip('.'))}{where}; {default}.")
     return "\n".join(lines)
 

@@ -33,7 +33,11 @@ def connect(
         and is the default realm.
     profile : str, optional
         Profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
-    {settings}
+    **settings
+        The other settings, by name (None counts as not given; a required one may come
+        from its variable or the profile instead):
+
+        {settings}
 
     Returns
     -------

@@ -67,13 +67,15 @@ exit codes:
 
 def _connection_epilog() -> str:
     """The connection settings' options and variables (from the settings' declarations)."""
+    # the variable first: a line that starts with an option is an option list to the
+    # docs' reStructuredText (the command line page shows this epilog)
     lines = ["connection (each from its option, else its variable, else the profile):"]
     for setting in SETTINGS:
         if setting.option:
-            lines.append(f"  {setting.option:<20}{setting.variable}")
+            lines.append(f"  {setting.variable:<24}{setting.option}")
     lines += [
-        f"  {'(no option)':<20}MDD_CLIENT_SECRET: a command line is visible to other users",
-        f"  {'--profile':<20}{PROFILE_VARIABLE}: the profile of ~/.config/mddframes/config.toml",
+        f"  {'MDD_CLIENT_SECRET':<24}no option: a command line is visible to other users",
+        f"  {PROFILE_VARIABLE:<24}--profile: the profile of ~/.config/mddframes/config.toml",
         "  every setting, its variable and its profile key: the settings page of the docs",
     ]
     return "\n".join(lines) + "\n"

@@ -218,9 +218,10 @@ def _doctor(client: Client, args: argparse.Namespace) -> tuple[pd.DataFrame, int
 
 
 def _doctor_offline(args: argparse.Namespace) -> int:
+    from mddframes.cli._doctor_offline import doctor_recording
     from mddframes.cli._output import emit
     from mddframes.doctor import doctor_exit_code, doctor_text
-    from mddframes.recording.offline import SEND_ADVICE, doctor_recording, write_profile
+    from mddframes.recording.offline import SEND_ADVICE, write_profile
 
     frame, learned, recording = doctor_recording(args.recording, args.system)
     code = int(doctor_exit_code(frame))

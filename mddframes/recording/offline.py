@@ -1,11 +1,12 @@
-"""``mddframes doctor --recording tenant.har``: doctor's checks on a recording, offline.
+"""``mddframes doctor --recording tenant.har``: what a recording teaches, offline.
 
-Like the demo and the command line, this module starts an emulator on purpose (it is
-one of the client side's "starters" in tests/client/test_layers.py). The recording is replayed by an emulator on loopback (:mod:`mddframes.emulator.replay`:
-its state, dialect, prefix and realm) and doctor runs against it as against a tenant;
-what :func:`~mddframes.recording.learn.learn` found that no dialect or setting covers
-is added as one ``unknown`` row each, naming its wire-format row, with the advice to
-send the recording. Nothing leaves the machine.
+The command line (:mod:`mddframes.cli._doctor_offline`) replays the recording in an
+emulator on loopback and runs doctor against it as against a tenant; this module adds
+what the learner (:func:`~mddframes.emulator.recordings.learn`) found that no dialect or
+setting covers, as one ``unknown`` row each naming its wire-format row with the advice
+to send the recording, and writes the profile it learned. It reads the emulator's
+learner, so it is one of the client side's "starters" in tests/client/test_layers.py.
+Nothing leaves the machine.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from mddframes.emulator.recordings import DIALECT_OF, Learned, Recording, learn
+from mddframes.emulator.recordings import DIALECT_OF, Learned, Recording
 
-__all__ = ["SEND_ADVICE", "doctor_recording", "profile_text", "uncovered_rows", "write_profile"]
+__all__ = ["SEND_ADVICE", "profile_text", "uncovered_rows", "write_profile"]
 
 #: What a user whose tenant differs in a way nothing covers is asked to do.
 SEND_ADVICE = (
@@ -45,45 +46,6 @@ def uncovered_rows(learned: Learned) -> pd.DataFrame:
         )
     columns = ["check", "row", "result", "evidence", "action"]
     return pd.DataFrame(rows, columns=columns).astype("string")
-
-
-def doctor_recording(
-    path: str | os.PathLike[str], system: str | None = None
-) -> tuple[pd.DataFrame, Learned, Recording]:
-    """Run doctor's checks on a recording, offline.
-
-    Parameters
-    ----------
-    path : path
-        The recording.
-    system : str, optional
-        The system whose tree, elements, table, mapping and packages are checked; by
-        default the first one whose tree the recording read.
-
-    Returns
-    -------
-    report : pandas.DataFrame
-        Doctor's report (:func:`~mddframes.doctor.run_doctor`), plus a row per
-        difference no dialect or setting covers.
-    learned : Learned
-        What the recording says about its tenant.
-    recording : Recording
-        The recording read.
-    """
-    from mddframes.client import Client
-    from mddframes.doctor import run_doctor
-    from mddframes.emulator import serve
-
-    recording = Recording.read(path)
-    learned = learn(recording)
-    if system is None:
-        system = next((c.params.get("name") for c in recording.of("getTree")), None)
-    with serve(replay=path) as emulator, Client.from_emulator(emulator) as client:
-        report = run_doctor(client.api, system)
-    extra = uncovered_rows(learned)
-    if len(extra):
-        report = pd.concat([report, extra], ignore_index=True)
-    return report, learned, recording
 
 
 def profile_text(learned: Learned, recording: Recording, name: str) -> str:

@@ -36,6 +36,7 @@ from urllib.parse import parse_qsl, urlsplit
 import orjson
 import requests
 
+from mddframes._version import __version__
 from mddframes.disk_modes import open_private
 from mddframes.recording.redact import Redactor, path_parameters, redacts
 from mddframes.recording.scrub import CREDENTIAL_HEADERS, HOST_PLACEHOLDER, Scrubber
@@ -351,8 +352,6 @@ class Recorder:
         return self.path
 
     def _header(self) -> str:
-        from mddframes import __version__
-
         counts = self._scrubber.counts if self._scrubber else {}
         scrubbed: dict[str, Any] = {
             "clientSecret": bool(counts.get("client secret")),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -181,7 +182,8 @@ def test_the_emulator_and_the_client_side_import_nothing_of_each_other():
 
 # The demo and the command line start an emulator on purpose (the demo, `mddframes emulator`);
 # so do the helper of users' tests (a replayed tenant) and doctor --recording (offline).
-CLIENT_SIDE_STARTERS = {"mddframes.demo", "mddframes.cli", "mddframes.testing",
+CLIENT_SIDE_STARTERS = {"mddframes.demo", "mddframes.cli", "mddframes.cli._doctor_offline",
+                        "mddframes.testing",
                         "mddframes.recording.offline"}  # fmt: skip
 
 
@@ -214,3 +216,74 @@ def _private_imports() -> list[str]:
 
 def test_no_module_imports_another_modules_private_names():
     assert _private_imports() == []
+
+
+# -- imports only go down (the layers of docs/internals.md) --------------------------
+
+INTERNALS = Path(__file__).parents[2] / "docs" / "internals.md"
+
+
+def declared_layers() -> dict[str, int]:
+    """Top-level module or package -> its layer (1 is the top) in docs/internals.md's
+    block of ``layer N: a, b, c`` lines; ``apart:`` names get 0 (never counted)."""
+    layers: dict[str, int] = {}
+    for line in INTERNALS.read_text(encoding="utf-8").splitlines():
+        head, colon, names = line.partition(":")
+        if colon and (head == "apart" or re.fullmatch(r"layer \d+", head)):
+            number = 0 if head == "apart" else int(head.split()[1])
+            layers.update(dict.fromkeys((n.strip() for n in names.split(",")), number))
+    return layers
+
+
+def _unit(module: str) -> str:
+    return module.split(".")[1] if "." in module else module
+
+
+def _root_imports() -> dict[str, set[str]]:
+    """``from mddframes import name`` of a name that is not a module: an import of the
+    package's root, which import_graph leaves out (every module is under the root)."""
+    modules = {_module_name(p) for p in PACKAGE.rglob("*.py")}
+    found: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.ImportFrom) and node.module == "mddframes"
+                else []
+            )
+            if any(f"mddframes.{name}" not in modules for name in names):
+                found.setdefault(_module_name(path), set()).add("mddframes")
+    return found
+
+
+def upward_imports(graph: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
+    """Every import of a module in a higher layer (a smaller number) than the importer's."""
+    climbing = []
+    for module, targets in sorted(graph.items()):
+        mine = layers[_unit(module)]
+        for target in sorted(targets):
+            theirs = layers[_unit(target)]
+            if mine and theirs and theirs < mine:
+                climbing.append(f"{module} (layer {mine}) imports {target} (layer {theirs})")
+    return climbing
+
+
+def test_every_top_level_module_has_a_layer():
+    units = {_unit(m) for m in import_graph()}
+    assert units - set(declared_layers()) == set()
+    assert set(declared_layers()) - units == set()
+
+
+def test_no_import_climbs_the_layers():
+    graph = import_graph()
+    for module, targets in _root_imports().items():
+        graph[module] |= targets
+    assert upward_imports(graph, declared_layers()) == []
+
+
+def test_the_count_finds_an_import_that_climbs():
+    graph = {"mddframes.recording.recorder": {"mddframes", "mddframes.http.session"}}
+    layers = {"recording": 4, "mddframes": 1, "http": 4}
+    assert upward_imports(graph, layers) == [
+        "mddframes.recording.recorder (layer 4) imports mddframes (layer 1)"
+    ]
