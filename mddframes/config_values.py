@@ -220,10 +220,10 @@ def parse_user_agent(name: str, value: Any, source: str) -> str:
     start a header of its own), at most 200 characters."""
     if not isinstance(value, str) or not value.strip():
         raise ConfigurationError(f"{name} from {source} must be a non-empty string")
-    value = value.strip()
-    if len(value) > 200 or not all(" " <= c <= "~" for c in value):
+    words: str = value.strip()
+    if len(words) > 200 or not all(" " <= c <= "~" for c in words):
         raise ConfigurationError(
             f"{name} from {source} must be at most 200 printable ASCII characters, "
             "without line breaks"
         )
-    return value
+    return words
