@@ -31,14 +31,15 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 import orjson
 import requests
 
 from mddframes._version import __version__
 from mddframes.disk_modes import open_private
-from mddframes.recording.redact import Redactor, path_parameters, redacts
+from mddframes.recording.har import ENCODED_MARK, har_entry, is_text
+from mddframes.recording.redact import Redactor, redacts
 from mddframes.recording.scrub import CREDENTIAL_HEADERS, HOST_PLACEHOLDER, Scrubber
 from mddframes.recording.spool import BinarySpool, TextSpool, escaped
 
@@ -50,9 +51,6 @@ _QUEUED = 64  # finished calls waiting for the writer thread at most
 # the writer thread's piece of a large body: large pieces, so that it takes the GIL
 # from the threads reading and parsing a few dozen times a body, not thousands
 _CHUNK = 1 << 18
-_TEXT_TYPES = ("json", "text/", "xml", "x-www-form-urlencoded", "javascript", "yaml")
-_BODY_MARK = "\x00mddframes-body\x00"
-_ENCODED_MARK = orjson.dumps(_BODY_MARK)
 
 
 class Recorder:
@@ -170,113 +168,22 @@ class Recorder:
         """Write one finished call (its body in ``tee.text`` or ``tee.binary``) to the
         entries file."""
         scrubber = self.scrubber
-        request, response = tee.request, tee.response
         if (
             tee.operation == "getToken"
-            and 200 <= response.status_code < 300
+            and 200 <= tee.response.status_code < 300
             and tee.text is not None
         ):
             scrubber.learn_token_answer(tee.text.raw())
-        url = scrubber.text(request.url or "")  # (it holds the host: never clean)
-        request_headers = [(str(n), str(v)) for n, v in request.headers.items()]
-        response_headers = [(str(n), str(v)) for n, v in response.headers.items()]
-        request_mime = request.headers.get("Content-Type", "")
-        mime = response.headers.get("Content-Type", "")
-        reason = response.reason or ""
-        # the entry's other short texts searched at once: the usual entry holds no
-        # secret outside its URL and its credential headers (whose values go whole),
-        # and then each is kept as it is; else each is scrubbed on its own
-        texts = [request_mime, mime, reason]
-        for name, value in (*request_headers, *response_headers):
-            texts.append(name)
-            if name.lower() not in CREDENTIAL_HEADERS:
-                texts.append(value)
-        scrub = _kept if scrubber.is_clean("\n".join(texts)) else scrubber.text
-        body = request.body
-        if isinstance(body, str):
-            body = body.encode("utf-8")
         redactor = self._redactor if self._redactor and redacts(tee.operation) else None
-        if redactor is not None:
-            url = redactor.url(url, tee.operation)
-            if body:
-                body = redactor.body(body)
-        request_entry: dict[str, Any] = {
-            "method": request.method,
-            "url": url,
-            "httpVersion": "HTTP/1.1",
-            "cookies": [],
-            "headers": _headers(request_headers, scrub),
-            "queryString": [
-                {"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query, True)
-            ],
-            "headersSize": -1,
-            "bodySize": len(body) if body else 0,
-        }
-        if body:
-            request_entry["postData"] = {
-                "mimeType": scrub(request_mime),
-                "text": scrubber.bytes(body).decode("utf-8", "replace"),
-            }
-        json_answer = "json" in mime.lower()
-        textual = any(kind in mime.lower() for kind in _TEXT_TYPES)
-        content: dict[str, Any] = {"size": tee.size, "mimeType": scrub(mime), "text": _BODY_MARK}
-        if not textual and tee.size:
-            content["encoding"] = "base64"
-        entry: dict[str, Any] = {
-            "startedDateTime": tee.started.isoformat(),
-            "time": round((tee.waited + tee.receiving) * 1000, 3),
-            "request": request_entry,
-            "response": {
-                "status": response.status_code,
-                "statusText": scrub(reason),
-                "httpVersion": "HTTP/1.1",
-                "cookies": [],
-                "headers": _headers(response_headers, scrub, redactor),
-                "content": content,
-                "redirectURL": "",
-                "headersSize": -1,
-                "bodySize": tee.size,
-            },
-            "cache": {},
-            "timings": {
-                "send": 0,
-                "wait": round(tee.waited * 1000, 3),
-                "receive": round(tee.receiving * 1000, 3),
-            },
-            "_operation": tee.operation,
-        }
-        entry["_parameters"], entry["_prefix"] = path_parameters(tee.operation, url)
-        if not tee.complete:
-            entry["comment"] = "the client closed this answer before reading all of it"
         # orjson: an entry's JSON in a tenth of json.dumps's time (recording adds at most
         # 10 % to a session of many small calls)
-        head, _, tail = orjson.dumps(entry).partition(_ENCODED_MARK)
-        known = tee.scrubbed_at == scrubber.generation  # nothing learned since it was spooled
-        text, binary = tee.text, tee.binary
+        head, _, tail = orjson.dumps(har_entry(tee, scrubber, redactor)).partition(ENCODED_MARK)
         with self._lock:
             out = self._entries
             out.write(b",\n" if self._count else b"\n")
             out.write(head)
             out.write(b'"')
-            if text is not None and redactor is not None:
-                # (a script's text names the data: it is replaced whole)
-                data = redactor.body(text.raw()) if json_answer else redactor.script(tee.size)
-                out.write(escaped(scrubber.bytes(data)))
-            elif text is not None and not text.escaped:  # small: in one piece
-                body = text.raw()
-                # scrubbed on its way in; again only if a secret was learned since
-                out.write(escaped(body if known else scrubber.bytes(body)))
-            elif text is not None and known:  # large, escaped on its way in: copied
-                text.copy_escaped(out)
-            elif text is not None:
-                _copy_text(text.raw_pieces(), out, scrubber)
-            elif binary is not None:
-                spooled = binary.file
-                if binary.zipped and redactor is not None:
-                    spooled = redactor.archive(spooled)
-                elif binary.zipped:
-                    spooled = _scrubbed_zip(spooled, scrubber)
-                _copy_base64(spooled, out, scrubber)
+            _write_body(tee, out, scrubber, redactor)
             out.write(b'"')
             out.write(tail)
             self._count += 1
@@ -422,8 +329,7 @@ class _Tee:
         # zip cannot be scrubbed in passing (its members are compressed): its spool
         # keeps it in memory for the writer to rebuild scrubbed. A token answer is
         # kept in memory too: its tokens are learned only once it is whole.
-        mime = response.headers.get("Content-Type", "").lower()
-        textual = any(kind in mime for kind in _TEXT_TYPES)
+        textual = is_text(response.headers.get("Content-Type", ""))
         folder, in_memory = recorder.spool_folder, recorder.spool_in_memory
         if operation == "getToken":
             in_memory = 1 << 62
@@ -492,26 +398,37 @@ class _Tee:
         self._recorder._hand_over(self)
 
 
-def _kept(text: str) -> str:
-    """A text of an entry found clean (no secret in any form): kept as it is."""
-    return text
+def _write_body(tee: _Tee, out: IO[bytes], scrubber: Scrubber, redactor: Redactor | None) -> None:
+    """The answer's body, as the inside of the entry's JSON string, from its spool."""
+    if tee.text is not None:
+        _write_text_body(tee, tee.text, out, scrubber, redactor)
+    elif tee.binary is not None:
+        spooled = tee.binary.file
+        if tee.binary.zipped and redactor is not None:
+            spooled = redactor.archive(spooled)
+        elif tee.binary.zipped:
+            spooled = _scrubbed_zip(spooled, scrubber)
+        _copy_base64(spooled, out, scrubber)
 
 
-def _headers(
-    items: list[tuple[str, str]],
-    scrub: Callable[[str], str],
-    redactor: Redactor | None = None,
-) -> list[dict[str, str]]:
-    """HAR headers: a credential header's value is gone whatever it holds, the rest
-    go through ``scrub`` (names too: a service could put a token in one)."""
-    headers = []
-    for name, value in items:
-        lowered = name.lower()
-        value = "SCRUBBED" if lowered in CREDENTIAL_HEADERS else scrub(value)
-        if redactor is not None and lowered == "content-disposition":
-            value = redactor.disposition(value)
-        headers.append({"name": scrub(name), "value": value})
-    return headers
+def _write_text_body(
+    tee: _Tee, text: TextSpool, out: IO[bytes], scrubber: Scrubber, redactor: Redactor | None
+) -> None:
+    """A text body: scrubbed on its way into the spool, so scrubbed again only if a
+    secret was learned since (``known``: nothing was)."""
+    known = tee.scrubbed_at == scrubber.generation
+    if redactor is not None:
+        # (a script's text names the data: it is replaced whole)
+        json_answer = "json" in tee.response.headers.get("Content-Type", "").lower()
+        data = redactor.body(text.raw()) if json_answer else redactor.script(tee.size)
+        out.write(escaped(scrubber.bytes(data)))
+    elif not text.escaped:  # small: in one piece
+        body = text.raw()
+        out.write(escaped(body if known else scrubber.bytes(body)))
+    elif known:  # large, escaped on its way in: copied
+        text.copy_escaped(out)
+    else:
+        _copy_text(text.raw_pieces(), out, scrubber)
 
 
 def _copy_text(pieces: Iterable[bytes], out: IO[bytes], scrubber: Scrubber) -> None:
