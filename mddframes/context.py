@@ -26,13 +26,14 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pandas as pd
 
 from mddframes.codec import depth
 from mddframes.codec.fingerprint import FrameFingerprint
 from mddframes.codec.kinds import Kind
+from mddframes.codec.read_route import Route
 from mddframes.codec.stream import KeptJson, keep_chunks, load_document
 from mddframes.codec.values import digest
 
@@ -48,6 +49,11 @@ RECENT_CONTEXTS = 32
 _SEEN_BITS = 1 << 19
 #: Bit positions set per object.
 _SEEN_HASHES = 4
+
+#: How a context's document was read: a route of
+#: :func:`~mddframes.codec.read_route.choose_route`, or a write's read-back.
+ReadRoute = Literal[Route, "readback"]
+READ_ROUTES: frozenset[str] = frozenset(get_args(ReadRoute))
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +82,7 @@ class ReadContext:
         ``payload`` was decoded from JSON text that holds no NaN or infinity
         (:func:`~mddframes.codec.fastjson.surely_finite`): its :attr:`digest` is then
         taken the fast way (``digest(payload, finite=True)``, the same digest).
-    route : str, optional
+    route : ReadRoute, optional
         How the document was read (:func:`~mddframes.codec.read_route.choose_route`:
         ``"whole"``, ``"splitter"``, ``"ijson"`` or ``"kept"``), or ``"readback"`` for
         a write's read-back; None when not read from the service here (a workbook,
@@ -110,10 +116,15 @@ class ReadContext:
         kept: KeptJson | None = None,
         fingerprint: FrameFingerprint | None = None,
         finite: bool = False,
-        route: str | None = None,
+        route: ReadRoute | None = None,
     ) -> None:
         if payload is None and kept is None:
             raise TypeError("ReadContext takes payload, kept, or both")
+        if route is not None and route not in READ_ROUTES:
+            raise ValueError(
+                f"ReadContext of {kind} {object_id!r}: route {route!r} is not one of "
+                f"{sorted(READ_ROUTES)}"
+            )
         if kept is None:
             assert payload is not None
             text = depth.dumps(payload, what=f"{kind} {object_id!r}", ensure_ascii=False)
@@ -141,7 +152,7 @@ class ReadContext:
         return self._read_at
 
     @property
-    def route(self) -> str | None:
+    def route(self) -> ReadRoute | None:
         return self._route
 
     @property
@@ -223,7 +234,7 @@ def _rebuild_context(
     kept: KeptJson | None,
     fingerprint: FrameFingerprint | None = None,
     finite: bool = False,
-    route: str | None = None,
+    route: ReadRoute | None = None,
 ) -> ReadContext:
     return ReadContext(kind, object_id, payload, read_at, kept=kept, fingerprint=fingerprint,
                        finite=finite, route=route)  # fmt: skip

@@ -29,7 +29,7 @@ from mddframes.codec.frame import (
 )
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
-from mddframes.codec.read_route import choose_route
+from mddframes.codec.read_route import Route, choose_route
 from mddframes.codec.stream import KeptJson, frame_from_chunks, keep_whole
 from mddframes.context import ReadContext, record_read, registry_for
 from mddframes.frames.backends import (
@@ -149,7 +149,7 @@ def _streamed_frame(
     """
     prints = FingerprintBuilder()
     finish, finish_arrow = arrow_finishers(prints) if dtype_backend == "pyarrow" else (None, None)
-    routes: list[str] = []
+    routes: list[Route] = []
     streamed, kept = frame_from_chunks(
         body.chunks(), "table", finish=finish, finish_arrow=finish_arrow, on_route=routes.append
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import assert_type
+from typing import Literal, assert_type
 
 import pandas as pd
 
@@ -149,3 +149,11 @@ def settings_stay_typed() -> None:
     mddframes.connect("acme", max_workers="8")  # type: ignore[arg-type]
     mddframes.connect("acme", max_worker=8)  # type: ignore[call-arg]
     mddframes.connect("acme", timeout=(5, 60), lock_dir=Path("/tmp"), max_rate="400/min").close()
+
+
+def read_routes_are_literals() -> None:
+    from mddframes.context import ReadContext
+
+    context = ReadContext("table", "t", {"data": []}, route="readback")
+    assert_type(context.route, Literal["whole", "splitter", "ijson", "kept", "readback"] | None)
+    ReadContext("table", "t", {"data": []}, route="read-back")  # type: ignore[arg-type]
