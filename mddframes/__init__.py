@@ -7,13 +7,15 @@ losslessly, and export/package/deploy methods move work to production.
 
 import typing as _typing
 
-# The errors are light and caught by name before anything else is used: imported now.
 from mddframes._version import __version__ as __version__
+
+# The errors are light and caught by name before anything else is used: imported now.
 from mddframes.errors import (
     AnswerLostError,
     AuthError,
     BackupError,
     BadRequestError,
+    BusyError,
     ClientClosedError,
     ConcurrentModificationError,
     ConfigurationError,
@@ -138,6 +140,7 @@ __all__ = [
     "BackupError",
     "BadRequestError",
     "BulkResult",
+    "BusyError",
     "CheckReport",
     "Client",
     "ClientClosedError",

@@ -37,7 +37,8 @@ The tree::
     ├── ExportError                    an export task did not deliver (``task_id``)
     │   ├── ExportTimeoutError         still running at the time-out
     │   └── ExportFailedError          ended as FAILED
-    └── UnsafeArchiveError             an archive entry escapes its folder or expands too far
+    ├── UnsafeArchiveError             an archive entry escapes its folder or expands too far
+    └── BusyError                      a panel asked to start work while its last still runs
 
     MddWarning (UserWarning)           everything mddframes warns about
     ├── PartialFailureWarning          a bulk call skipped failed ids
@@ -49,6 +50,14 @@ The tree::
 API or its token endpoint) answered 401, 403 or another 4xx of the token request, so it
 always has a status. Missing credentials, which never reach the service, are a
 ``ConfigurationError``.
+
+Exceptions defined elsewhere are not in the tree, because none reaches a caller: each
+is a signal between one raiser and its catcher in the same package, which falls back
+(``StreamUnsupported``, ``StepAside``, the stream's ``_NeedsExact`` and ``_Unsure``),
+translates it into an error of this tree with the place named (``CellError``,
+``CsvSyntaxError``, ``NestingTooDeep``, ``BoundExceeded``, ``_TokenNotFetched``,
+``_Refused``) or into an exit code (the command line's ``StdoutClosed``);
+tests/client/test_error_home.py names each, and the emulator's are the emulator's.
 """
 
 from __future__ import annotations
@@ -60,6 +69,7 @@ __all__ = [
     "AuthError",
     "BackupError",
     "BadRequestError",
+    "BusyError",
     "ClientClosedError",
     "ConcurrentModificationError",
     "ConfigurationError",
@@ -210,6 +220,10 @@ class MissingDependencyError(ConfigurationError, ImportError):
 
 class InvalidArgumentError(MddError, ValueError):
     """An argument given to mddframes is unusable (e.g. an empty id); nothing was sent."""
+
+
+class BusyError(MddError):
+    """A panel was asked to start work while its previous work still runs."""
 
 
 class ClientClosedError(MddError):

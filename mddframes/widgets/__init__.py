@@ -13,7 +13,8 @@ ExportPanel(...)
 >>> archive = panel.run()  # or script it: the same work, blocking
 """
 
-from mddframes.widgets._panel import BusyError, Panel
+from mddframes.errors import BusyError  # its home is the error tree; kept here too
+from mddframes.widgets._panel import Panel
 from mddframes.widgets.deploy_panel import DeployPanel
 from mddframes.widgets.export_panel import ExportPanel, covering_object_types
 from mddframes.widgets.lineage_panel import LineagePanel

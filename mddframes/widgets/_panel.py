@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import ipywidgets as widgets
 
-from mddframes.errors import MddError
+from mddframes.errors import BusyError
 from mddframes.widgets._messages import describe_error, describe_warning
 
 R = TypeVar("R")
@@ -24,10 +24,6 @@ R = TypeVar("R")
 # warnings.catch_warnings swaps module-global state; two threads inside it at once could
 # leave the hook of one installed for good, so panels capture warnings one at a time.
 _CAPTURE_LOCK = threading.Lock()
-
-
-class BusyError(MddError):
-    """A panel was asked to start work while its previous work still runs."""
 
 
 class Panel(widgets.VBox):  # type: ignore[misc]  # VBox is Any: ipywidgets has no types

@@ -28,6 +28,7 @@ EXPORTED = [
     "BackupError",
     "BadRequestError",
     "BulkResult",
+    "BusyError",
     "CheckReport",
     "Client",
     "ClientClosedError",
