@@ -12,18 +12,19 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Self
 
 import pandas as pd
 
-from mddframes import doctor, elements, exports, lineage, writing
+from mddframes import doctor, elements, exports, lineage
 from mddframes import snapshot as snapshots
 from mddframes._facade import facade_of
 from mddframes.api import Api
 from mddframes.archive import ExportArchive
 from mddframes.bulk import ErrorPolicy, ProgressCallback
-from mddframes.codec.kinds import Kind
+from mddframes.client_panels import Panels
+from mddframes.client_writes import Writes
 from mddframes.codec.values import JsonObject, JsonValue
 from mddframes.config import Settings
 from mddframes.context import ContextRegistry, registry_for
@@ -33,16 +34,13 @@ from mddframes.frames import bulk_tables, listing, structures, table, tree
 from mddframes.frames.backends import DtypeBackend
 from mddframes.http.session import HttpSession
 from mddframes.ids import Ids
-from mddframes.writing import WriteResult
 
 if TYPE_CHECKING:
     from mddframes.recording.recorder import Recorder
     from mddframes.snapshot.reader import Snapshot
-    from mddframes.widgets import DeployPanel, ExportPanel, PackagePanel, WriteReview
-    from mddframes.widgets.lineage_panel import LineagePanel
 
 
-class Client:
+class Client(Writes, Panels):
     """A connection to one tenant of the service: DataFrames in, DataFrames out.
 
     Parameters
@@ -354,135 +352,6 @@ class Client:
             structures=structures,
         )  # fmt: skip
 
-    @facade_of(writing.write_table)
-    def write_table(
-        self,
-        table_id: str,
-        frame: pd.DataFrame,
-        *,
-        columns: Sequence[Mapping[str, JsonValue]] | pd.DataFrame | None = None,
-        dry_run: bool = False,
-        allow_deletes: bool = False,
-        force: bool = False,
-        backup_dir: str | os.PathLike[str] | None = None,
-    ) -> WriteResult:
-        return writing.write_table(
-            self.api, table_id, frame, columns=columns, dry_run=dry_run,
-            allow_deletes=allow_deletes, force=force, backup_dir=backup_dir,
-        )  # fmt: skip
-
-    @facade_of(writing.write_mapping)
-    def write_mapping(
-        self,
-        mapping_id: str,
-        frame: pd.DataFrame,
-        *,
-        dry_run: bool = False,
-        allow_deletes: bool = False,
-        force: bool = False,
-        backup_dir: str | os.PathLike[str] | None = None,
-    ) -> WriteResult:
-        return writing.write_mapping(
-            self.api, mapping_id, frame, dry_run=dry_run, allow_deletes=allow_deletes,
-            force=force, backup_dir=backup_dir,
-        )  # fmt: skip
-
-    @facade_of(writing.restore)
-    def restore(
-        self,
-        backup: str | os.PathLike[str],
-        *,
-        dry_run: bool = False,
-        backup_dir: str | os.PathLike[str] | None = None,
-    ) -> WriteResult:
-        return writing.restore(self.api, backup, dry_run=dry_run, backup_dir=backup_dir)
-
-    @facade_of(writing.restore_backups)
-    def restore_backups(
-        self,
-        backups: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-        *,
-        dry_run: bool = False,
-        backup_dir: str | os.PathLike[str] | None = None,
-        max_workers: int | None = None,
-        progress: bool | None = None,
-    ) -> pd.DataFrame:
-        return writing.restore_backups(
-            self.api, backups, dry_run=dry_run, backup_dir=backup_dir,
-            max_workers=max_workers, progress=progress,
-        )  # fmt: skip
-
-    @facade_of(writing.write_tables)
-    def write_tables(
-        self,
-        frame: pd.DataFrame,
-        *,
-        dry_run: bool = False,
-        allow_deletes: bool = False,
-        force: bool = False,
-        backup_dir: str | os.PathLike[str] | None = None,
-        max_workers: int | None = None,
-        progress: bool | None = None,
-    ) -> pd.DataFrame:
-        return writing.write_tables(
-            self.api, frame, dry_run=dry_run, allow_deletes=allow_deletes, force=force,
-            backup_dir=backup_dir, max_workers=max_workers, progress=progress,
-        )  # fmt: skip
-
-    @facade_of(writing.write_mappings)
-    def write_mappings(
-        self,
-        frame: pd.DataFrame,
-        *,
-        dry_run: bool = False,
-        allow_deletes: bool = False,
-        force: bool = False,
-        backup_dir: str | os.PathLike[str] | None = None,
-        max_workers: int | None = None,
-        progress: bool | None = None,
-    ) -> pd.DataFrame:
-        return writing.write_mappings(
-            self.api, frame, dry_run=dry_run, allow_deletes=allow_deletes, force=force,
-            backup_dir=backup_dir, max_workers=max_workers, progress=progress,
-        )  # fmt: skip
-
-    # -- the write journal (writing/recovery.py) ---------------------------------------------
-
-    @facade_of(writing.pending_writes)
-    def pending_writes(
-        self,
-        *,
-        backup_dir: str | os.PathLike[str] | None = None,
-        include_finished: bool = False,
-    ) -> pd.DataFrame:
-        return writing.pending_writes(
-            self.api, backup_dir=backup_dir, include_finished=include_finished
-        )
-
-    @facade_of(writing.resume)
-    def resume(
-        self,
-        batch: str | os.PathLike[str],
-        *,
-        backup_dir: str | os.PathLike[str] | None = None,
-        max_workers: int | None = None,
-        progress: bool | None = None,
-    ) -> pd.DataFrame:
-        return writing.resume(self.api, batch, backup_dir=backup_dir, max_workers=max_workers,
-                              progress=progress)  # fmt: skip
-
-    @facade_of(writing.roll_back)
-    def roll_back(
-        self,
-        batch: str | os.PathLike[str],
-        *,
-        backup_dir: str | os.PathLike[str] | None = None,
-        max_workers: int | None = None,
-        progress: bool | None = None,
-    ) -> pd.DataFrame:
-        return writing.roll_back(self.api, batch, backup_dir=backup_dir,
-                                 max_workers=max_workers, progress=progress)  # fmt: skip
-
     # -- exports (exports/) ------------------------------------------------------
 
     @facade_of(exports.export_script)
@@ -587,132 +456,3 @@ class Client:
     @facade_of(doctor.run_doctor)
     def doctor(self, system: str | None = None) -> pd.DataFrame:
         return doctor.run_doctor(self.api, system)
-
-    # -- notebook panels (widgets/: imported on use, ipywidgets is heavy) -------
-
-    def export_panel(
-        self,
-        system: str,
-        *,
-        dest: str | os.PathLike[str] = ".",
-        timeout: float | None = None,
-    ) -> ExportPanel:
-        """A notebook panel that exports scripts of picked elements.
-
-        See :class:`mddframes.widgets.ExportPanel`.
-
-        Parameters
-        ----------
-        system : str
-            The system whose elements the picker offers.
-        dest : str or os.PathLike, default '.'
-            Where the exported zip is written.
-        timeout : float, optional
-            Seconds to wait for a batch export task (the client's default when
-            None).
-
-        Returns
-        -------
-        mddframes.widgets.ExportPanel
-            The panel (it displays itself in a notebook).
-        """
-        from mddframes.widgets import ExportPanel
-
-        return ExportPanel(self, system, dest=dest, timeout=timeout)
-
-    def package_panel(self, system: str) -> PackagePanel:
-        """A notebook panel that adds picked elements to an open deployment package.
-
-        See :class:`mddframes.widgets.PackagePanel`.
-
-        Parameters
-        ----------
-        system : str
-            The system whose open packages and elements the panel offers.
-
-        Returns
-        -------
-        mddframes.widgets.PackagePanel
-            The panel (it displays itself in a notebook).
-        """
-        from mddframes.widgets import PackagePanel
-
-        return PackagePanel(self, system)
-
-    def deploy_panel(self, system: str) -> DeployPanel:
-        """A notebook panel that deploys picked elements or confirms a deployment info file.
-
-        See :class:`mddframes.widgets.DeployPanel`.
-
-        Parameters
-        ----------
-        system : str
-            The system whose elements the picker offers.
-
-        Returns
-        -------
-        mddframes.widgets.DeployPanel
-            The panel (it displays itself in a notebook).
-        """
-        from mddframes.widgets import DeployPanel
-
-        return DeployPanel(self, system)
-
-    def lineage_panel(self, system: str) -> LineagePanel:
-        """A notebook panel that traces a picked element or column upstream, downstream or
-        its impact, as a frame and a drawing.
-
-        Parameters
-        ----------
-        system : str
-            The system whose lineage the panel reads (once, when it opens).
-
-        Returns
-        -------
-        LineagePanel
-            The panel; it displays itself, and ``panel.run()`` answers blocking.
-
-        See Also
-        --------
-        mddframes.widgets.LineagePanel
-        """
-        from mddframes.widgets import LineagePanel
-
-        return LineagePanel(self, system)
-
-    def review_write(
-        self,
-        object_id: str,
-        frame: pd.DataFrame,
-        *,
-        kind: Kind | None = None,
-        allow_deletes: bool = False,
-        backup_dir: str | os.PathLike[str] | None = None,
-    ) -> WriteReview:
-        """A notebook panel showing an edit's dry-run diff and check report, then writing it.
-
-        See :class:`mddframes.widgets.WriteReview`.
-
-        Parameters
-        ----------
-        object_id : str
-            The table or mapping to write.
-        frame : pandas.DataFrame
-            The edited frame, as for :meth:`write_table`.
-        kind : {'table', 'mapping'}, optional
-            Which kind of object; by default the kind the frame was read as.
-        allow_deletes : bool, default False
-            Whether the write may delete rows.
-        backup_dir : str or os.PathLike, optional
-            Where the backup goes (the ``backup_dir`` setting when None).
-
-        Returns
-        -------
-        mddframes.widgets.WriteReview
-            The panel (it displays itself in a notebook).
-        """
-        from mddframes.widgets import WriteReview
-
-        return WriteReview(
-            self, object_id, frame, kind=kind, allow_deletes=allow_deletes, backup_dir=backup_dir
-        )

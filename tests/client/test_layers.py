@@ -15,9 +15,20 @@ from mddframes.http.endpoints import ENDPOINTS
 
 PACKAGE = Path(__file__).parents[2] / "mddframes"
 
+
+def client_members() -> dict[str, object]:
+    """Client's attributes, its own and those of its mddframes bases (client_writes,
+    client_panels: the facade split by job)."""
+    members: dict[str, object] = {}
+    for cls in reversed(Client.__mro__):
+        if cls.__module__.startswith("mddframes"):
+            members.update(vars(cls))
+    return members
+
+
 FACADE_METHODS = sorted(
     name
-    for name, member in vars(Client).items()
+    for name, member in client_members().items()
     if callable(member) and hasattr(member, "__wrapped_function__")
 )
 
