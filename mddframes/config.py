@@ -446,6 +446,16 @@ def resolve_settings(
     profile_name = profile or environ.get(PROFILE_VARIABLE) or None
     from_file = load_profile(profile_name, path, required=profile_name is not None)
     profile_label = f"profile {profile_name or DEFAULT_PROFILE!r} of {path}"
+    return _resolved(arguments, environ, from_file, profile_label)
+
+
+def _resolved(
+    arguments: Mapping[str, Any],
+    environ: Mapping[str, str],
+    from_file: Mapping[str, Any],
+    profile_label: str,
+) -> Settings:
+    """Each setting in turn from its argument, variable, profile key or default."""
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for setting in SETTINGS:
