@@ -17,8 +17,7 @@ import pandas as pd
 
 from mddframes.codec.values import is_missing_cell
 from mddframes.errors import DataShapeError, InvalidArgumentError
-
-_ENVELOPE_KEYS = ("content", "items", "data", "results", "packages", "deploymentPackages")
+from mddframes.wire.profile import PACKAGE_ENVELOPE_KEYS
 
 
 def json_value(value: Any, where: str) -> Any:
@@ -99,7 +98,7 @@ def as_list(answer: Any, what: str) -> list[Any]:
     if isinstance(answer, list):
         return answer
     if isinstance(answer, Mapping):
-        for key in _ENVELOPE_KEYS:
+        for key in PACKAGE_ENVELOPE_KEYS:
             listed = answer.get(key)
             if isinstance(listed, list):
                 return listed

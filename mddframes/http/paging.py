@@ -16,15 +16,8 @@ from typing import Any
 
 from mddframes.errors import DataShapeError
 from mddframes.progress import progress_shown
-
-MAX_PAGES = 10_000
-"""More pages than this is refused before fetching them (a bound, not a limit in use)."""
-
-ASKED_PAGE_SIZE = 1000
-"""The page size asked for once a list turned out to span pages (Spring Data caps what
-it serves at its ``max-page-size``, 2000 by default; the size served is what counts)."""
-
-_PAGING_FIELDS = ("totalPages", "totalElements", "last", "total_pages", "total_elements")
+from mddframes.wire.profile import ASKED_PAGE_SIZE as ASKED_PAGE_SIZE  # (read from here too)
+from mddframes.wire.profile import MAX_PAGES, PAGE_CONTENT, PAGE_TOTALS
 
 
 def _field(page: Mapping[str, Any], name: str, snake: str) -> Any:
@@ -35,8 +28,8 @@ def is_page(value: Any) -> bool:
     """Whether ``value`` is a Spring Data page: a ``content`` list and paging fields."""
     return (
         isinstance(value, Mapping)
-        and isinstance(value.get("content"), list)
-        and any(key in value for key in _PAGING_FIELDS)
+        and isinstance(value.get(PAGE_CONTENT), list)
+        and any(key in value for key in PAGE_TOTALS)
     )
 
 
@@ -90,7 +83,7 @@ def collect_pages(
         total that does not match what was collected (the list changed while paging).
     """
     where = f"the {what} is paged (docs/wire-format.md row {row})"
-    entries = list(first["content"])
+    entries = list(first[PAGE_CONTENT])
     size = _field(first, "size", "size") or len(entries)
     number = _field(first, "number", "number") or 0
     total_pages = _field(first, "totalPages", "total_pages")
@@ -127,7 +120,7 @@ def collect_pages(
                     f"{where}, but asking for page {number} gave page {got}: the service "
                     "does not read the page/size parameters, so the list cannot be read whole"
                 )
-            entries.extend(page["content"])
+            entries.extend(page[PAGE_CONTENT])
             bar.update(1)
     if isinstance(total, int) and total != len(entries):
         raise DataShapeError(
@@ -143,4 +136,4 @@ def _is_last(page: Mapping[str, Any], number: int, total_pages: Any) -> bool:
         return last
     if isinstance(total_pages, int):
         return number >= total_pages - 1
-    return not page["content"]  # no paging fields to go by: an empty page ends it
+    return not page[PAGE_CONTENT]  # no paging fields to go by: an empty page ends it

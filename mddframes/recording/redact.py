@@ -28,6 +28,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from mddframes.http.decoding import disposition_file_name
 from mddframes.http.endpoints import ENDPOINTS
+from mddframes.wire.profile import USER_KEYS
 
 __all__ = ["REDACTED_OPERATIONS", "Redactor", "path_parameters", "redacts"]
 
@@ -50,7 +51,6 @@ KEPT_KEYS = frozenset(
     }
 )  # fmt: skip
 _KEPT_PARAMETERS = frozenset({"realm", "objectTypeId", "type", "taskId"})
-_USER_KEYS = frozenset({"data", "attributes"})
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
@@ -109,7 +109,7 @@ class Redactor:
         if isinstance(value, list):
             return [self.value(item, key) for item in value]
         if isinstance(value, dict):
-            if key in _USER_KEYS:  # the user's own names: redacted like the values
+            if key in USER_KEYS:  # the user's own names: redacted like the values
                 return {self.string(k): self.value(v) for k, v in value.items()}
             return {k: self.value(v, k) for k, v in value.items()}
         return value
