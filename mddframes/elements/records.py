@@ -17,7 +17,7 @@ import pandas as pd
 
 from mddframes.codec.values import is_missing_cell
 from mddframes.errors import DataShapeError, InvalidArgumentError
-from mddframes.wire.profile import PACKAGE_ENVELOPE_KEYS
+from mddframes.wire.profile import ENTRY_ID_KEYS, PACKAGE_ENVELOPE_KEYS
 
 
 def json_value(value: Any, where: str) -> Any:
@@ -62,7 +62,7 @@ def element_series(element: Any) -> pd.Series:
 def element_id(element: Any, where: str) -> str:
     """The id of an element answer (``id``, else ``structureId``), as text."""
     if isinstance(element, Mapping):
-        for key in ("id", "structureId", "structure_id"):
+        for key in ENTRY_ID_KEYS:
             if element.get(key) is not None:
                 return str(element[key])
     raise DataShapeError(f"{where}: the service's answer carries no element id: {element!r:.200}")

@@ -37,10 +37,10 @@ from mddframes.wire.profile import (
     ASYNC_PATH,
     LITERAL_REALM,
     MAX_SERVED_PAGE_SIZE,
-    PAGE_CONTENT,
     PAGE_PARAMETERS,
     ROUTES,
     SERVED_PAGE_SIZE,
+    served_page,
 )
 
 _MAX_REWRITTEN_BODY = 64 * 1024 * 1024  # larger bodies pass untouched (the app bounds them)
@@ -71,7 +71,7 @@ def rename_keys(value: Any, names: dict[str, str]) -> Any:
     return spelling.rename(value, names)
 
 
-def nest_tree(entries: list[Any], children_key: str = "children") -> list[Any]:
+def nest_tree(entries: list[Any], children_key: str) -> list[Any]:
     """A flat tree (parents first, ``parentId``) as nested lists under ``children_key``."""
     nodes: dict[Any, dict[str, Any]] = {}
     roots: list[dict[str, Any]] = []
@@ -98,20 +98,7 @@ def spring_page(entries: list[Any], query: str) -> dict[str, Any]:
     page = max(number(page_name, 0), 0)
     size = number(size_name, SERVED_PAGE_SIZE)
     size = SERVED_PAGE_SIZE if size < 1 else min(size, MAX_SERVED_PAGE_SIZE)
-    content = entries[page * size : (page + 1) * size]
-    total_pages = -(-len(entries) // size)
-    return {
-        PAGE_CONTENT: content,
-        "pageable": {"pageNumber": page, "pageSize": size, "offset": page * size},
-        "totalElements": len(entries),
-        "totalPages": total_pages,
-        "last": page >= total_pages - 1,
-        "first": page == 0,
-        "number": page,
-        "size": size,
-        "numberOfElements": len(content),
-        "empty": not content,
-    }
+    return served_page(entries, page, size)
 
 
 class DialectMiddleware:

@@ -34,6 +34,7 @@ from mddframes.wire.profile import (
     LIST_OPERATIONS,
     LITERAL_REALM,
     PAGE_CONTENT,
+    PAGE_TOTAL_ELEMENTS,
     PAGE_TOTALS,
     ROUTES,
 )
@@ -386,7 +387,7 @@ def _paging(call: Call, value: dict[str, Any], found: Learned) -> None:
         found.differences.setdefault(
             _named("paged"),
             f"{call.operation} answered a Spring Data page "
-            f"(size {value.get('size')}, {value.get('totalElements')} entries)",
+            f"(size {value.get('size')}, {value.get(PAGE_TOTAL_ELEMENTS[0])} entries)",
         )
         return
     keys = ", ".join(sorted(k for k, v in value.items() if isinstance(v, list)))

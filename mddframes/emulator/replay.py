@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mddframes.emulator.dataset import JSON, Dataset
 from mddframes.emulator.dialects import TO_CAMEL, rename_keys
 from mddframes.emulator.recordings import Call, Learned, Recording, attachment_name, learn
-from mddframes.wire.profile import ASYNC_PATH, CHILDREN_KEYS, PAGE_CONTENT, PAGE_TOTALS
+from mddframes.wire.profile import ASYNC_PATH, CHILDREN_KEYS, PAGE_CONTENT, PAGE_TOTALS, PAGEABLE
 
 __all__ = ["Replay", "ReplayMiddleware", "load_replay"]
 
@@ -122,7 +122,7 @@ def _normal(value: Any) -> Any:
     """An answer in the default wire shape: camelCase, unpaged."""
     value = rename_keys(value, TO_CAMEL)
     if isinstance(value, dict) and isinstance(value.get(PAGE_CONTENT), list):
-        if any(k in value for k in PAGE_TOTALS) or "pageable" in value:
+        if any(k in value for k in PAGE_TOTALS) or PAGEABLE in value:
             return value[PAGE_CONTENT]
     return value
 

@@ -12,6 +12,8 @@ Nothing here imports mddframes: this is the bottom layer.
 
 from __future__ import annotations
 
+from typing import Any
+
 # -- where the service answers (rows 1-4) --------------------------------------------
 
 API_PREFIX = "/api/mdd-backend"
@@ -129,8 +131,20 @@ PACKAGE_IDS_KEYS: tuple[str, ...] = ("structureIds", "structure_ids", "structure
 
 PAGE_CONTENT = "content"
 """The key of a Spring Data page's entries."""
-PAGE_TOTALS = ("totalPages", "totalElements", "last", "total_pages", "total_elements")
+PAGE_NUMBER = ("number",)
+"""The spellings of a page's number (from 0)."""
+PAGE_SIZE = ("size",)
+"""The spellings of a page's size."""
+PAGE_TOTAL_PAGES = ("totalPages", "total_pages")
+"""The spellings of a page's count of pages."""
+PAGE_TOTAL_ELEMENTS = ("totalElements", "total_elements")
+"""The spellings of a page's count of entries (over every page)."""
+PAGE_LAST = "last"
+"""The flag a page is the last by."""
+PAGE_TOTALS = (*PAGE_TOTAL_PAGES, *PAGE_TOTAL_ELEMENTS, PAGE_LAST)
 """A page's paging fields: one of them beside ``content`` makes an object a page."""
+PAGEABLE = "pageable"
+"""The key of the request a Spring Data page answers (``pageNumber``, ``pageSize``...)."""
 PAGE_PARAMETERS = ("page", "size")
 """The query parameters Spring Data reads: the page number (from 0) and its size."""
 SERVED_PAGE_SIZE = 50
@@ -142,12 +156,36 @@ ASKED_PAGE_SIZE = 1000
 MAX_PAGES = 10_000
 """More pages than this is refused before fetching them (a bound, not a limit in use)."""
 
+
+def served_page(entries: list[Any], page: int, size: int) -> dict[str, Any]:
+    """Page ``page`` (of ``size``) of ``entries`` as Spring Data serialises a ``PageImpl``.
+
+    The shape a paged tenant answers in; every field but those above is Spring's own.
+    """
+    content = entries[page * size : (page + 1) * size]
+    total_pages = -(-len(entries) // size)
+    return {
+        PAGE_CONTENT: content,
+        PAGEABLE: {"pageNumber": page, "pageSize": size, "offset": page * size},
+        PAGE_TOTAL_ELEMENTS[0]: len(entries),
+        PAGE_TOTAL_PAGES[0]: total_pages,
+        PAGE_LAST: page >= total_pages - 1,
+        "first": page == 0,
+        PAGE_NUMBER[0]: page,
+        PAGE_SIZE[0]: size,
+        "numberOfElements": len(content),
+        "empty": not content,
+    }
+
+
 # -- trees (row 11) ---------------------------------------------------------------------
 
 CHILDREN_KEYS: tuple[str, ...] = ("children", "childs", "child_structures", "childStructures")
 """The spellings of a nested tree's child list, tried in this order."""
-ID_ALIASES: tuple[str, ...] = ("id", "structure_id", "element_id")
-"""The spellings of an element's id in a tree (snake_case columns)."""
+ENTRY_ID_KEYS: tuple[str, ...] = ("id", "structureId", "structure_id", "elementId", "element_id")
+"""The spellings of an element's id in an answer, tried in this order."""
+ID_ALIASES: tuple[str, ...] = tuple(key for key in ENTRY_ID_KEYS if key.islower())
+"""The spellings of an element's id in a tree frame (its snake_case columns)."""
 PARENT_ALIASES: tuple[str, ...] = ("parent_id", "parent_structure_id", "parent")
 """The spellings of an element's parent id in a tree (snake_case columns)."""
 
