@@ -34,6 +34,7 @@ from mddframes.wire.dialects import DIALECTS, DialectEntry
 from mddframes.wire.dialects import Dialect as Dialect  # (read from here too)
 from mddframes.wire.dialects import check_dialect as check_dialect  # (read from here too)
 from mddframes.wire.profile import (
+    API_ROOT,
     ASYNC_PATH,
     LITERAL_REALM,
     MAX_SERVED_PAGE_SIZE,
@@ -128,8 +129,8 @@ class DialectMiddleware:
                 await _send_json(send, 404, answer.encode())
                 return
             scope = _with_path(scope, moved)
-        api_root = f"{self.prefix}/api/"
-        if not (scope["path"].startswith(api_root) or path.startswith("/api/")):
+        api_root = self.prefix + API_ROOT
+        if not (scope["path"].startswith(api_root) or path.startswith(API_ROOT)):
             await self.app(scope, receive, send)
             return
         if self.entry.kind == "snake":
@@ -149,15 +150,15 @@ class DialectMiddleware:
         # swap: the literal realm reaches the tenant's realm, the tenant's realm (or any
         # other) reaches the literal one, which the token issuer does not know (404)
         target = self.tenant if realm == LITERAL_REALM else LITERAL_REALM
-        return _with_path(scope, f"/auth/realms/{target}{rest}")
+        return _with_path(scope, _BEFORE_REALM + target + rest)
 
     def _unprefixed(self, path: str) -> str | None:
         """The path the app serves, or ``None`` for a prefixed synchronous path (404)."""
-        prefixed = path.startswith(f"{self.prefix}/api/")
+        prefixed = path.startswith(self.prefix + API_ROOT)
         if self.prefix and not prefixed and path.startswith(f"{self.prefix}/"):
             return path  # the prefix's own documents (OpenAPI, Swagger UI) stay put
         bare = path[len(self.prefix) :] if prefixed else path
-        if not bare.startswith("/api/"):
+        if not bare.startswith(API_ROOT):
             return path
         if _ASYNC.match(bare):
             return path if prefixed else None

@@ -51,6 +51,8 @@ ROUTES: dict[str, tuple[str, str]] = {
     "deployStructure": ("POST", "/api/structure/{id}/deploy/{deploymentId}"),
     "openApiDocument": ("GET", OPENAPI_PATH),
 }
+API_ROOT = "/api/"
+"""Where every operation's path starts, below the prefix (all but the token's)."""
 ASYNC_PATH = ROUTES["structureMassExportAsync"][1]
 """The batch export operations' path: the only ones the description shows prefixed."""
 LIST_OPERATIONS = ("getTree", "getObjectTypes", "listDeploymentPackages")
