@@ -12,9 +12,10 @@ without the prefix, the token endpoint only under the literal realm.
 
 Every dialect but ``etag`` (and the reference) is an ASGI middleware outside the
 operation gate: it rewrites the path before the gate routes it and the JSON bodies
-around the app, so the store and routes stay those of the default dialect. ``etag`` is served by the table and mapping
-routes themselves (the store checks the version in the write's own transaction, the
-route sets the headers), as a precondition cannot be checked atomically from outside.
+around the app, so the store and routes stay those of the default dialect. ``etag`` is
+served by the table and mapping routes themselves (the store checks the version in the
+write's own transaction, the route sets the headers), as a precondition cannot be
+checked atomically from outside.
 The OpenAPI document stays the default dialect's.
 """
 
@@ -48,7 +49,7 @@ _MAX_REWRITTEN_BODY = 64 * 1024 * 1024  # larger bodies pass untouched (the app 
 _BEFORE_REALM, _AFTER_REALM = ROUTES["getToken"][1].split("{realm}")
 _TOKEN = re.compile(f"^{re.escape(_BEFORE_REALM)}([^/]*)({re.escape(_AFTER_REALM)})$")
 _ASYNC = re.compile("^" + re.escape(ASYNC_PATH) + "(/|$)")
-#: Dialects the routes serve themselves: the middleware lets their requests pass.
+#: Kinds of dialect the routes serve themselves: the middleware lets their requests pass.
 _IN_THE_ROUTES = frozenset({"reference", "etag"})
 
 
