@@ -30,7 +30,6 @@ from mddframes.context import ContextRegistry
 from mddframes.errors import InvalidArgumentError, MddError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
 from mddframes.http.etags import Tagged, etag_of, if_match_headers
-from mddframes.http.keys import is_snake_case, spelling, to_camel, to_snake
 from mddframes.http.paging import ASKED_PAGE_SIZE, collect_pages, is_page, worth_bigger_pages
 from mddframes.http.session import (
     BodyStream,
@@ -43,6 +42,8 @@ from mddframes.http.session import (
 )
 from mddframes.ids import id_list
 from mddframes.known_ids import KnownIds
+from mddframes.wire.profile import PAGE_PARAMETERS
+from mddframes.wire.spelling import is_snake_case, spelling, to_camel, to_snake
 
 DEPLOYMENT_INFO_FILENAME = "deployment-info.json"
 
@@ -96,7 +97,7 @@ class Api:
         #: Operations whose answer came as a Spring page, with the entries collected.
         self.paged: dict[str, int] = {}
         #: How the service spells the wire names, once an answer showed it:
-        #: ``"snake_case"`` or ``"camelCase"`` (:mod:`.http.keys`); ``None`` until then.
+        #: ``"snake_case"`` or ``"camelCase"`` (:mod:`.wire.spelling`); ``None`` until then.
         self.key_style: str | None = None
         #: Operations that answered in snake_case (``mddframes doctor`` reports them).
         self.snake_case_answers: set[str] = set()
@@ -173,7 +174,9 @@ class Api:
             return value
 
         def fetch(page: int, size: int) -> Any:
-            return self._json(operation, path_params, query={"page": page, "size": size})
+            return self._json(
+                operation, path_params, query=dict(zip(PAGE_PARAMETERS, (page, size), strict=True))
+            )
 
         if worth_bigger_pages(value):
             bigger = fetch(0, ASKED_PAGE_SIZE)

@@ -58,10 +58,11 @@ from mddframes.config_values import (
 )
 from mddframes.config_values import is_loopback_host as is_loopback_host  # public here too
 from mddframes.errors import ConfigurationError
+from mddframes.wire.profile import API_PREFIX
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_API_PREFIX = "/api/mdd-backend"
+DEFAULT_API_PREFIX = API_PREFIX  # the wire profile's (docs/wire-format.md row 2)
 DEFAULT_TIMEOUT = (5.0, 60.0)
 # as many as a plain urllib3 Retry loop's total: a flaky service (12% 5xx, 5% dropped
 # connections) failed one GET in about 4,000 with 5; the call's deadline bounds the waits

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from mddframes.doctor.findings import Finding
 from mddframes.errors import MddError
 from mddframes.http.etags import strong_etag
+from mddframes.wire.profile import ETAG_HEADER
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -36,7 +37,7 @@ def _etag_header(api: Api, operation: str, params: dict[str, str]) -> str | None
     """The ``ETag`` header of one read; the body is not read."""
     response = api.http.call(operation, params, stream=True)
     try:
-        return response.headers.get("ETag")
+        return response.headers.get(ETAG_HEADER)
     finally:
         response.close()
 

@@ -16,11 +16,12 @@ from urllib.parse import urlsplit
 from mddframes.doctor.findings import Finding, worst
 from mddframes.errors import MddError
 from mddframes.http.endpoints import ENDPOINTS, Endpoint
+from mddframes.wire.profile import ROUTES
 
 if TYPE_CHECKING:
     from mddframes.api import Api
 
-DOCUMENT = Endpoint("openApiDocument", "GET", "/v3/api-docs")
+DOCUMENT = Endpoint("openApiDocument", *ROUTES["openApiDocument"])
 """Where springdoc publishes the OpenAPI document, below the API prefix (row 3)."""
 
 _PLACEHOLDER = re.compile(r"\{[^}/]*\}")

@@ -20,7 +20,8 @@ from mddframes.doctor.findings import Finding
 from mddframes.errors import MddError
 from mddframes.frames import listing, structures, table, tree
 from mddframes.frames.shaping import unwrap_list
-from mddframes.http.keys import TO_SNAKE, to_camel
+from mddframes.wire.profile import CHILDREN_KEYS, FIELDS
+from mddframes.wire.spelling import TO_SNAKE, all_keys, to_camel
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -50,27 +51,19 @@ class Shape:
     listed: bool = False
 
 
-def _shape(
-    check: str, row: str, operation: str, fields: str, optional: str = "", listed: bool = False
-) -> Shape:
+def _shape(check: str, row: str, operation: str, listed: bool = False) -> Shape:
+    fields, optional = FIELDS[operation]  # the wire profile's assumption of the answer
     return Shape(check, row, operation, frozenset(fields.split()), frozenset(optional.split()),
                  listed)  # fmt: skip
 
 
-TREE = _shape("tree", "11", "getTree", "id name type parentId systemName version deployed",
-              "tableId mappingId", listed=True)  # fmt: skip
-ELEMENT = _shape("element", "12", "getStructure",
-                 "id name type parentId systemName version modifiedAt deployed deploymentId "
-                 "attributes", "tableId mappingId")  # fmt: skip
-RAW_DATA = _shape("raw data", "13", "getRawData", "element schema path children table mappings")
-OBJECT_TYPES = _shape("object types", "14", "getObjectTypes",
-                      "id name description fileExtension elementTypes", listed=True)  # fmt: skip
-TABLE = _shape("table", "15", "getTable", "id name structureId metadata data")
-MAPPING = _shape("mapping", "17", "getMapping",
-                 "id name sourceId targetId description columnMappings")  # fmt: skip
-PACKAGES = _shape("packages", "18", "listDeploymentPackages",
-                  "systemName name description status createdAt structureIds",
-                  listed=True)  # fmt: skip
+TREE = _shape("tree", "11", "getTree", listed=True)
+ELEMENT = _shape("element", "12", "getStructure")
+RAW_DATA = _shape("raw data", "13", "getRawData")
+OBJECT_TYPES = _shape("object types", "14", "getObjectTypes", listed=True)
+TABLE = _shape("table", "15", "getTable")
+MAPPING = _shape("mapping", "17", "getMapping")
+PACKAGES = _shape("packages", "18", "listDeploymentPackages", listed=True)
 
 _ACTIONS = {
     "paged": "every page is read with the page/size parameters (at most 10,000 pages, "
@@ -79,7 +72,7 @@ _ACTIONS = {
     "are the same",
     "snake kept": "the document is kept as served and written back in its own spelling; "
     "the codec reads data_type/primary_key as well",
-    "nested": "the tree loader flattens the children lists (pre-order) and gives each "
+    "nested": "the tree loader flattens the child lists (pre-order) and gives each "
     "element its parent's id",
     "envelope": "the loader unwraps the list",
     "missing": "the frame lacks those columns",
@@ -111,9 +104,9 @@ def check_shape(
         return Finding(shape.check, shape.row, "breaks", f"the loader fails: {exc}",
                        "report the answer's shape; mddframes cannot read it")  # fmt: skip
     entries, envelope = _entries(shape, value)
-    nested = shape is TREE and any(isinstance(e.get("children"), list) for e in entries)
+    nested = _children_key(entries) if shape is TREE else None
     if nested:
-        entries = _flattened(entries)
+        entries = _flattened(entries, nested)
     keys = _keys(shape, entries)
     if seen.get("paged") is not None:
         notes.append(f"a Spring Data page: {seen['paged']} entries read from all its pages")
@@ -122,18 +115,18 @@ def check_shape(
         notes.append(f"the list comes under the key {envelope!r}")
         actions.append(_ACTIONS["envelope"])
     if seen.get("snake"):
-        spelled = sorted(TO_SNAKE[k] for k in _nested_keys(to_camel(entries)) if k in TO_SNAKE)
+        spelled = sorted(TO_SNAKE[k] for k in all_keys(to_camel(entries)) if k in TO_SNAKE)
         notes.append("field names in snake_case (" + ", ".join(spelled[:5]) + ")")
         kept = shape in (TABLE, MAPPING)
         actions.append(_ACTIONS["snake kept" if kept else "snake"])
     if nested:
-        notes.append("the tree comes as nested children lists without parent ids")
+        notes.append(f"the tree comes as nested {nested} lists without parent ids")
         actions.append(_ACTIONS["nested"])
     missing = sorted(shape.fields - keys - ({"parentId"} if nested else set()))
     if missing:
         notes.append("missing fields: " + ", ".join(missing))
         actions.append(_ACTIONS["missing"])
-    extra = sorted(keys - shape.fields - shape.optional - {"children"})
+    extra = sorted(keys - shape.fields - shape.optional - {nested})
     also = f"; other fields (kept as columns): {', '.join(extra)}" if extra else ""
     if caught:  # about the data, not the wire (orphans in a tree, say): shown, not judged
         also += "; the loader warns: " + "; ".join(str(w.message) for w in caught[:2])
@@ -154,26 +147,20 @@ def _entries(shape: Shape, value: Any) -> tuple[list[Mapping[str, Any]], str | N
     return [e for e in entries if isinstance(e, Mapping)], envelope
 
 
-def _nested_keys(value: Any) -> set[str]:
-    """Every key at any depth, users' keys (rows, attributes) left out."""
-    found: set[str] = set()
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, Mapping):
-            found.update(k for k in item if isinstance(k, str))
-            stack.extend(v for k, v in item.items() if k not in ("data", "attributes"))
-    return found
+def _children_key(entries: list[Mapping[str, Any]]) -> str | None:
+    """The key a nested tree holds its child lists under (the profile's spellings)."""
+    for key in CHILDREN_KEYS:
+        if any(isinstance(e.get(key), list) for e in entries):
+            return key
+    return None
 
 
-def _flattened(entries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _flattened(entries: list[Mapping[str, Any]], key: str) -> list[Mapping[str, Any]]:
     flat, stack = [], list(entries)
     while stack:
         entry = stack.pop()
         flat.append(entry)
-        stack.extend(c for c in entry.get("children") or [] if isinstance(c, Mapping))
+        stack.extend(c for c in entry.get(key) or [] if isinstance(c, Mapping))
     return flat
 
 

@@ -17,6 +17,7 @@ from mddframes.errors import (
     PackageClosedError,
 )
 from mddframes.ids import Ids, id_list
+from mddframes.wire.profile import PACKAGE_IDS_KEYS
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -52,7 +53,7 @@ def _find_open_package(api: Api, system: str, package: str) -> Mapping[str, Any]
 
 
 def _structure_ids(entry: Mapping[str, Any]) -> set[str] | None:
-    for key in ("structureIds", "structure_ids", "structures", "elements"):
+    for key in PACKAGE_IDS_KEYS:
         value = entry.get(key)
         if isinstance(value, list):
             out = set()

@@ -17,8 +17,7 @@ import pandas as pd
 
 from mddframes.codec.values import is_missing_cell
 from mddframes.errors import DataShapeError, InvalidArgumentError
-
-_ENVELOPE_KEYS = ("content", "items", "data", "results", "packages", "deploymentPackages")
+from mddframes.wire.profile import ENTRY_ID_KEYS, PACKAGE_ENVELOPE_KEYS
 
 
 def json_value(value: Any, where: str) -> Any:
@@ -63,7 +62,7 @@ def element_series(element: Any) -> pd.Series:
 def element_id(element: Any, where: str) -> str:
     """The id of an element answer (``id``, else ``structureId``), as text."""
     if isinstance(element, Mapping):
-        for key in ("id", "structureId", "structure_id"):
+        for key in ENTRY_ID_KEYS:
             if element.get(key) is not None:
                 return str(element[key])
     raise DataShapeError(f"{where}: the service's answer carries no element id: {element!r:.200}")
@@ -99,7 +98,7 @@ def as_list(answer: Any, what: str) -> list[Any]:
     if isinstance(answer, list):
         return answer
     if isinstance(answer, Mapping):
-        for key in _ENVELOPE_KEYS:
+        for key in PACKAGE_ENVELOPE_KEYS:
             listed = answer.get(key)
             if isinstance(listed, list):
                 return listed

@@ -39,10 +39,12 @@ from mddframes.emulator.errors import EmulatorError, InvalidInput, StateConflict
 from mddframes.emulator.gate import OperationGate, error_response
 from mddframes.emulator.state import EmulatorState
 from mddframes.emulator.tasks import ExportTask
+from mddframes.wire.dialects import DIALECTS
+from mddframes.wire.profile import OPENAPI_PATH, ROUTES
 
 logger = logging.getLogger(__name__)
 
-TOKEN_PATH = "/auth/realms/{realm}/protocol/openid-connect/token"
+TOKEN_PATH = ROUTES["getToken"][1]
 
 
 def create_app(state: EmulatorState) -> FastAPI:
@@ -73,7 +75,7 @@ def create_app(state: EmulatorState) -> FastAPI:
     op = contract.operation
     store = state.store
     # the etag dialect: table and mapping answers carry their version, writes honour If-Match
-    etags = state.config.dialect == "etag"
+    etags = DIALECTS[state.config.dialect].kind == "etag"
 
     @app.exception_handler(EmulatorError)
     async def _emulator_error(request: Request, exc: EmulatorError) -> Response:
@@ -135,10 +137,11 @@ def create_app(state: EmulatorState) -> FastAPI:
 
     # ------------------------------------------------------------------ reads
 
-    api = f"{prefix}/api"
+    def at(operation: str) -> str:  # the operation's path (the wire profile's)
+        return prefix + ROUTES[operation][1]
 
     @app.get(
-        f"{api}/system/{{name}}/tree",
+        at("getTree"),
         **op(
             "getTree",
             "system",
@@ -151,14 +154,14 @@ def create_app(state: EmulatorState) -> FastAPI:
         return json_answer(store.tree_json(segment(name)))
 
     @app.get(
-        f"{api}/object-type",
+        at("getObjectTypes"),
         **op("getObjectTypes", "object-type", "All object types", answer=list[wire.ObjectType]),
     )
     async def get_object_types() -> Response:
         return json_answer(store.object_types_json())
 
     @app.get(
-        f"{api}/table/{{tableId}}",
+        at("getTable"),
         **op(
             "getTable",
             "table",
@@ -171,7 +174,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         return json_answer(store.table_json(segment(tableId)), etag=etags)
 
     @app.put(
-        f"{api}/table/{{tableId}}",
+        at("tableUpdate"),
         **op(
             "tableUpdate",
             "table",
@@ -190,7 +193,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         return json_answer(store.replace_table(table_id, payload, expected), etag=etags)
 
     @app.get(
-        f"{api}/mapping/{{mappingId}}",
+        at("getMapping"),
         **op(
             "getMapping",
             "mapping",
@@ -203,7 +206,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         return json_answer(store.mapping_json(segment(mappingId)), etag=etags)
 
     @app.put(
-        f"{api}/mapping/{{mappingId}}",
+        at("mappingUpdate"),
         **op(
             "mappingUpdate",
             "mapping",
@@ -221,7 +224,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         return json_answer(store.replace_mapping(mapping_id, payload, expected), etag=etags)
 
     @app.get(
-        f"{api}/system/{{systemName}}/deployment-package",
+        at("listDeploymentPackages"),
         **op(
             "listDeploymentPackages",
             "deployment-package",
@@ -234,7 +237,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         return json_answer(store.open_packages_json(segment(systemName)))
 
     @app.post(
-        f"{api}/system/{{systemName}}/deployment-package/{{dpName}}/structure",
+        at("addToDeploymentPackage"),
         **op(
             "addToDeploymentPackage",
             "deployment-package",
@@ -255,7 +258,7 @@ def create_app(state: EmulatorState) -> FastAPI:
     # (before the structure routes: "export" is a literal segment here)
 
     @app.post(
-        f"{api}/structure/export",
+        at("structureMassExportAsync"),
         **op(
             "structureMassExportAsync",
             "structure",
@@ -302,7 +305,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         return task
 
     @app.get(
-        f"{api}/structure/export/{{taskId}}",
+        at("structureMassExportAsyncStatus"),
         **op(
             "structureMassExportAsyncStatus",
             "structure",
@@ -315,7 +318,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         return json_answer(dumps(_task(segment(taskId), request.scope["path"]).poll()))
 
     @app.get(
-        f"{api}/structure/export/{{taskId}}/result",
+        at("structureMassExportAsyncResult"),
         **op(
             "structureMassExportAsyncResult",
             "structure",
@@ -343,7 +346,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         )
 
     @app.post(
-        f"{api}/structure/deployed",
+        at("confirmStructureDeployment"),
         **op(
             "confirmStructureDeployment",
             "structure",
@@ -366,7 +369,7 @@ def create_app(state: EmulatorState) -> FastAPI:
     # ------------------------------------------------------------------ structures
 
     @app.get(
-        f"{api}/structure/{{id}}",
+        at("getStructure"),
         **op(
             "getStructure",
             "structure",
@@ -379,7 +382,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         return json_answer(store.element_json(segment(id)))
 
     @app.get(
-        f"{api}/structure/{{structureId}}/raw-data",
+        at("getRawData"),
         **op(
             "getRawData",
             "structure",
@@ -392,7 +395,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         return json_answer(dumps(generation.raw_data(store, segment(structureId))))
 
     @app.post(
-        f"{api}/structure/{{parentId}}/children/{{type}}",
+        at("createChildStructure"),
         **op(
             "createChildStructure",
             "structure",
@@ -411,7 +414,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         return json_answer(dumps(store.create_child(parent_id, segment(type), body)), status=201)
 
     @app.post(
-        f"{api}/structure/{{id}}/export/{{objectTypeId}}",
+        at("externalExportStructure"),
         **op(
             "externalExportStructure",
             "structure",
@@ -431,7 +434,7 @@ def create_app(state: EmulatorState) -> FastAPI:
         )
 
     @app.post(
-        f"{api}/structure/{{id}}/deploy/{{deploymentId}}",
+        at("deployStructure"),
         **op(
             "deployStructure",
             "structure",
@@ -452,7 +455,7 @@ def create_app(state: EmulatorState) -> FastAPI:
     # method, so mypy refuses the assignment
     app.openapi = document  # type: ignore[method-assign]
 
-    @app.get(f"{prefix}/v3/api-docs", include_in_schema=False)
+    @app.get(prefix + OPENAPI_PATH, include_in_schema=False)
     async def api_docs() -> Response:
         return json_answer(dumps(document()))
 
@@ -470,7 +473,7 @@ def create_app(state: EmulatorState) -> FastAPI:
 
     app.include_router(admin_router(state))
     app.add_middleware(OperationGate, state=state, routes=app.router.routes)
-    if state.config.dialect != "default":
+    if DIALECTS[state.config.dialect].kind != "reference":
         from mddframes.emulator.dialects import DialectMiddleware
 
         # outermost: it rewrites the path before the gate routes and counts it

@@ -20,6 +20,7 @@ from mddframes.emulator import limits
 from mddframes.emulator import schemas as wire
 from mddframes.emulator.documents import content_version, parse_json_body
 from mddframes.emulator.errors import BodyTooLarge, InvalidInput, UnsupportedMedia
+from mddframes.wire.profile import ETAG_HEADER
 
 _ENTITY_TAG = re.compile(r'(W/)?"([^"]*)"')
 
@@ -29,7 +30,7 @@ def json_answer(text: str, status: int = 200, *, etag: bool = False) -> Response
 
     ``etag``: send the document's version as a strong ``ETag`` (the ``etag`` dialect).
     """
-    headers = {"ETag": f'"{content_version(text)}"'} if etag else None
+    headers = {ETAG_HEADER: f'"{content_version(text)}"'} if etag else None
     return Response(
         text.encode("utf-8"), status_code=status, media_type="application/json", headers=headers
     )

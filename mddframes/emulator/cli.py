@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from mddframes.emulator.dialects import DIALECTS
 from mddframes.emulator.state import DEMO_CLIENT_ID, EmulatorConfig
+from mddframes.wire.dialects import DIALECTS
 
 
 def _positive_int(text: str) -> int:
@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=list(DIALECTS),
         default="default",
         help="serve a variation of the wire format the real service might have: "
-        + "; ".join(f"{name}: {what}" for name, what in DIALECTS.items()),
+        + "; ".join(f"{name}: {entry.summary}" for name, entry in DIALECTS.items()),
     )
     parser.add_argument(
         "--replay",

@@ -2,38 +2,20 @@
 
 The ``default`` dialect serves the shapes of docs/wire-format.md. Every other dialect
 changes one assumption, consistently for every route, so the client's tolerance of that
-alternative is proven against a server rather than against a hand-written fixture:
+alternative is proven against a server rather than against a hand-written fixture.
+What each dialect changes is its entry in :data:`mddframes.wire.dialects.DIALECTS`
+(its ``kind`` and parameters); this module serves the entry: a Spring Data page of
+``spring-page``'s size, the profile's wire names in snake_case (a request body using a
+camelCase wire name is refused, 400 naming it, as a ``SNAKE_CASE`` Jackson does not
+know it), the tree nested under the entry's ``children_key``, the synchronous paths
+without the prefix, the token endpoint only under the literal realm.
 
-``spring-page``
-    Every list a GET answers is a Spring Data page (``content``, ``totalElements``,
-    ``totalPages``, ``number``, ``size``...), 50 entries by default, ``page`` and
-    ``size`` query parameters (rows 11, 14, 18).
-``snake-case``
-    Every field name of the wire format in snake_case (``parent_id``, ``table_id``,
-    ``data_type``...), in answers and in request bodies; the keys users own (table rows
-    under ``data``, element ``attributes``) are untouched (rows 11-24). A request body
-    using a camelCase wire name is refused (400 naming it), as a ``SNAKE_CASE`` Jackson
-    does not know it: a client must write in the service's spelling.
-``nested-tree``
-    The tree as nested ``children`` lists, roots at the top, without parent ids (row 11).
-``unprefixed``
-    Synchronous operations without the API prefix; the asynchronous (batch export) ones
-    keep it (row 2).
-``literal-realm``
-    The token endpoint answers only under the realm ``tenat`` (the description's
-    spelling), the tenant's own realm is unknown (row 4).
-``etag``
-    ``getTable``/``getMapping`` (and the answers of their updates) carry a strong
-    ``ETag``, the quoted SHA-256 of the stored document; ``tableUpdate``/
-    ``mappingUpdate`` honour ``If-Match``: a tag that is not the object's current one
-    is 412 with nothing written, ``*`` matches any existing object, no header writes
-    as in every other dialect (row 29).
-
-Every dialect but ``etag`` is an ASGI middleware outside the operation gate: it rewrites
-the path before the gate routes it and the JSON bodies around the app, so the store and
-routes stay those of the default dialect. ``etag`` is served by the table and mapping
-routes themselves (the store checks the version in the write's own transaction, the
-route sets the headers), as a precondition cannot be checked atomically from outside.
+Every dialect but ``etag`` (and the reference) is an ASGI middleware outside the
+operation gate: it rewrites the path before the gate routes it and the JSON bodies
+around the app, so the store and routes stay those of the default dialect. ``etag`` is
+served by the table and mapping routes themselves (the store checks the version in the
+write's own transaction, the route sets the headers), as a precondition cannot be
+checked atomically from outside.
 The OpenAPI document stays the default dialect's.
 """
 
@@ -41,86 +23,66 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qs
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mddframes.emulator import schemas as wire
+from mddframes.emulator import schemas
 from mddframes.emulator.gate import spring_error
+from mddframes.wire import spelling
+from mddframes.wire.dialects import DIALECTS, DialectEntry
+from mddframes.wire.dialects import Dialect as Dialect  # (read from here too)
+from mddframes.wire.dialects import check_dialect as check_dialect  # (read from here too)
+from mddframes.wire.profile import (
+    API_ROOT,
+    ASYNC_PATH,
+    LITERAL_REALM,
+    MAX_SERVED_PAGE_SIZE,
+    PAGE_PARAMETERS,
+    ROUTES,
+    SERVED_PAGE_SIZE,
+    served_page,
+)
 
-#: A dialect's name (the keys of :data:`DIALECTS`).
-Dialect = Literal[
-    "default", "spring-page", "snake-case", "nested-tree", "unprefixed", "literal-realm", "etag"
-]
-
-DIALECTS: dict[Dialect, str] = {
-    "default": "the shapes of docs/wire-format.md",
-    "spring-page": "every list answer a Spring Data page (page/size parameters, 50 by default)",
-    "snake-case": "every field name in snake_case, in answers and request bodies",
-    "nested-tree": "the tree as nested children lists without parent ids",
-    "unprefixed": "synchronous operations without the API prefix (async ones keep it)",
-    "literal-realm": "the token endpoint only under the realm 'tenat'",
-    "etag": "tables and mappings carry an ETag; their updates honour If-Match (412)",
-}
-"""Every dialect and what it changes."""
-
-LITERAL_REALM = "tenat"
-PAGE_SIZE = 50
-MAX_PAGE_SIZE = 2000  # Spring Data's default maximum page size
 _MAX_REWRITTEN_BODY = 64 * 1024 * 1024  # larger bodies pass untouched (the app bounds them)
-# Values under these keys are the user's own names (columns, attributes): never renamed.
-_USER_KEYS = frozenset({"data", "attributes"})
-_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_TOKEN = re.compile(r"^/auth/realms/([^/]*)(/protocol/openid-connect/token)$")
-_ASYNC = re.compile(r"^/api/structure/export(/|$)")
-#: Dialects the routes serve themselves: the middleware lets their requests pass.
-_IN_THE_ROUTES = frozenset({"default", "etag"})
+_BEFORE_REALM, _AFTER_REALM = ROUTES["getToken"][1].split("{realm}")
+_TOKEN = re.compile(f"^{re.escape(_BEFORE_REALM)}([^/]*)({re.escape(_AFTER_REALM)})$")
+_ASYNC = re.compile("^" + re.escape(ASYNC_PATH) + "(/|$)")
+#: Kinds of dialect the routes serve themselves: the middleware lets their requests pass.
+_IN_THE_ROUTES = frozenset({"reference", "etag"})
 
 
-def check_dialect(name: str) -> str:
-    """``name`` if it is a dialect, else ``ValueError`` listing the dialects."""
-    if name not in DIALECTS:
-        raise ValueError(f"unknown dialect {name!r}; known: {', '.join(DIALECTS)}")
-    return name
-
-
-def _wire_names() -> dict[str, str]:
-    """camelCase field name -> snake_case, for every name of the wire-format models."""
-    names: set[str] = {"sourceName", "sourceType", "sourceSchema", "touchedAt"}
-    for model in vars(wire).values():
+def _emulator_names() -> dict[str, str]:
+    """The profile's wire names, and any other camelCase field of the emulator's models."""
+    names: set[str] = {"touchedAt"}  # set by the emulator's touch_table (admin route)
+    for model in vars(schemas).values():
         fields = getattr(model, "model_fields", None)
         if isinstance(fields, dict):
             names.update(field.alias or name for name, field in fields.items())
-    return {n: _BOUNDARY.sub("_", n).lower() for n in names if _BOUNDARY.search(n)}
+    extra = {n: spelling.snake(n) for n in names if spelling.snake(n) != n}
+    return {**spelling.TO_SNAKE, **extra}
 
 
-TO_SNAKE = _wire_names()
+TO_SNAKE = _emulator_names()
 TO_CAMEL = {snake: camel for camel, snake in TO_SNAKE.items()}
 
 
 def rename_keys(value: Any, names: dict[str, str]) -> Any:
     """``value`` with the keys found in ``names`` renamed, users' keys left alone."""
-    if isinstance(value, list):
-        return [rename_keys(item, names) for item in value]
-    if isinstance(value, dict):
-        return {
-            names.get(key, key): item if key in _USER_KEYS else rename_keys(item, names)
-            for key, item in value.items()
-        }
-    return value
+    return spelling.rename(value, names)
 
 
-def nest_tree(entries: list[Any]) -> list[Any]:
-    """A flat tree (parents first, ``parentId``) as nested ``children`` lists."""
+def nest_tree(entries: list[Any], children_key: str) -> list[Any]:
+    """A flat tree (parents first, ``parentId``) as nested lists under ``children_key``."""
     nodes: dict[Any, dict[str, Any]] = {}
     roots: list[dict[str, Any]] = []
     for entry in entries:
         node = {k: v for k, v in entry.items() if k != "parentId"}
-        node["children"] = []
+        node[children_key] = []
         nodes[entry.get("id")] = node
         parent = nodes.get(entry.get("parentId"))
-        (parent["children"] if parent is not None else roots).append(node)
+        (parent[children_key] if parent is not None else roots).append(node)
     return roots
 
 
@@ -134,23 +96,11 @@ def spring_page(entries: list[Any], query: str) -> dict[str, Any]:
         except (KeyError, ValueError):
             return default
 
-    page = max(number("page", 0), 0)
-    size = number("size", PAGE_SIZE)
-    size = PAGE_SIZE if size < 1 else min(size, MAX_PAGE_SIZE)
-    content = entries[page * size : (page + 1) * size]
-    total_pages = -(-len(entries) // size)
-    return {
-        "content": content,
-        "pageable": {"pageNumber": page, "pageSize": size, "offset": page * size},
-        "totalElements": len(entries),
-        "totalPages": total_pages,
-        "last": page >= total_pages - 1,
-        "first": page == 0,
-        "number": page,
-        "size": size,
-        "numberOfElements": len(content),
-        "empty": not content,
-    }
+    page_name, size_name = PAGE_PARAMETERS
+    page = max(number(page_name, 0), 0)
+    size = number(size_name, SERVED_PAGE_SIZE)
+    size = SERVED_PAGE_SIZE if size < 1 else min(size, MAX_SERVED_PAGE_SIZE)
+    return served_page(entries, page, size)
 
 
 class DialectMiddleware:
@@ -159,18 +109,19 @@ class DialectMiddleware:
     def __init__(self, app: ASGIApp, dialect: str, prefix: str, tenant: str) -> None:
         self.app = app
         self.dialect = check_dialect(dialect)
+        self.entry: DialectEntry = DIALECTS[dialect]
         self.prefix = prefix.rstrip("/")
         self.tenant = tenant
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.dialect in _IN_THE_ROUTES:
+        if scope["type"] != "http" or self.entry.kind in _IN_THE_ROUTES:
             await self.app(scope, receive, send)
             return
         raw = scope.get("raw_path") or scope["path"].encode("latin-1")
         path = raw.decode("latin-1").split("?", 1)[0]
-        if self.dialect == "literal-realm":
+        if self.entry.kind == "realm":
             scope = self._realm(scope, path)
-        elif self.dialect == "unprefixed":
+        elif self.entry.kind == "unprefixed":
             moved = self._unprefixed(path)
             if moved is None:
                 answer = json.dumps(
@@ -179,11 +130,11 @@ class DialectMiddleware:
                 await _send_json(send, 404, answer.encode())
                 return
             scope = _with_path(scope, moved)
-        api_root = f"{self.prefix}/api/"
-        if not (scope["path"].startswith(api_root) or path.startswith("/api/")):
+        api_root = self.prefix + API_ROOT
+        if not (scope["path"].startswith(api_root) or path.startswith(API_ROOT)):
             await self.app(scope, receive, send)
             return
-        if self.dialect == "snake-case":
+        if self.entry.kind == "snake":
             receive, camel = await _renamed_request(scope, receive)
             if camel:  # a SNAKE_CASE Jackson does not know these: refused, not ignored
                 message = f"Unrecognized field(s) {', '.join(sorted(camel))} (snake_case names)"
@@ -200,15 +151,15 @@ class DialectMiddleware:
         # swap: the literal realm reaches the tenant's realm, the tenant's realm (or any
         # other) reaches the literal one, which the token issuer does not know (404)
         target = self.tenant if realm == LITERAL_REALM else LITERAL_REALM
-        return _with_path(scope, f"/auth/realms/{target}{rest}")
+        return _with_path(scope, _BEFORE_REALM + target + rest)
 
     def _unprefixed(self, path: str) -> str | None:
         """The path the app serves, or ``None`` for a prefixed synchronous path (404)."""
-        prefixed = path.startswith(f"{self.prefix}/api/")
+        prefixed = path.startswith(self.prefix + API_ROOT)
         if self.prefix and not prefixed and path.startswith(f"{self.prefix}/"):
             return path  # the prefix's own documents (OpenAPI, Swagger UI) stay put
         bare = path[len(self.prefix) :] if prefixed else path
-        if not bare.startswith("/api/"):
+        if not bare.startswith(API_ROOT):
             return path
         if _ASYNC.match(bare):
             return path if prefixed else None
@@ -241,11 +192,13 @@ class DialectMiddleware:
 
     def _rewrite(self, scope: Scope, value: Any, status: int) -> bytes:
         if 200 <= status < 300:
-            if self.dialect == "snake-case":
+            kind = self.entry.kind
+            if kind == "snake":
                 value = rename_keys(value, TO_SNAKE)
-            elif self.dialect == "nested-tree" and scope["path"].endswith("/tree"):
-                value = nest_tree(value) if isinstance(value, list) else value
-            elif self.dialect == "spring-page" and scope["method"] == "GET":
+            elif kind == "nested" and scope["path"].endswith("/tree"):
+                if isinstance(value, list):
+                    value = nest_tree(value, self.entry.children_key)
+            elif kind == "paged" and scope["method"] == "GET":
                 if isinstance(value, list):
                     value = spring_page(value, scope.get("query_string", b"").decode("latin-1"))
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -263,16 +216,7 @@ async def _send_json(send: Send, status: int, body: bytes) -> None:
 
 def camel_names(value: Any) -> set[str]:
     """The camelCase wire names used as keys in ``value`` (users' keys not looked at)."""
-    found: set[str] = set()
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            found.update(k for k in item if k in TO_SNAKE)
-            stack.extend(v for k, v in item.items() if k not in _USER_KEYS)
-    return found
+    return spelling.camel_names(value, TO_SNAKE)
 
 
 async def _renamed_request(scope: Scope, receive: Receive) -> tuple[Receive, set[str]]:

@@ -13,10 +13,12 @@ import functools
 import hashlib
 import json
 from typing import Any
+from urllib.parse import quote
 
 from mddframes.emulator import generation
 from mddframes.emulator.documents import dumps
 from mddframes.emulator.store import Store
+from mddframes.wire.profile import ROUTES
 
 #: The ids the examples use (all in the sample data).
 SYSTEM = "DWH"
@@ -86,8 +88,7 @@ def sample_examples(prefix: str) -> dict[str, dict[str, Any]]:
     """The example of every operation id, for an API under ``prefix``."""
     c = _computed()
     deployed = {**c["element"], "deployed": True, "deploymentId": DEPLOYMENT}
-    api = f"{prefix}/api"
-    return {
+    examples: dict[str, dict[str, Any]] = {
         "getToken": {
             "path": {"realm": "acme"},
             "body": {
@@ -103,50 +104,41 @@ def sample_examples(prefix: str) -> dict[str, dict[str, Any]]:
                 "not-before-policy": 0,
                 "scope": "email profile",
             },
-            "url": "/auth/realms/acme/protocol/openid-connect/token",
         },
         "getTree": {
             "path": {"name": SYSTEM},
             "answer": c["tree"],
-            "url": f"{api}/system/{SYSTEM}/tree",
         },
         "getStructure": {
             "path": {"id": TABLE_ELEMENT},
             "answer": c["element"],
-            "url": f"{api}/structure/{TABLE_ELEMENT}",
         },
         "getRawData": {
             "path": {"structureId": TABLE_ELEMENT},
             "answer": c["raw"],
-            "url": f"{api}/structure/{TABLE_ELEMENT}/raw-data",
         },
-        "getObjectTypes": {"answer": c["object_types"], "url": f"{api}/object-type"},
+        "getObjectTypes": {"answer": c["object_types"]},
         "getTable": {
             "path": {"tableId": TABLE},
             "answer": c["table"],
-            "url": f"{api}/table/{TABLE}",
         },
         "tableUpdate": {
             "path": {"tableId": TABLE},
             "body": c["table"],
             "answer": c["table"],
-            "url": f"{api}/table/{TABLE}",
         },
         "getMapping": {
             "path": {"mappingId": MAPPING},
             "answer": c["mapping"],
-            "url": f"{api}/mapping/{MAPPING}",
         },
         "mappingUpdate": {
             "path": {"mappingId": MAPPING},
             "body": c["mapping"],
             "answer": c["mapping"],
-            "url": f"{api}/mapping/{MAPPING}",
         },
         "listDeploymentPackages": {
             "path": {"systemName": SYSTEM},
             "answer": c["packages"],
-            "url": f"{api}/system/{SYSTEM}/deployment-package",
         },
         "addToDeploymentPackage": {
             "path": {"systemName": SYSTEM, "dpName": OPEN_PACKAGE},
@@ -155,7 +147,6 @@ def sample_examples(prefix: str) -> dict[str, dict[str, Any]]:
                 **c["package"],
                 "structureIds": c["package"]["structureIds"] + c["package_add"],
             },
-            "url": f"{api}/system/{SYSTEM}/deployment-package/{OPEN_PACKAGE}/structure",
         },
         "createChildStructure": {
             "path": {"parentId": "dwh-0001", "type": "FOLDER"},
@@ -172,17 +163,14 @@ def sample_examples(prefix: str) -> dict[str, dict[str, Any]]:
                 "deploymentId": None,
                 "attributes": {"description": "Retired sources"},
             },
-            "url": f"{api}/structure/dwh-0001/children/FOLDER",
         },
         "externalExportStructure": {
             "path": {"id": TABLE_ELEMENT, "objectTypeId": OBJECT_TYPE},
             "answer": c["script"][1],
-            "url": f"{api}/structure/{TABLE_ELEMENT}/export/{OBJECT_TYPE}",
         },
         "structureMassExportAsync": {
             "body": {"structureIds": [TABLE_ELEMENT, "dwh-0006"], "objectTypeId": OBJECT_TYPE},
             "answer": {"taskId": FIRST_TASK},
-            "url": f"{api}/structure/export",
         },
         "structureMassExportAsyncStatus": {
             "path": {"taskId": FIRST_TASK},
@@ -193,20 +181,22 @@ def sample_examples(prefix: str) -> dict[str, dict[str, Any]]:
                 "done": 2,
                 "message": "exported 2 element(s)",
             },
-            "url": f"{api}/structure/export/{FIRST_TASK}",
         },
         "structureMassExportAsyncResult": {
             "path": {"taskId": FIRST_TASK},
-            "url": f"{api}/structure/export/{FIRST_TASK}/result",
         },
         "deployStructure": {
             "path": {"id": TABLE_ELEMENT, "deploymentId": DEPLOYMENT},
             "answer": deployed,
-            "url": f"{api}/structure/{TABLE_ELEMENT}/deploy/{DEPLOYMENT}",
         },
         "confirmStructureDeployment": {
             "body": {"file": json.dumps(c["info"])},
             "answer": [deployed],
-            "url": f"{api}/structure/deployed",
         },
     }
+    for operation, example in examples.items():  # the URL from the wire profile's path
+        path = ROUTES[operation][1].format(
+            **{name: quote(str(value), safe="") for name, value in example.get("path", {}).items()}
+        )
+        example["url"] = path if operation == "getToken" else prefix + path
+    return examples

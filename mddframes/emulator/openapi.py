@@ -25,6 +25,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, TypeAdapter
 
 from mddframes.emulator import schemas
+from mddframes.wire.profile import OPENAPI_PATH
 
 REF = "#/components/schemas/{model}"
 JSON_MEDIA = "application/json"
@@ -320,7 +321,7 @@ def swagger_page(prefix: str, title: str) -> HTMLResponse:
     """
     base = f"{prefix}/swagger-ui"
     return get_swagger_ui_html(
-        openapi_url=f"{prefix}/v3/api-docs",
+        openapi_url=prefix + OPENAPI_PATH,
         title=f"{title} - Swagger UI",
         swagger_js_url=f"{base}/swagger-ui-bundle.js",
         swagger_css_url=f"{base}/swagger-ui.css",

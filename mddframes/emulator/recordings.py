@@ -25,8 +25,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from mddframes.emulator.dialects import LITERAL_REALM, TO_CAMEL
-from mddframes.emulator.state import API_PREFIX
+from mddframes.wire import spelling
+from mddframes.wire.dialects import DIALECTS, Kind, nested_dialect, of_kind
+from mddframes.wire.profile import (
+    API_PREFIX,
+    CHILDREN_KEYS,
+    ETAG_HEADER,
+    LIST_OPERATIONS,
+    LITERAL_REALM,
+    PAGE_CONTENT,
+    PAGE_TOTAL_ELEMENTS,
+    PAGE_TOTALS,
+    ROUTES,
+)
 
 __all__ = ["DIALECT_OF", "Call", "Learned", "Recording", "RecordingError", "attachment_name",
            "learn"]  # fmt: skip
@@ -194,29 +205,8 @@ def _call(entry: dict[str, Any]) -> Call:
     return call
 
 
-#: The service's operations as the emulator serves them: method, path under the prefix.
-_ROUTES = (
-    ("getToken", "POST", "/auth/realms/{realm}/protocol/openid-connect/token"),
-    ("getTree", "GET", "/api/system/{name}/tree"),
-    ("getRawData", "GET", "/api/structure/{structureId}/raw-data"),
-    ("structureMassExportAsyncResult", "GET", "/api/structure/export/{taskId}/result"),
-    ("structureMassExportAsyncStatus", "GET", "/api/structure/export/{taskId}"),
-    ("structureMassExportAsync", "POST", "/api/structure/export"),
-    ("confirmStructureDeployment", "POST", "/api/structure/deployed"),
-    ("getStructure", "GET", "/api/structure/{id}"),
-    ("getObjectTypes", "GET", "/api/object-type"),
-    ("getTable", "GET", "/api/table/{tableId}"),
-    ("tableUpdate", "PUT", "/api/table/{tableId}"),
-    ("getMapping", "GET", "/api/mapping/{mappingId}"),
-    ("mappingUpdate", "PUT", "/api/mapping/{mappingId}"),
-    ("listDeploymentPackages", "GET", "/api/system/{systemName}/deployment-package"),
-    ("addToDeploymentPackage", "POST",
-     "/api/system/{systemName}/deployment-package/{dpName}/structure"),
-    ("createChildStructure", "POST", "/api/structure/{parentId}/children/{type}"),
-    ("externalExportStructure", "POST", "/api/structure/{id}/export/{objectTypeId}"),
-    ("deployStructure", "POST", "/api/structure/{id}/deploy/{deploymentId}"),
-    ("openApiDocument", "GET", "/v3/api-docs"),
-)  # fmt: skip
+#: The service's operations (the wire profile's): name, method, path under the prefix.
+_ROUTES = tuple((operation, method, path) for operation, (method, path) in ROUTES.items())
 
 
 def _recognised(method: str, path: str) -> tuple[str, dict[str, str], str]:
@@ -254,16 +244,13 @@ def attachment_name(header: str) -> str | None:
 
 
 DEFAULT_PREFIX = API_PREFIX
-_LIST_OPERATIONS = ("getTree", "getObjectTypes", "listDeploymentPackages")
 #: Each difference a built-in dialect serves, with its wire-format rows.
-DIALECT_OF = {
-    "literal-realm": "4",
-    "unprefixed": "2",
-    "snake-case": "11-24",
-    "spring-page": "11, 14, 18",
-    "nested-tree": "11",
-    "etag": "29",
-}
+DIALECT_OF = {name: entry.rows for name, entry in DIALECTS.items() if entry.kind != "reference"}
+
+
+def _named(kind: Kind) -> str:
+    """The name of the (first) dialect of ``kind``: the learner names what it saw."""
+    return of_kind(kind)[0].name
 
 
 @dataclass
@@ -333,7 +320,7 @@ def learn(recording: Recording) -> Learned:
         if answered:
             found.realm = answered[0].params.get("realm")
     if found.realm == LITERAL_REALM and found.tenant != LITERAL_REALM:
-        found.differences["literal-realm"] = (
+        found.differences[_named("realm")] = (
             f"the token endpoint answered under the realm {LITERAL_REALM!r}, not {found.tenant!r}"
         )
     _prefixes(recording, found)
@@ -360,7 +347,7 @@ def _prefixes(recording: Recording, found: Learned) -> None:
     if sync:
         found.api_prefix = max(sync, key=lambda p: sync[p])
     if found.api_prefix == "" and (found.async_prefix or DEFAULT_PREFIX):
-        found.differences["unprefixed"] = (
+        found.differences[_named("unprefixed")] = (
             "synchronous operations answered without the API prefix"
             + (f" (batch exports under {found.async_prefix!r})" if found.async_prefix else "")
         )
@@ -376,53 +363,66 @@ def _shapes(recording: Recording, found: Learned) -> None:
         value = call.json()
         if value is None:
             continue
-        snake.update(_snake_names(value))
-        if call.operation in _LIST_OPERATIONS and isinstance(value, dict):
-            if isinstance(value.get("content"), list) and "totalElements" in value:
-                found.page_size = found.page_size or _int(value.get("size"))
-                found.differences.setdefault(
-                    "spring-page",
-                    f"{call.operation} answered a Spring Data page "
-                    f"(size {value.get('size')}, {value.get('totalElements')} entries)",
-                )
-            else:
-                keys = ", ".join(sorted(k for k, v in value.items() if isinstance(v, list)))
-                line = (
-                    f"{call.operation} answered an object with the list under {keys or 'no key'}"
-                    " (not a Spring Data page): no dialect serves that envelope "
-                    "(wire-format rows 11, 14, 18)"
-                )
-                if line not in found.uncovered:
-                    found.uncovered.append(line)
+        snake.update(spelling.snake_names(value, per_list=50))
+        if call.operation in LIST_OPERATIONS and isinstance(value, dict):
+            _paging(call, value, found)
         if call.operation == "getTree":
-            entries = value.get("content", value) if isinstance(value, dict) else value
-            if isinstance(entries, list) and any(
-                isinstance(e, dict) and isinstance(e.get("children"), list) for e in entries
-            ):
-                found.differences.setdefault(
-                    "nested-tree", "the tree came as nested children lists"
-                )
-        if call.operation in ("getTable", "getMapping") and "etag" in call.headers:
+            _nesting(value, found)
+        if call.operation in ("getTable", "getMapping") and ETAG_HEADER.lower() in call.headers:
             found.differences.setdefault(
-                "etag", f"{call.operation} answered with an ETag ({call.headers['etag'][:20]})"
+                _named("etag"),
+                f"{call.operation} answered with an ETag "
+                f"({call.headers[ETAG_HEADER.lower()][:20]})",
             )
     if snake:
-        found.differences["snake-case"] = (
+        found.differences[_named("snake")] = (
             "field names in snake_case (" + ", ".join(sorted(snake)[:5]) + ")"
         )
 
 
-def _snake_names(value: Any) -> set[str]:
-    names: set[str] = set()
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, list):
-            stack.extend(item[:50])
-        elif isinstance(item, dict):
-            names.update(k for k in item if k in TO_CAMEL)
-            stack.extend(v for k, v in item.items() if k not in ("data", "attributes"))
-    return names
+def _paging(call: Call, value: dict[str, Any], found: Learned) -> None:
+    """A list answered as an object: a Spring Data page, or an envelope no dialect serves."""
+    if isinstance(value.get(PAGE_CONTENT), list) and any(k in value for k in PAGE_TOTALS):
+        found.page_size = found.page_size or _int(value.get("size"))
+        found.differences.setdefault(
+            _named("paged"),
+            f"{call.operation} answered a Spring Data page "
+            f"(size {value.get('size')}, {value.get(PAGE_TOTAL_ELEMENTS[0])} entries)",
+        )
+        return
+    keys = ", ".join(sorted(k for k, v in value.items() if isinstance(v, list)))
+    line = (
+        f"{call.operation} answered an object with the list under {keys or 'no key'}"
+        " (not a Spring Data page): no dialect serves that envelope "
+        "(wire-format rows 11, 14, 18)"
+    )
+    if line not in found.uncovered:
+        found.uncovered.append(line)
+
+
+def _children_key(entries: list[Any]) -> str | None:
+    """The key a nested tree holds its child lists under (the profile's spellings)."""
+    for key in CHILDREN_KEYS:
+        if any(isinstance(e, dict) and isinstance(e.get(key), list) for e in entries):
+            return key
+    return None
+
+
+def _nesting(value: Any, found: Learned) -> None:
+    """A tree of nested child lists: the dialect nesting under that key, if one does."""
+    entries = value.get(PAGE_CONTENT, value) if isinstance(value, dict) else value
+    key = _children_key(entries) if isinstance(entries, list) else None
+    if key is None:
+        return
+    dialect = nested_dialect(key)
+    if dialect is not None:
+        found.differences.setdefault(dialect.name, f"the tree came as nested {key} lists")
+        return
+    line = f"the tree came as nested {key} lists: no dialect nests under that key " + (
+        "(wire-format row 11)"
+    )
+    if line not in found.uncovered:
+        found.uncovered.append(line)
 
 
 def _int(value: Any) -> int | None:

@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mddframes.emulator.dataset import JSON, Dataset
 from mddframes.emulator.dialects import TO_CAMEL, rename_keys
 from mddframes.emulator.recordings import Call, Learned, Recording, attachment_name, learn
+from mddframes.wire.profile import ASYNC_PATH, CHILDREN_KEYS, PAGE_CONTENT, PAGE_TOTALS, PAGEABLE
 
 __all__ = ["Replay", "ReplayMiddleware", "load_replay"]
 
@@ -120,9 +121,9 @@ def load_replay(path: str | os.PathLike[str]) -> Replay:
 def _normal(value: Any) -> Any:
     """An answer in the default wire shape: camelCase, unpaged."""
     value = rename_keys(value, TO_CAMEL)
-    if isinstance(value, dict) and isinstance(value.get("content"), list):
-        if "totalElements" in value or "pageable" in value:
-            return value["content"]
+    if isinstance(value, dict) and isinstance(value.get(PAGE_CONTENT), list):
+        if any(k in value for k in PAGE_TOTALS) or PAGEABLE in value:
+            return value[PAGE_CONTENT]
     return value
 
 
@@ -130,8 +131,10 @@ def _flat_tree(entries: list[Any], parent: Any = None) -> Iterator[JSON]:
     for entry in entries:
         if not isinstance(entry, dict):
             continue
-        children = entry.get("children")
-        flat = {k: v for k, v in entry.items() if k != "children"}
+        key = next((k for k in CHILDREN_KEYS if isinstance(entry.get(k), list)), None)
+        children = entry.get(key) if key is not None else None
+        flat = {k: v for k, v in entry.items() if k not in CHILDREN_KEYS or v not in ([], None)
+                and k != key}  # fmt: skip
         if isinstance(children, list) or "parentId" not in flat:
             flat.setdefault("parentId", parent)
         yield flat
@@ -322,7 +325,7 @@ class ReplayMiddleware:
         if scope["type"] != "http" or scope["path"].startswith("/_emulator"):
             await self.app(scope, receive, send)
             return
-        if scope["method"] == "POST" and scope["path"].endswith("/api/structure/export"):
+        if scope["method"] == "POST" and scope["path"].endswith(ASYNC_PATH):
             polls = self.replay.polls
             if self._started < len(polls) and polls[self._started]:
                 self.state.tasks.hold_next(polls=polls[self._started])

@@ -23,9 +23,10 @@ from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from mddframes.emulator.app import TOKEN_PATH, create_app
 from mddframes.emulator.dataset import Dataset
-from mddframes.emulator.dialects import LITERAL_REALM, Dialect, check_dialect
 from mddframes.emulator.faults import CONNECTIONS
 from mddframes.emulator.state import API_PREFIX, DEMO_CLIENT_ID, EmulatorConfig, EmulatorState
+from mddframes.wire.dialects import DIALECTS, Dialect, check_dialect
+from mddframes.wire.profile import LITERAL_REALM
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +110,9 @@ class EmulatorHandle:
         self.dialect = config.dialect
         # the realm the token endpoint answers under (``realm`` is the default a user
         # would configure; in the literal-realm dialect the client must discover this one)
-        self.token_realm = LITERAL_REALM if config.dialect == "literal-realm" else config.tenant
+        self.token_realm = (
+            LITERAL_REALM if DIALECTS[config.dialect].kind == "realm" else config.tenant
+        )
         self.client_id = config.client_id
         self.client_secret = config.client_secret
         self._state = state
@@ -470,7 +473,7 @@ def banner_lines(config: EmulatorConfig, base_url: str, *, show_secret: bool) ->
     secret is the emulator's throwaway one, printed only when ``show_secret`` (stdout is
     a terminal), so a banner captured in a log or CI output does not carry it.
     """
-    realm = LITERAL_REALM if config.dialect == "literal-realm" else config.tenant
+    realm = LITERAL_REALM if DIALECTS[config.dialect].kind == "realm" else config.tenant
     if show_secret:
         secret_line = f"  export MDD_CLIENT_SECRET={config.client_secret}"
     else:

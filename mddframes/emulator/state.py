@@ -20,11 +20,11 @@ from mddframes.emulator.dataset import JSON, Dataset
 from mddframes.emulator.faults import FaultInjector
 from mddframes.emulator.store import Store
 from mddframes.emulator.tasks import TaskManager
+from mddframes.wire.profile import API_PREFIX as API_PREFIX  # (read from here too)
 
 logger = logging.getLogger(__name__)
 
 DEMO_CLIENT_ID = "mddframes-demo"
-API_PREFIX = "/api/mdd-backend"
 
 
 @dataclass

@@ -15,17 +15,7 @@ from typing import Any
 import pandas as pd
 
 from mddframes.errors import DataShapeError
-
-#: Keys under which a service may wrap a list (Spring pages use ``content``).
-ENVELOPE_KEYS: tuple[str, ...] = (
-    "content",
-    "items",
-    "data",
-    "elements",
-    "result",
-    "results",
-    "structures",
-)
+from mddframes.wire.profile import ENVELOPE_KEYS as ENVELOPE_KEYS  # (read from here too)
 
 _CAMEL_BOUNDARY_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _CAMEL_BOUNDARY_2 = re.compile(r"([a-z0-9])([A-Z])")

@@ -37,6 +37,7 @@ from mddframes.frames.tree_shape import (
     warn_unreached,
     whole_versions,
 )
+from mddframes.wire.profile import ENTRY_ID_KEYS
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -219,7 +220,7 @@ def _normalise_types(types: str | Iterable[str] | None) -> list[str] | None:
 def _entries(payload: Any, what: str) -> list[Any]:
     """The flat list of element objects, whatever the shape of the payload."""
     if isinstance(payload, Mapping) and any(k in payload for k in CHILDREN_KEYS):
-        if any(k in payload for k in ("id", "structureId", "structure_id")):
+        if any(k in payload for k in ENTRY_ID_KEYS):
             payload = [payload]  # a single root object with its children
     return unwrap_list(payload, what=what)
 
@@ -232,7 +233,7 @@ def _children_key(entry: Mapping[str, Any]) -> str | None:
 
 
 def _entry_id(entry: Mapping[str, Any]) -> Any:
-    for key in ("id", "structureId", "structure_id", "elementId", "element_id"):
+    for key in ENTRY_ID_KEYS:
         if entry.get(key) is not None:
             return entry[key]
     return None

@@ -43,7 +43,7 @@ from mddframes.frames.tree_shape import (
     whole_versions,
 )
 from mddframes.frames.tree_walk import numpy_of, walk_arrow
-from mddframes.http.keys import is_snake_case, spelling
+from mddframes.wire.spelling import is_snake_case, spelling
 
 if TYPE_CHECKING:
     from mddframes.api import Api

@@ -17,6 +17,11 @@ import pandas as pd
 
 from mddframes.errors import TreeIntegrityWarning
 
+# the spellings a tree may use (row 11) are the wire profile's; the readers take them here
+from mddframes.wire.profile import CHILDREN_KEYS as CHILDREN_KEYS
+from mddframes.wire.profile import ID_ALIASES as ID_ALIASES
+from mddframes.wire.profile import PARENT_ALIASES as PARENT_ALIASES
+
 logger = logging.getLogger("mddframes.frames.tree")  # the name users filter on
 
 #: The columns every tree frame starts with, in this order.
@@ -42,9 +47,6 @@ STRING_COLUMNS: tuple[str, ...] = (
     "deployment_id",
 )
 
-CHILDREN_KEYS = ("children", "childs", "child_structures", "childStructures")
-ID_ALIASES = ("id", "structure_id", "element_id")
-PARENT_ALIASES = ("parent_id", "parent_structure_id", "parent")
 PATH_SEP = "/"
 NAMED_LIMIT = 20  # how many ids a warning lists before it just counts
 

@@ -15,12 +15,11 @@ import logging
 import threading
 from dataclasses import dataclass, field
 
-from mddframes.config import DEFAULT_API_PREFIX, Settings
+from mddframes.config import Settings
+from mddframes.wire.profile import API_PREFIX as DEFAULT_API_PREFIX
+from mddframes.wire.profile import LITERAL_REALM as LITERAL_REALM  # (read from here too)
 
 logger = logging.getLogger(__name__)
-
-LITERAL_REALM = "tenat"
-"""The realm the service description writes in the token URL."""
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The endpoints table: the only place in mddframes where a URL path is written.
+"""The endpoints table: each operation's method and path (the wire profile's) and kinds.
 
 Each service operation (named by the operation id of the service description, or by
 the name docs/internals.md gives the unnamed ones) maps to its HTTP method, its path
@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import quote
 
 from mddframes.errors import InvalidArgumentError
+from mddframes.wire.profile import ROUTES
 
 BodyKind = Literal["none", "json", "form", "multipart"]
 AnswerKind = Literal["json", "text", "file"]
@@ -62,65 +63,25 @@ class Endpoint:
         )
 
 
-def _table(*endpoints: Endpoint) -> dict[str, Endpoint]:
-    return {endpoint.operation: endpoint for endpoint in endpoints}
+#: What each operation sends and answers beyond the default (a JSON answer, no body).
+_KINDS: dict[str, dict[str, Any]] = {
+    "getToken": {"body": "form", "under_api_prefix": False},
+    "tableUpdate": {"body": "json"},
+    "mappingUpdate": {"body": "json"},
+    "addToDeploymentPackage": {"body": "json"},
+    "createChildStructure": {"body": "json"},
+    "externalExportStructure": {"answer": "text"},
+    "structureMassExportAsync": {"body": "json", "asynchronous": True},
+    "structureMassExportAsyncStatus": {"asynchronous": True},
+    "structureMassExportAsyncResult": {"answer": "file", "asynchronous": True},
+    "confirmStructureDeployment": {"body": "multipart"},
+}
 
-
-ENDPOINTS: dict[str, Endpoint] = _table(
-    Endpoint(
-        "getToken",
-        "POST",
-        "/auth/realms/{realm}/protocol/openid-connect/token",
-        body="form",
-        under_api_prefix=False,
-    ),
-    Endpoint("getTree", "GET", "/api/system/{name}/tree"),
-    Endpoint("getStructure", "GET", "/api/structure/{id}"),
-    Endpoint("getRawData", "GET", "/api/structure/{structureId}/raw-data"),
-    Endpoint("getObjectTypes", "GET", "/api/object-type"),
-    Endpoint("getTable", "GET", "/api/table/{tableId}"),
-    Endpoint("tableUpdate", "PUT", "/api/table/{tableId}", body="json"),
-    Endpoint("getMapping", "GET", "/api/mapping/{mappingId}"),
-    Endpoint("mappingUpdate", "PUT", "/api/mapping/{mappingId}", body="json"),
-    Endpoint("listDeploymentPackages", "GET", "/api/system/{systemName}/deployment-package"),
-    Endpoint(
-        "addToDeploymentPackage",
-        "POST",
-        "/api/system/{systemName}/deployment-package/{dpName}/structure",
-        body="json",
-    ),
-    Endpoint(
-        "createChildStructure", "POST", "/api/structure/{parentId}/children/{type}", body="json"
-    ),
-    Endpoint(
-        "externalExportStructure",
-        "POST",
-        "/api/structure/{id}/export/{objectTypeId}",
-        answer="text",
-    ),
-    Endpoint(
-        "structureMassExportAsync",
-        "POST",
-        "/api/structure/export",
-        body="json",
-        asynchronous=True,
-    ),
-    Endpoint(
-        "structureMassExportAsyncStatus",
-        "GET",
-        "/api/structure/export/{taskId}",
-        asynchronous=True,
-    ),
-    Endpoint(
-        "structureMassExportAsyncResult",
-        "GET",
-        "/api/structure/export/{taskId}/result",
-        answer="file",
-        asynchronous=True,
-    ),
-    Endpoint("deployStructure", "POST", "/api/structure/{id}/deploy/{deploymentId}"),
-    Endpoint("confirmStructureDeployment", "POST", "/api/structure/deployed", body="multipart"),
-)
+ENDPOINTS: dict[str, Endpoint] = {
+    operation: Endpoint(operation, method, path, **_KINDS.get(operation, {}))
+    for operation, (method, path) in ROUTES.items()
+    if operation != "openApiDocument"  # documentation, read by doctor only
+}
 """Every operation of the service, by operation id."""
 
 

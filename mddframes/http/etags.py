@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from mddframes.errors import InvalidArgumentError
+from mddframes.wire.profile import ANY_VERSION, ETAG_HEADER, IF_MATCH_HEADER
 
 # RFC 9110: entity-tag = [ weak ] opaque-tag; opaque-tag = DQUOTE *etagc DQUOTE,
 # etagc = %x21 / %x23-7E / obs-text
@@ -55,7 +56,7 @@ def strong_etag(value: str | None) -> str | None:
 
 def etag_of(headers: Mapping[str, str]) -> str | None:
     """The strong ``ETag`` of an answer's headers (see :func:`strong_etag`)."""
-    return strong_etag(headers.get("ETag"))
+    return strong_etag(headers.get(ETAG_HEADER))
 
 
 def if_match_headers(if_match: str | None, what: str) -> dict[str, str] | None:
@@ -76,9 +77,9 @@ def if_match_headers(if_match: str | None, what: str) -> dict[str, str] | None:
     """
     if if_match is None:
         return None
-    if if_match != "*" and strong_etag(if_match) != if_match:
+    if if_match != ANY_VERSION and strong_etag(if_match) != if_match:
         raise InvalidArgumentError(
             f"{what}(): if_match must be a strong ETag as a read returned it (quoted, "
             f"not W/...) or '*', got {if_match[:80]!r}; nothing was sent"
         )
-    return {"If-Match": if_match}
+    return {IF_MATCH_HEADER: if_match}

@@ -16,27 +16,29 @@ from typing import Any
 
 from mddframes.errors import DataShapeError
 from mddframes.progress import progress_shown
+from mddframes.wire.profile import ASKED_PAGE_SIZE as ASKED_PAGE_SIZE  # (read from here too)
+from mddframes.wire.profile import (
+    MAX_PAGES,
+    PAGE_CONTENT,
+    PAGE_LAST,
+    PAGE_NUMBER,
+    PAGE_SIZE,
+    PAGE_TOTAL_ELEMENTS,
+    PAGE_TOTAL_PAGES,
+    PAGE_TOTALS,
+)
 
-MAX_PAGES = 10_000
-"""More pages than this is refused before fetching them (a bound, not a limit in use)."""
 
-ASKED_PAGE_SIZE = 1000
-"""The page size asked for once a list turned out to span pages (Spring Data caps what
-it serves at its ``max-page-size``, 2000 by default; the size served is what counts)."""
-
-_PAGING_FIELDS = ("totalPages", "totalElements", "last", "total_pages", "total_elements")
-
-
-def _field(page: Mapping[str, Any], name: str, snake: str) -> Any:
-    return page.get(name, page.get(snake))
+def _field(page: Mapping[str, Any], spellings: tuple[str, ...]) -> Any:
+    return next((page[key] for key in spellings if key in page), None)
 
 
 def is_page(value: Any) -> bool:
     """Whether ``value`` is a Spring Data page: a ``content`` list and paging fields."""
     return (
         isinstance(value, Mapping)
-        and isinstance(value.get("content"), list)
-        and any(key in value for key in _PAGING_FIELDS)
+        and isinstance(value.get(PAGE_CONTENT), list)
+        and any(key in value for key in PAGE_TOTALS)
     )
 
 
@@ -46,8 +48,8 @@ def worth_bigger_pages(first: Mapping[str, Any], asked: int = ASKED_PAGE_SIZE) -
     A service's default page (Spring's 20, say) would cost one request per 20 entries;
     asking page 0 again with a larger size costs one request and saves the others.
     """
-    size = _field(first, "size", "size")
-    total_pages = _field(first, "totalPages", "total_pages")
+    size = _field(first, PAGE_SIZE)
+    total_pages = _field(first, PAGE_TOTAL_PAGES)
     many = isinstance(total_pages, int) and total_pages > 1
     return many and isinstance(size, int) and 0 < size < asked
 
@@ -90,11 +92,11 @@ def collect_pages(
         total that does not match what was collected (the list changed while paging).
     """
     where = f"the {what} is paged (docs/wire-format.md row {row})"
-    entries = list(first["content"])
-    size = _field(first, "size", "size") or len(entries)
-    number = _field(first, "number", "number") or 0
-    total_pages = _field(first, "totalPages", "total_pages")
-    total = _field(first, "totalElements", "total_elements")
+    entries = list(first[PAGE_CONTENT])
+    size = _field(first, PAGE_SIZE) or len(entries)
+    number = _field(first, PAGE_NUMBER) or 0
+    total_pages = _field(first, PAGE_TOTAL_PAGES)
+    total = _field(first, PAGE_TOTAL_ELEMENTS)
     if number != 0:
         raise DataShapeError(f"{where}, but its first answer is page {number}, not page 0")
     if not isinstance(size, int) or size < 1:
@@ -121,13 +123,13 @@ def collect_pages(
             page = fetch(number, size)
             if not is_page(page):
                 raise DataShapeError(f"{where}, but page {number} is not a page")
-            got = _field(page, "number", "number")
+            got = _field(page, PAGE_NUMBER)
             if got is not None and got != number:
                 raise DataShapeError(
                     f"{where}, but asking for page {number} gave page {got}: the service "
                     "does not read the page/size parameters, so the list cannot be read whole"
                 )
-            entries.extend(page["content"])
+            entries.extend(page[PAGE_CONTENT])
             bar.update(1)
     if isinstance(total, int) and total != len(entries):
         raise DataShapeError(
@@ -138,9 +140,9 @@ def collect_pages(
 
 
 def _is_last(page: Mapping[str, Any], number: int, total_pages: Any) -> bool:
-    last = page.get("last")
+    last = page.get(PAGE_LAST)
     if isinstance(last, bool):
         return last
     if isinstance(total_pages, int):
         return number >= total_pages - 1
-    return not page["content"]  # no paging fields to go by: an empty page ends it
+    return not page[PAGE_CONTENT]  # no paging fields to go by: an empty page ends it

@@ -21,7 +21,7 @@ from mddframes.bulk import ProgressCallback, run_bulk
 from mddframes.codec.fastjson import gc_paused
 from mddframes.errors import MappingShapeWarning
 from mddframes.frames.tree import read_tree
-from mddframes.http.keys import to_camel
+from mddframes.wire.spelling import to_camel
 
 #: The columns of the edge frame, in this order (all ``string`` dtype).
 EDGE_COLUMNS: tuple[str, ...] = (

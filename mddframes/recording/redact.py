@@ -28,6 +28,8 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from mddframes.http.decoding import disposition_file_name
 from mddframes.http.endpoints import ENDPOINTS
+from mddframes.wire.profile import PAGE_PARAMETERS, PAGEABLE, USER_KEYS, served_page
+from mddframes.wire.spelling import TO_SNAKE
 
 __all__ = ["REDACTED_OPERATIONS", "Redactor", "path_parameters", "redacts"]
 
@@ -40,17 +42,17 @@ REDACTED_OPERATIONS = frozenset(
         "structureMassExportAsyncResult", "deployStructure",
     }
 )  # fmt: skip
-#: Keys whose values are the service's vocabulary, kept as they are.
+_PAGE = served_page([], 0, 1)  # a Spring Data page's fields (the wire profile's)
+#: Keys whose values are the service's vocabulary (or a page's counters), kept as they are.
 KEPT_KEYS = frozenset(
     {
-        "type", "dataType", "data_type", "status", "objectTypeId", "object_type_id",
-        "elementTypes", "element_types", "fileExtension", "file_extension", "taskId",
-        "task_id", "page", "size", "number", "totalElements", "totalPages",
-        "numberOfElements", "pageNumber", "pageSize", "offset",
+        "type", "status", *PAGE_PARAMETERS,
+        *(spelled for name in ("dataType", "objectTypeId", "elementTypes", "fileExtension",
+                               "taskId") for spelled in (name, TO_SNAKE[name])), *_PAGE[PAGEABLE],
+        *(key for key, value in _PAGE.items() if not isinstance(value, list | dict)),
     }
 )  # fmt: skip
 _KEPT_PARAMETERS = frozenset({"realm", "objectTypeId", "type", "taskId"})
-_USER_KEYS = frozenset({"data", "attributes"})
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 
@@ -109,7 +111,7 @@ class Redactor:
         if isinstance(value, list):
             return [self.value(item, key) for item in value]
         if isinstance(value, dict):
-            if key in _USER_KEYS:  # the user's own names: redacted like the values
+            if key in USER_KEYS:  # the user's own names: redacted like the values
                 return {self.string(k): self.value(v) for k, v in value.items()}
             return {k: self.value(v, k) for k, v in value.items()}
         return value

@@ -185,10 +185,20 @@ LOWER = {"api", "api_bodies", "http", "codec", "frames", "writing", "exports", "
 def test_the_emulator_and_the_client_side_import_nothing_of_each_other():
     graph = import_graph()
     for module, targets in graph.items():
-        if module.startswith("mddframes.emulator"):
-            assert all(t.startswith("mddframes.emulator") for t in targets), module
+        if module.startswith("mddframes.emulator"):  # the wire profile is shared by both
+            assert all(t.startswith(("mddframes.emulator", "mddframes.wire")) for t in targets), (
+                module
+            )
         elif module.startswith("mddframes.") and module not in CLIENT_SIDE_STARTERS:
             assert not any(t.startswith("mddframes.emulator") for t in targets), module
+
+
+def test_the_wire_profile_imports_nothing_of_mddframes_outside_it():
+    graph = import_graph()
+    wire = [m for m in graph if m.startswith("mddframes.wire")]
+    assert len(wire) >= 5
+    for module in wire:
+        assert all(t.startswith("mddframes.wire") for t in graph[module]), module
 
 
 # The demo and the command line start an emulator on purpose (the demo, `mddframes emulator`);
