@@ -255,7 +255,7 @@ class Scrubber:
         escape and holding none of them holds no secret but in base64.
 
         Searching these few with ``bytes.__contains__`` (a fast scan in C) before
-        anything else makes a 31 MB answer cheap to scrub.
+        anything else makes a large answer cheap to scrub.
         """
         return self._compile().cores
 
@@ -415,7 +415,7 @@ class StreamScrub:
 
     def feed_into(self, chunk: bytes, write: Callable[[bytes | memoryview], object]) -> None:
         """As :meth:`feed`, the safe bytes handed to ``write``; in the usual case (no
-        secret) in two pieces without copying ``chunk`` (a 31 MB answer is copied once
+        secret) in two pieces without copying ``chunk`` (a large answer is copied once
         less)."""
         pending = self._pending
         head = self._compiled.run_start.match(chunk)
@@ -460,9 +460,9 @@ def _byte_groups(cores: list[bytes], sample: bytes) -> list[tuple[int, list[byte
     """The cores grouped by one byte each holds, the rarest in ``sample``.
 
     A chunk without a group's byte holds none of its cores, and ``byte in chunk``
-    (``memchr``) says so about four times faster than one core's scan: in a 27.6 MB
-    JSON answer, 6 of 7 cores held a byte it never did (an upper-case letter, ``\\``),
-    and the scans went from 43 to 19 ms. Which byte is chosen decides only the speed:
+    (``memchr``) says so faster than one core's scan (measured in docs/performance.md):
+    most cores hold a byte a JSON answer seldom or never holds (an upper-case letter,
+    ``\\``). Which byte is chosen decides only the speed:
     a chunk holding it is scanned for the group's cores as before.
     """
     counts = {byte: sample.count(byte) for byte in set(b"".join(cores))}

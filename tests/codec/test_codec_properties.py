@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mddframes.codec import ABSENT, check_payload, diff_payloads, from_payload, overlay, to_payload
-from mddframes.codec.frame import _not_plainly_equal, payload_rows
+from mddframes.codec.frame import payload_rows
+from mddframes.codec.frame_overlay import _not_plainly_equal
 from mddframes.codec.values import cell_changed, is_missing_cell, is_missing_json, json_equal
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
