@@ -294,7 +294,7 @@ def _overlay_cells(
             if same_json_column(originals, new):
                 continue  # a JSON column left as it was: no cell to compare one by one
             if small:  # cell_changed below decides each cell not plainly its original
-                candidates = _not_plainly_equal(originals, new)
+                candidates = not_plainly_equal(originals, new)
             else:
                 old = column_array(originals, known[name], name=name)
                 candidates = _candidate_changes(old, new, originals)
@@ -312,7 +312,7 @@ def _overlay_cells(
 _PLAIN_TYPES = frozenset({str, int, bool, float})
 
 
-def _not_plainly_equal(originals: list[Any], new: Any) -> np.ndarray:
+def not_plainly_equal(originals: list[Any], new: Any) -> np.ndarray:
     """Positions of the cells that may differ from their original: every cell but those
     whose Python value (``tolist``) has the original's type and equals it.
 

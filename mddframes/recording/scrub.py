@@ -380,7 +380,7 @@ class StreamScrub:
         self._run_bytes = self._compiled.run_bytes
         self._pending = b""
         # for a large body, the cores grouped by a byte each holds (made from its
-        # first large chunk, see _byte_groups)
+        # first large chunk, see byte_groups)
         self._groups: list[tuple[int, list[bytes]]] | None = None
 
     def _may_hold(self, chunk: bytes) -> bool:
@@ -388,9 +388,9 @@ class StreamScrub:
         groups = self._groups
         compiled = self._compiled
         if groups is None:
-            if len(chunk) < _GROUPED_FROM:
+            if len(chunk) < GROUPED_FROM:
                 return _may_hold(chunk, compiled, compiled.cores)
-            groups = self._groups = _byte_groups(compiled.cores, chunk[:_SAMPLE])
+            groups = self._groups = byte_groups(compiled.cores, chunk[:_SAMPLE])
         return _may_hold(chunk, compiled, _grouped(chunk, groups))
 
     def _cut(self, buffer: bytes) -> int:
@@ -451,12 +451,12 @@ def _grouped(chunk: bytes, groups: list[tuple[int, list[bytes]]]) -> Iterable[by
 
 
 #: A chunk this large makes a stream scan its cores by byte groups (a large body).
-_GROUPED_FROM = 1 << 15
+GROUPED_FROM = 1 << 15
 #: The bytes of a body's first large chunk whose byte counts choose the groups.
 _SAMPLE = 1 << 13
 
 
-def _byte_groups(cores: list[bytes], sample: bytes) -> list[tuple[int, list[bytes]]]:
+def byte_groups(cores: list[bytes], sample: bytes) -> list[tuple[int, list[bytes]]]:
     """The cores grouped by one byte each holds, the rarest in ``sample``.
 
     A chunk without a group's byte holds none of its cores, and ``byte in chunk``
