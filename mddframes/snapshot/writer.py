@@ -151,14 +151,7 @@ def write_snapshot(
         raise InvalidArgumentError(f"system must be a non-empty string, got {system!r}")
     final = _new_folder(Path(path))
     workers = resolve_workers(max_workers, api.max_workers)
-    partial = partial_folder(final)
-    journal = Journal(partial, {"format": FORMAT, "version": FORMAT_VERSION,
-                                "service": api.settings.base_url, "tenant": api.tenant,
-                                "system": system})  # fmt: skip
-    kept = _resume(partial, journal)
-    for folder in (partial, *(partial / name for name in OBJECT_FOLDERS.values())):
-        folder.mkdir(parents=True, exist_ok=True)
-
+    partial, journal, kept = _open_partial(api, system, final)
     started = _now()
     files: dict[str, Any] = {}
     kinds: tuple[Kind, ...] = ("table", "mapping")
@@ -171,7 +164,6 @@ def write_snapshot(
     ]
     resumed = len(objects)
     journal.start(kept)
-    number = next_part_number([line["file"] for line in kept])
     failures: list[dict[str, Any]] = []
     if structures:
         files["structures"], failed = _write_structures(
@@ -179,14 +171,11 @@ def write_snapshot(
         )
         failures += failed
     del element_ids
+    number = next_part_number([line["file"] for line in kept])
     for kind in kinds:
+        wanted = [i for i in object_ids[kind] if (kind, i) not in done]
         writer = BundleWriter(partial, kind, journal, number)
-        try:
-            wanted = [i for i in object_ids[kind] if (kind, i) not in done]
-            written, failed = _write_objects(api, writer, kind, wanted, workers, progress)
-        finally:
-            writer.close()
-            release_memory()
+        written, failed = _write_bundle(api, writer, kind, wanted, workers, progress)
         number = writer.next_number
         objects += written
         failures += failed
@@ -216,6 +205,31 @@ def write_snapshot(
     os.replace(partial, final)
     sync_folder(final.parent)
     return manifest
+
+
+def _write_bundle(
+    api: Api, writer: BundleWriter, kind: Kind, wanted: list[Any], workers: int,
+    progress: bool | None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+    """:func:`_write_objects` into ``writer``, which is closed whatever happens."""
+    try:
+        return _write_objects(api, writer, kind, wanted, workers, progress)
+    finally:
+        writer.close()
+        release_memory()
+
+
+def _open_partial(api: Api, system: str, final: Path) -> tuple[Path, Journal, list[Any]]:
+    """The folder a snapshot is written in until it is whole, its journal, and what an
+    interrupted run of the same snapshot kept (:func:`_resume`)."""
+    partial = partial_folder(final)
+    journal = Journal(partial, {"format": FORMAT, "version": FORMAT_VERSION,
+                                "service": api.settings.base_url, "tenant": api.tenant,
+                                "system": system})  # fmt: skip
+    kept = _resume(partial, journal)
+    for folder in (partial, *(partial / name for name in OBJECT_FOLDERS.values())):
+        folder.mkdir(parents=True, exist_ok=True)
+    return partial, journal, kept
 
 
 def _resume(partial: Path, journal: Journal) -> list[dict[str, Any]]:
