@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, cast
 
 import pandas as pd
 
-from mddframes.cli import _code, _journal, _lineage, _record, _service, _snapshot
+from mddframes.cli._code import add_commands as add_code_commands
+from mddframes.cli._journal import add_commands as add_journal_commands
+from mddframes.cli._lineage import add_commands as add_lineage_commands
 from mddframes.cli._output import (
     EXIT_STDOUT_CLOSED,
     Messages,
@@ -29,6 +31,10 @@ from mddframes.cli._output import (
     log_level,
     progress_wanted,
 )
+from mddframes.cli._record import add_commands as add_record_commands
+from mddframes.cli._record import split_recorded
+from mddframes.cli._service import add_commands as add_service_commands
+from mddframes.cli._snapshot import add_commands as add_snapshot_commands
 from mddframes.config import PROFILE_VARIABLE, SETTINGS
 
 if TYPE_CHECKING:
@@ -139,12 +145,12 @@ def build_parser(*, emulator_options: bool = True) -> argparse.ArgumentParser:
         add_emulator_arguments(emulator)
         emulator.set_defaults(handler=run_emulator)
 
-    _service.add_commands(commands, _service_command)
-    _code.add_commands(commands, _service_command)
-    _journal.add_commands(commands, _service_command)
-    _lineage.add_commands(commands, _service_command)
-    _snapshot.add_commands(commands, _service_command)
-    _record.add_commands(commands)
+    add_service_commands(commands, _service_command)
+    add_code_commands(commands, _service_command)
+    add_journal_commands(commands, _service_command)
+    add_lineage_commands(commands, _service_command)
+    add_snapshot_commands(commands, _service_command)
+    add_record_commands(commands)
     return parser
 
 
@@ -224,7 +230,7 @@ def _run_demo(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    arguments, recorded = _record.split_recorded(arguments)
+    arguments, recorded = split_recorded(arguments)
     parser = build_parser(emulator_options="emulator" in arguments)
     args = parser.parse_args(arguments)
     if recorded is not None:

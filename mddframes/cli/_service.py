@@ -18,6 +18,12 @@ if TYPE_CHECKING:
 
 def add_commands(commands: Any, service_command: Any) -> None:
     """Add the service commands; ``service_command(commands, name, help, handler, frame)``."""
+    _add_read_commands(commands, service_command)
+    _add_element_commands(commands, service_command)
+    _add_doctor(commands, service_command)
+
+
+def _add_read_commands(commands: Any, service_command: Any) -> None:
     tree = service_command(commands, "tree", "the element tree of a system", _tree)
     tree.add_argument("system")
     tree.add_argument("--types", help="comma-separated element types to keep")
@@ -30,6 +36,8 @@ def add_commands(commands: Any, service_command: Any) -> None:
 
     service_command(commands, "object-types", "the object types", _object_types)
 
+
+def _add_element_commands(commands: Any, service_command: Any) -> None:
     packages = service_command(
         commands, "packages", "the open deployment packages of a system", _packages
     )
@@ -76,6 +84,8 @@ def add_commands(commands: Any, service_command: Any) -> None:
         _confirm_deployed,
     ).add_argument("info_file", type=Path)
 
+
+def _add_doctor(commands: Any, service_command: Any) -> None:
     doctor = service_command(
         commands,
         "doctor",

@@ -13,7 +13,8 @@ No HTTP here: everything works on parsed JSON (DESIGN.md sections 4 and 5).
 
 from mddframes.codec.check import CheckReport, check_payload
 from mddframes.codec.diff import Diff, diff_payloads
-from mddframes.codec.frame import Overlay, from_payload, overlay, to_payload
+from mddframes.codec.frame import from_payload
+from mddframes.codec.frame_overlay import Overlay, overlay, to_payload
 from mddframes.codec.values import ABSENT
 
 __all__ = [

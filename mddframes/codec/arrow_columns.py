@@ -48,10 +48,9 @@ def read_pool() -> Any:
     pyarrow's default pool (mimalloc or jemalloc in the wheels) keeps the pages of freed
     buffers for reuse, and a read makes many short-lived ones (one array per batch of
     each column, each grown by doubling; a tree's parent lookup and path labels): with
-    it the resident peak is what is live plus what was freed. Measured as the RSS growth
-    of a child process: about 15 MB more for a 35 MB table, and 2.3x instead of 1.5x the
-    answer for a tree of 1,000,000 elements. The system allocator hands large freed
-    blocks back at once.
+    it the resident peak is what is live plus what was freed (the measured cost is in
+    docs/performance.md, "Figures moved out of the code"). The system allocator hands
+    large freed blocks back at once.
     """
     return _pyarrow().system_memory_pool()
 

@@ -44,7 +44,6 @@ from mddframes.codec.iso_dates import (
     PendingDates,
     datetime_array,
     parse_iso,
-    zone_of,
     zones_of,
 )
 from mddframes.errors import DeclaredTypeWarning
@@ -70,7 +69,6 @@ __all__ = [
     "type_family",
     "value_types",
 ]
-_zone, _zones = zone_of, zones_of  # the names tests/codec/test_codec_zones.py imports
 
 logger = logging.getLogger(__name__)
 

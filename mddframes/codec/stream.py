@@ -105,7 +105,7 @@ class KeptJson:
             for start in range(0, len(self.whole), size):
                 yield self.whole[start : start + size]
             return
-        step = max(1, size // 4)  # JSON compresses about 4 to 5 times at level 1
+        step = max(1, size // 4)  # JSON compresses well at level 1 (docs/performance.md)
         inflater = zlib.decompressobj()
         for start in range(0, len(self.compressed), step):
             piece = inflater.decompress(self.compressed[start : start + step])
@@ -475,7 +475,7 @@ def keep_whole(content: bytes) -> KeptJson:
 
     Its context holds the parsed payload too, several times the bytes' size, so
     compressing them would save little memory and cost a bulk read's workers more than
-    the answer's decoding (``read_tables``: 1.5 ms of zlib a table).
+    the answer's decoding (``read_tables``'s zlib cost: docs/performance.md).
     """
     return KeptJson(b"", len(content), hashlib.sha256(content).hexdigest(), content)
 

@@ -18,11 +18,11 @@ run once at the end, on what every batch left behind: its keys, and the columns 
 read saw. The outcome is the payload, diff and report the whole-document path gives:
 the report sorts its lines by stage and place, whoever made them.
 
-It covers edits of cells; anything else raises :class:`StreamUnsupported` before
-anything is sent, and the caller takes the whole-document path: rows added, deleted
-or reordered, columns added, dropped or renamed, a document the splitter cannot cut,
-metadata after the rows, or a changed cell in a column whose first value lies in a
-later batch (its template, which guides how the cell is written, is not known yet).
+It covers edits of cells of a frame that lines up with its read (the write's rule,
+:func:`~mddframes.writing.route.choose_write_route`, has said so before it is called);
+what only the document shows raises :class:`StreamUnsupported` before anything is sent,
+and the caller takes the whole-document path. Those late exits are listed in the rule's
+docstring, each under the words its exception starts with.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ from mddframes.codec.check_context import CheckContext, Record
 from mddframes.codec.diff import Diff, concat_changes, diff_payloads
 from mddframes.codec.fastjson import loads_strict_or_none
 from mddframes.codec.fingerprint import FrameFingerprint, rows_in
-from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_arrays, overlay
+from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_arrays
+from mddframes.codec.frame_overlay import overlay
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.stream import KeptJson
 from mddframes.codec.values import (
@@ -56,6 +57,9 @@ from mddframes.codec.values import (
 )
 
 _KEY = ROWS_KEYS["table"][0]
+
+#: The late exit of a kept document that does not line up with the read's fingerprint.
+NOT_AS_READ = "the document does not hold the rows the frame was read from"
 
 
 @dataclass
@@ -148,15 +152,19 @@ def overlay_document(
 
     Raises
     ------
+    ValueError
+        ``frame`` does not fit ``fingerprint`` (rows or columns added, deleted or
+        moved): the write's rule sends such a frame to the parsed route first.
     StreamUnsupported
         The whole-document path must do this write (see the module notes).
     """
     if not fingerprint.fits(frame):
-        raise StreamUnsupported("rows or columns were added, deleted or moved")
+        # a precondition (the rule's step 7), not an exit: never silently a wrong overlay
+        raise ValueError("overlay_document needs a frame that lines up with its read's fingerprint")
     builder = _Builder(kept, frame, fingerprint, allow_deletes, object_id, convert)
     head, tail, envelope = _take_split(builder, kept)
     if builder.position != fingerprint.n_rows:
-        raise StreamUnsupported("the document does not hold the rows the frame was read from")
+        raise StreamUnsupported(f"{NOT_AS_READ} (fewer rows)")
     if builder.envelope is None:
         builder.envelope = envelope
     elif canonical_bytes(builder.envelope) != canonical_bytes(envelope):
@@ -221,7 +229,7 @@ class _Builder:
         if self.envelope is None:
             self._begin()
         if stop > self.fingerprint.n_rows:
-            raise StreamUnsupported("the document holds more rows than the frame was read from")
+            raise StreamUnsupported(f"{NOT_AS_READ} (more rows)")
         columns = [
             name for name, rows_ in self.candidates.items() if len(rows_in(rows_, start, stop))
         ]
@@ -254,7 +262,7 @@ class _Builder:
             if start <= first < stop and name not in self.templates:
                 value = rows[first - start].get(name, ABSENT)
                 if is_missing_json(value):
-                    raise StreamUnsupported(f"column {name!r} does not hold what was read")
+                    raise StreamUnsupported(f"{NOT_AS_READ} (column {name!r} lost its first value)")
                 self.templates[name] = value
 
     def _overlay(self, rows: list[dict[str, Any]], start: int, stop: int, raw: bytes) -> None:
@@ -277,7 +285,7 @@ class _Builder:
                 raise StreamUnsupported("an undeclared key is added to a row")
         kept_at = [p for p in result.origin if p is not None]
         if len(kept_at) != len(result.origin):  # fits() has ruled new rows out already
-            raise StreamUnsupported("a row was added in a batch")
+            raise StreamUnsupported(f"{NOT_AS_READ} (a row added in a batch)")
         labels = [start + p for p in kept_at]  # every row kept, in place
         context = CheckContext(result.payload, batch, allow_deletes=self.allow_deletes,
                                object_id=self.object_id, origin=result.origin, labels=labels,

@@ -233,6 +233,51 @@ def _keys(frame: pd.DataFrame) -> dict[Any, str | None]:
     return keys
 
 
+def _not_attempted(frame: pd.DataFrame, keys: dict[Any, Any]) -> pd.DataFrame:
+    """:func:`create_children`' result before any row is attempted."""
+    return pd.DataFrame(
+        {
+            "key": pd.array([keys[label] for label in frame.index], dtype="string"),
+            "parent": pd.array([pd.NA] * len(frame), dtype="string"),
+            "type": pd.array([cell(frame, p, "type") for p in range(len(frame))], dtype="string"),
+            "name": pd.array([cell(frame, p, "name") for p in range(len(frame))], dtype="string"),
+            "id": pd.array([pd.NA] * len(frame), dtype="string"),
+            "ok": pd.array([False] * len(frame), dtype="boolean"),
+            "status": pd.array(["not attempted"] * len(frame), dtype="string"),
+            "error": pd.array([pd.NA] * len(frame), dtype="string"),
+        },
+        index=frame.index.copy(),
+    )
+
+
+def _create_row(
+    api: Api,
+    index: ChildIndex,
+    frame: pd.DataFrame,
+    pos: int,
+    parent_id: Any,
+    where: str,
+    attribute_columns: list[Any],
+) -> tuple[str, str]:
+    """One row of :func:`create_children` under ``parent_id``: its status and its id."""
+    row_type = cell(frame, pos, "type")
+    row_name = cell(frame, pos, "name")
+    if row_type is None or row_name is None:
+        raise InvalidArgumentError(f"{where}: type and name must not be empty")
+    attributes = {
+        column: frame[column].iloc[pos]
+        for column in attribute_columns
+        if not is_missing_cell(frame[column].iloc[pos])
+    }
+    if parent_id is None:  # refused as create_child refuses it
+        require_text(f"create_child(parent={parent_id!r})", parent_id=parent_id)
+    assert parent_id is not None
+    existing = index.existing(parent_id, row_type, row_name)
+    if existing:
+        return "exists", existing[0]
+    return "created", _create_asking(api, index, parent_id, row_type, row_name, attributes)
+
+
 def create_children(api: Api, frame: pd.DataFrame, *, progress: bool | None = None) -> pd.DataFrame:
     """Create many elements from a frame, parents before children.
 
@@ -288,19 +333,7 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool | None = No
     key_to_label = {k: label for label, k in keys.items() if k is not None}
     attribute_columns = [c for c in frame.columns if c not in _RESERVED]
 
-    result = pd.DataFrame(
-        {
-            "key": pd.array([keys[label] for label in frame.index], dtype="string"),
-            "parent": pd.array([pd.NA] * len(frame), dtype="string"),
-            "type": pd.array([cell(frame, p, "type") for p in range(len(frame))], dtype="string"),
-            "name": pd.array([cell(frame, p, "name") for p in range(len(frame))], dtype="string"),
-            "id": pd.array([pd.NA] * len(frame), dtype="string"),
-            "ok": pd.array([False] * len(frame), dtype="boolean"),
-            "status": pd.array(["not attempted"] * len(frame), dtype="string"),
-            "error": pd.array([pd.NA] * len(frame), dtype="string"),
-        },
-        index=frame.index.copy(),
-    )
+    result = _not_attempted(frame, keys)
     new_ids: dict[Any, str] = {}
     index = ChildIndex(api)
     failed_label = None
@@ -317,25 +350,8 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool | None = No
                 # creation_order put the parent row first, so its new id is known
                 parent_id = new_ids[key_to_label[ref]] if ref in key_to_label else ref
                 result.loc[label, "parent"] = parent_id
-                row_type = cell(frame, pos, "type")
-                row_name = cell(frame, pos, "name")
-                if row_type is None or row_name is None:
-                    raise InvalidArgumentError(f"{where}: type and name must not be empty")
-                attributes = {
-                    column: frame[column].iloc[pos]
-                    for column in attribute_columns
-                    if not is_missing_cell(frame[column].iloc[pos])
-                }
-                if parent_id is None:  # refused as create_child refuses it
-                    require_text(f"create_child(parent={parent_id!r})", parent_id=parent_id)
-                assert parent_id is not None
-                existing = index.existing(parent_id, row_type, row_name)
-                status = "exists" if existing else "created"
-                new_id = (
-                    existing[0]
-                    if existing
-                    else _create_asking(api, index, parent_id, row_type, row_name, attributes)
-                )
+                status, new_id = _create_row(api, index, frame, pos, parent_id, where,
+                                             attribute_columns)  # fmt: skip
             except MddError as exc:
                 result.loc[label, "status"] = "failed"
                 result.loc[label, "error"] = str(exc)

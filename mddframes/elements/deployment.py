@@ -276,6 +276,45 @@ def _confirm_settled(api: Api, document: dict[str, Any]) -> JsonValue:
     )
 
 
+def _confirmed_elements(api: Api, answer: Any, ids: list[str], unknown: set[str]) -> dict[str, Any]:
+    """Each known id's element as the confirmation answered it, else as read back."""
+    answered: dict[str, Any] = {}
+    if isinstance(answer, list | Mapping):
+        try:
+            for item in as_list(answer, "confirmStructureDeployment answer"):
+                if isinstance(item, Mapping) and item.get("id") is not None:
+                    answered[str(item["id"])] = item
+        except DataShapeError:
+            answered = {}
+    missing = [i for i in ids if i not in answered and i not in unknown]
+    if missing:
+        # the answer does not show them: read them back rather than assume success
+        reread = bulk_status_frame(
+            lambda sid: api.get_structure(sid),
+            missing,
+            max_workers=api.max_workers,
+            progress=False,
+            desc="verify",
+        )
+        for sid, good, value in zip(reread["id"], reread["ok"], reread["value"], strict=True):
+            if good and isinstance(value, Mapping):
+                answered[sid] = value
+    return answered
+
+
+def _not_confirmed(element: Any, unknown: bool, wanted: Any) -> str | None:
+    """Why an element of the file is not confirmed (None: it is)."""
+    if unknown:
+        return "not found on the service (the file's other elements were confirmed)"
+    if element is None:
+        return "could not be read back after the confirmation"
+    if element.get("deployed") is False:
+        return "still not deployed after the confirmation"
+    if wanted is not None and element.get("deploymentId") not in (None, wanted):
+        return f"deployed under {element.get('deploymentId')!r}, not {wanted!r}"
+    return None
+
+
 def confirm_deployed(api: Api, info: str | os.PathLike[str] | JsonObject | bytes) -> pd.DataFrame:
     """Mark the elements of a deployment info file as deployed.
 
@@ -328,47 +367,10 @@ def confirm_deployed(api: Api, info: str | os.PathLike[str] | JsonObject | bytes
             raise
         rest = [s for s in structures if str(s["id"]) not in unknown]
         answer = _confirm_settled(api, {**document, "structures": rest}) if rest else []
-    answered: dict[str, Any] = {}
-    if isinstance(answer, list | Mapping):
-        try:
-            for item in as_list(answer, "confirmStructureDeployment answer"):
-                if isinstance(item, Mapping) and item.get("id") is not None:
-                    answered[str(item["id"])] = item
-        except DataShapeError:
-            answered = {}
-    missing = [i for i in ids if i not in answered and i not in unknown]
-    if missing:
-        # the answer does not show them: read them back rather than assume success
-        reread = bulk_status_frame(
-            lambda sid: api.get_structure(sid),
-            missing,
-            max_workers=api.max_workers,
-            progress=False,
-            desc="verify",
-        )
-        for sid, good, value in zip(reread["id"], reread["ok"], reread["value"], strict=True):
-            if good and isinstance(value, Mapping):
-                answered[sid] = value
+    answered = _confirmed_elements(api, answer, ids, unknown)
     wanted = document.get("deploymentId")
-    ok: list[bool] = []
-    errors: list[str | None] = []
-    for sid in ids:
-        element = answered.get(sid)
-        if sid in unknown:
-            ok.append(False)
-            errors.append("not found on the service (the file's other elements were confirmed)")
-        elif element is None:
-            ok.append(False)
-            errors.append("could not be read back after the confirmation")
-        elif element.get("deployed") is False:
-            ok.append(False)
-            errors.append("still not deployed after the confirmation")
-        elif wanted is not None and element.get("deploymentId") not in (None, wanted):
-            ok.append(False)
-            errors.append(f"deployed under {element.get('deploymentId')!r}, not {wanted!r}")
-        else:
-            ok.append(True)
-            errors.append(None)
+    errors = [_not_confirmed(answered.get(sid), sid in unknown, wanted) for sid in ids]
+    ok = [error is None for error in errors]
     return pd.DataFrame(
         {
             "id": pd.array(ids, dtype="string"),

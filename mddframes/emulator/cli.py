@@ -25,6 +25,11 @@ def _positive_float(text: str) -> float:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the emulator's options to ``parser``."""
+    _add_server_arguments(parser)
+    _add_data_arguments(parser)
+
+
+def _add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
     )
@@ -62,6 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the API user's secret (default: MDD_EMULATOR_CLIENT_SECRET, else random per "
         "start); the banner prints it only on a terminal",
     )
+
+
+def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dialect",
         choices=list(DIALECTS),

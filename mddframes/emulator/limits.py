@@ -49,8 +49,8 @@ def _finite_float(text: str) -> float:
 def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
     """Whether a *valid* JSON text nests arrays/objects more than ``limit`` levels deep.
 
-    Only C-speed byte operations, no Python loop per byte (a 40 MB table takes ~0.3 s,
-    a tenth of parsing it): drop escaped backslashes and quotes, keep only brackets
+    Only C-speed byte operations, no Python loop per byte (a fraction of parsing it, see
+    docs/performance.md): drop escaped backslashes and quotes, keep only brackets
     and quotes, drop what is between quotes (brackets inside strings), then remove the
     innermost ``[]``/``{}`` pairs once per level.
     """

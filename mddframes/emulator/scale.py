@@ -195,6 +195,11 @@ def _build(n_elements: int, system: str, seed: int) -> Iterator[tuple[str, JSON]
 
     for object_type in build_object_types():
         yield "object_type", object_type
+    yield from _packages(system, leaves)
+
+
+def _packages(system: str, leaves: list[str]) -> Iterator[tuple[str, JSON]]:
+    """The scale data's two packages: an open one and a closed one of 100 leaves each."""
     yield (
         "package",
         records.package(

@@ -63,7 +63,7 @@ def _answer_part(value: object, kind: type[_T], what: str) -> _T:
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # proto IPPROTO_TCP (not 0) so asyncio sets TCP_NODELAY on accepted connections;
-    # without it every response waits ~40 ms on Nagle's algorithm
+    # without it every response waits on Nagle's algorithm (docs/performance.md)
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.bind((host, port))

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 import numpy as np
 import pandas as pd
@@ -103,6 +103,40 @@ def check_dtype_backend(dtype_backend: object) -> DtypeBackend:
         f"dtype_backend must be one of {', '.join(map(repr, DTYPE_BACKENDS))}, "
         f"not {dtype_backend!r}"
     )
+
+
+#: The ``dtype_backend`` entry of a reader's parameters, written once: the reader's
+#: docstring holds the line ``{dtype_backend}`` and :func:`backend_documented` fills it.
+DTYPE_BACKEND_DOC = """\
+dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
+    The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
+    columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+    ``object``, see :func:`~mddframes.frames.backends.to_backend`)."""
+
+_Documented = TypeVar("_Documented")
+
+
+def backend_documented(function: _Documented) -> _Documented:
+    """``function``, its docstring's ``{dtype_backend}`` line replaced by
+    :data:`DTYPE_BACKEND_DOC` (indented as that line).
+
+    Raises
+    ------
+    ValueError
+        The docstring has no such line (a decorator that would do nothing).
+    """
+    doc = getattr(function, "__doc__", None) or ""
+    lines: list[str] = []
+    for line in doc.splitlines():
+        if line.strip() == "{dtype_backend}":
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.extend(indent + part for part in DTYPE_BACKEND_DOC.splitlines())
+        else:
+            lines.append(line)
+    if len(lines) == len(doc.splitlines()):
+        raise ValueError(f"{function!r}: its docstring has no {{dtype_backend}} line")
+    function.__doc__ = "\n".join(lines)
+    return function
 
 
 def to_backend(

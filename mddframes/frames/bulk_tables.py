@@ -15,7 +15,12 @@ import pandas as pd
 
 from mddframes.bulk import ErrorPolicy
 from mddframes.codec.kinds import Kind
-from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
+from mddframes.frames.backends import (
+    DtypeBackend,
+    backend_documented,
+    check_dtype_backend,
+    to_backend,
+)
 from mddframes.frames.chunked_reads import (
     PartChunk,
     failure_record,
@@ -51,6 +56,7 @@ __all__ = [
 ]
 
 
+@backend_documented
 def read_tables(
     api: Api,
     ids: Iterable[str],
@@ -76,10 +82,7 @@ def read_tables(
     errors : {"raise", "skip"}, default "raise"
         ``"raise"`` stops at the first failure and raises it; ``"skip"`` reads the
         others and reports the failures (see the module docstring).
-    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
-        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
-        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
+    {dtype_backend}
 
     Returns
     -------
@@ -107,6 +110,7 @@ def read_tables(
     return to_backend(frame, dtype_backend, consume=True)
 
 
+@backend_documented
 def read_mappings(
     api: Api,
     ids: Iterable[str],
@@ -135,10 +139,7 @@ def read_mappings(
     errors : {"raise", "skip"}, default "raise"
         ``"raise"`` stops at the first failure and raises it; ``"skip"`` reads the
         others and reports the failures.
-    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
-        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
-        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
+    {dtype_backend}
 
     Returns
     -------

@@ -9,7 +9,12 @@ import pandas as pd
 from mddframes.codec.dtypes import in_time_unit
 from mddframes.codec.values import JsonValue, json_type
 from mddframes.errors import InvalidArgumentError
-from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
+from mddframes.frames.backends import (
+    DtypeBackend,
+    backend_documented,
+    check_dtype_backend,
+    to_backend,
+)
 from mddframes.frames.record_frames import frame_from_objects
 from mddframes.frames.shaping import leaf_rows, unwrap_list
 
@@ -36,6 +41,7 @@ PACKAGE_COLUMNS: tuple[str, ...] = (
 )
 
 
+@backend_documented
 def read_object_types(api: Api, *, dtype_backend: DtypeBackend = "numpy_nullable") -> pd.DataFrame:
     """Read every object type (the output-template selections) as a frame.
 
@@ -43,10 +49,7 @@ def read_object_types(api: Api, *, dtype_backend: DtypeBackend = "numpy_nullable
     ----------
     api : Api
         The raw layer (``client.api``).
-    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
-        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
-        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
+    {dtype_backend}
 
     Returns
     -------
@@ -69,6 +72,7 @@ def object_types_frame(payload: Any) -> pd.DataFrame:
     return _leading(frame, OBJECT_TYPE_COLUMNS)
 
 
+@backend_documented
 def read_packages(
     api: Api, system: str, *, dtype_backend: DtypeBackend = "numpy_nullable"
 ) -> pd.DataFrame:
@@ -80,10 +84,7 @@ def read_packages(
         The raw layer (``client.api``).
     system : str
         The system name.
-    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
-        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
-        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
+    {dtype_backend}
 
     Returns
     -------

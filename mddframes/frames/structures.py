@@ -10,7 +10,12 @@ import pandas as pd
 from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
 from mddframes.codec.dtypes import in_time_unit
 from mddframes.errors import DataShapeError
-from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
+from mddframes.frames.backends import (
+    DtypeBackend,
+    backend_documented,
+    check_dtype_backend,
+    to_backend,
+)
 from mddframes.frames.bulk_tables import failure_records
 from mddframes.frames.record_frames import records_frame
 from mddframes.frames.shaping import snake_case
@@ -90,6 +95,7 @@ def read_structure(api: Api, structure_id: str) -> pd.Series:
     return pd.Series(record, dtype=object, name=structure_id)
 
 
+@backend_documented
 def read_structures(
     api: Api,
     ids: Iterable[str],
@@ -116,10 +122,7 @@ def read_structures(
         See :func:`mddframes.bulk.run_bulk`. With ``"skip"`` the failed ids are
         listed in ``frame.attrs["failures"]`` (records of ``id``, ``error_type``,
         ``status``, ``message``) and named in a warning.
-    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
-        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
-        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
+    {dtype_backend}
 
     Returns
     -------

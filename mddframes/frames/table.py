@@ -35,6 +35,7 @@ from mddframes.context import ReadContext, record_read, registry_for
 from mddframes.frames.backends import (
     DtypeBackend,
     arrow_array,
+    backend_documented,
     check_dtype_backend,
     default_array,
     to_backend,
@@ -59,6 +60,7 @@ _FIELD_DTYPES: dict[str, Literal["string", "boolean"]] = {
 }
 
 
+@backend_documented
 def read_table(
     api: Api, table_id: str, *, dtype_backend: DtypeBackend = "numpy_nullable"
 ) -> pd.DataFrame:
@@ -70,10 +72,7 @@ def read_table(
         The raw layer (``client.api``).
     table_id : str
         The table id.
-    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
-        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
-        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
+    {dtype_backend}
 
     Returns
     -------
@@ -297,6 +296,7 @@ def _payload_builder(
     return build
 
 
+@backend_documented
 def read_mapping(
     api: Api, mapping_id: str, *, dtype_backend: DtypeBackend = "numpy_nullable"
 ) -> pd.DataFrame:
@@ -308,10 +308,7 @@ def read_mapping(
         The raw layer (``client.api``).
     mapping_id : str
         The mapping id.
-    dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
-        The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
-        ``object``, see :func:`~mddframes.frames.backends.to_backend`).
+    {dtype_backend}
 
     Returns
     -------

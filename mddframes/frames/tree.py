@@ -92,12 +92,10 @@ def read_tree(
 
     Notes
     -----
-    Memory, measured as the peak RSS growth of a fresh process reading the
-    1,000,000-element scale tree (``python -m benchmarks big_tree``): about 1.7x the
-    answer's size with ``dtype_backend="pyarrow"`` (the goal of 3x is measured with
-    that backend), about 6.7x with the default backend, whose frame alone holds about
-    600 MB of Python ``str`` objects (ids, names, types, parent ids, paths: over 4x
-    the answer before anything else). For a large tree, ask for ``"pyarrow"``.
+    Memory (``python -m benchmarks big_tree``; the figures are in docs/performance.md):
+    a fraction of the default backend's with ``dtype_backend="pyarrow"``, whose
+    columns hold no Python ``str`` objects (ids, names, types, parent ids, paths). For
+    a large tree, ask for ``"pyarrow"``.
 
     Examples
     --------

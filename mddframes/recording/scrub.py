@@ -255,7 +255,7 @@ class Scrubber:
         escape and holding none of them holds no secret but in base64.
 
         Searching these few with ``bytes.__contains__`` (a fast scan in C) before
-        anything else makes a 31 MB answer cheap to scrub.
+        anything else makes a large answer cheap to scrub.
         """
         return self._compile().cores
 
@@ -380,7 +380,7 @@ class StreamScrub:
         self._run_bytes = self._compiled.run_bytes
         self._pending = b""
         # for a large body, the cores grouped by a byte each holds (made from its
-        # first large chunk, see _byte_groups)
+        # first large chunk, see byte_groups)
         self._groups: list[tuple[int, list[bytes]]] | None = None
 
     def _may_hold(self, chunk: bytes) -> bool:
@@ -388,9 +388,9 @@ class StreamScrub:
         groups = self._groups
         compiled = self._compiled
         if groups is None:
-            if len(chunk) < _GROUPED_FROM:
+            if len(chunk) < GROUPED_FROM:
                 return _may_hold(chunk, compiled, compiled.cores)
-            groups = self._groups = _byte_groups(compiled.cores, chunk[:_SAMPLE])
+            groups = self._groups = byte_groups(compiled.cores, chunk[:_SAMPLE])
         return _may_hold(chunk, compiled, _grouped(chunk, groups))
 
     def _cut(self, buffer: bytes) -> int:
@@ -415,7 +415,7 @@ class StreamScrub:
 
     def feed_into(self, chunk: bytes, write: Callable[[bytes | memoryview], object]) -> None:
         """As :meth:`feed`, the safe bytes handed to ``write``; in the usual case (no
-        secret) in two pieces without copying ``chunk`` (a 31 MB answer is copied once
+        secret) in two pieces without copying ``chunk`` (a large answer is copied once
         less)."""
         pending = self._pending
         head = self._compiled.run_start.match(chunk)
@@ -451,18 +451,18 @@ def _grouped(chunk: bytes, groups: list[tuple[int, list[bytes]]]) -> Iterable[by
 
 
 #: A chunk this large makes a stream scan its cores by byte groups (a large body).
-_GROUPED_FROM = 1 << 15
+GROUPED_FROM = 1 << 15
 #: The bytes of a body's first large chunk whose byte counts choose the groups.
 _SAMPLE = 1 << 13
 
 
-def _byte_groups(cores: list[bytes], sample: bytes) -> list[tuple[int, list[bytes]]]:
+def byte_groups(cores: list[bytes], sample: bytes) -> list[tuple[int, list[bytes]]]:
     """The cores grouped by one byte each holds, the rarest in ``sample``.
 
     A chunk without a group's byte holds none of its cores, and ``byte in chunk``
-    (``memchr``) says so about four times faster than one core's scan: in a 27.6 MB
-    JSON answer, 6 of 7 cores held a byte it never did (an upper-case letter, ``\\``),
-    and the scans went from 43 to 19 ms. Which byte is chosen decides only the speed:
+    (``memchr``) says so faster than one core's scan (measured in docs/performance.md):
+    most cores hold a byte a JSON answer seldom or never holds (an upper-case letter,
+    ``\\``). Which byte is chosen decides only the speed:
     a chunk holding it is scanned for the group's cores as before.
     """
     counts = {byte: sample.count(byte) for byte in set(b"".join(cores))}

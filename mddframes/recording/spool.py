@@ -4,7 +4,7 @@
 A HAR file holds an answer's text as a JSON string. A small answer is kept as it came
 (scrubbed) and escaped when its entry is written; a large one (past 1 MiB) is escaped
 as it arrives, into a private temporary file, so that the writer thread only copies it
-into the recording: escaping is the largest part of recording a 31 MB read, and done by
+into the recording: escaping is the largest part of recording a large read, and done by
 the reading thread it takes no turns at the GIL from the threads parsing the answer.
 A binary answer is scrubbed as it arrives too, unless it is a zip (its members are
 compressed: only their rebuilding by the writer can scrub them), which stays in memory.

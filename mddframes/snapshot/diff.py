@@ -17,7 +17,8 @@ import pandas as pd
 
 from mddframes.bulk import iter_bulk, resolve_workers
 from mddframes.codec.diff import diff_payloads
-from mddframes.codec.frame import from_payload, to_payload
+from mddframes.codec.frame import from_payload
+from mddframes.codec.frame_overlay import to_payload
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import JsonObject, digest, strict_equal
 from mddframes.errors import NotFoundError

@@ -90,7 +90,7 @@ def _readable_json(document: Any) -> str:
     """An object's JSON with a line per key, and a list's items a line each, compact.
 
     As readable as ``indent`` for a manifest of thousands of objects, and encoded by
-    json's C encoder (``indent`` takes the pure-Python one: 0.3 s for 7,500 objects).
+    json's C encoder (``indent`` takes the pure-Python one, see docs/performance.md).
     """
     if not isinstance(document, dict):
         return json.dumps(document, ensure_ascii=False)

@@ -86,6 +86,49 @@ STRUCTURES_SCHEMA = pa.schema(
 )
 
 
+#: The manifest's words on how an ``object`` column is written.
+JSON_ENCODING = (
+    "object columns: one canonical JSON text per cell (keys sorted, no "
+    "spaces, 1 and 1.0 apart), a missing cell null; the field's metadata has "
+    "mddframes.encoding=json and mddframes.dtype (the pandas dtype); a name with "
+    "several types across the files of tables/ (or mappings/) is JSON text in every "
+    "one of them (dates as ISO 8601 strings in microseconds), its dtype per file"
+)
+
+
+def _new_folder(final: Path) -> Path:
+    """``final``, checked to be new (an empty folder is taken away, to be made again)."""
+    if final.exists():
+        if not final.is_dir() or any(final.iterdir()):
+            raise InvalidArgumentError(
+                f"snapshot: {str(final)!r} exists already; a snapshot goes to a new folder"
+            )
+        final.rmdir()
+    return final
+
+
+def _write_tree(
+    api: Api, system: str, partial: Path, kinds: tuple[Kind, ...]
+) -> tuple[Any, list[Any], dict[Kind, list[Any]]]:
+    """The tree's file entry, its element ids, and each kind's object ids; the tree frame
+    is let go before anything else is read."""
+    with gc_paused():  # as read_tree does: no cyclic GC passes over the parsed elements
+        tree_payload = api.get_tree(system)
+        tree = tree_frame(tree_payload, what=f"tree of system {system!r}")
+        # decoded JSON: without a NaN, digested the fast way (the same digest)
+        tree_digest = digest(tree_payload, finite=not has_non_finite(tree_payload))
+    del tree_payload  # before the tree's Arrow copy is made: not both at once
+    release_memory()  # the payload's pages back, before Arrow's pool takes its own
+    entry = _write_frame(partial, "tree", tree, tree_digest)
+    element_ids = tree["id"].tolist()
+    object_ids = {
+        kind: tree[ID_COLUMNS[kind]].dropna().drop_duplicates().tolist() for kind in kinds
+    }
+    del tree  # only the ids are needed from here on: the frame is not held while reading
+    release_memory()
+    return entry, element_ids, object_ids
+
+
 def write_snapshot(
     api: Api,
     system: str,
@@ -106,39 +149,13 @@ def write_snapshot(
     """
     if not isinstance(system, str) or not system:
         raise InvalidArgumentError(f"system must be a non-empty string, got {system!r}")
-    final = Path(path)
-    if final.exists():
-        if not final.is_dir() or any(final.iterdir()):
-            raise InvalidArgumentError(
-                f"snapshot: {str(final)!r} exists already; a snapshot goes to a new folder"
-            )
-        final.rmdir()
+    final = _new_folder(Path(path))
     workers = resolve_workers(max_workers, api.max_workers)
-    partial = partial_folder(final)
-    journal = Journal(partial, {"format": FORMAT, "version": FORMAT_VERSION,
-                                "service": api.settings.base_url, "tenant": api.tenant,
-                                "system": system})  # fmt: skip
-    kept = _resume(partial, journal)
-    for folder in (partial, *(partial / name for name in OBJECT_FOLDERS.values())):
-        folder.mkdir(parents=True, exist_ok=True)
-
+    partial, journal, kept = _open_partial(api, system, final)
     started = _now()
     files: dict[str, Any] = {}
-    with gc_paused():  # as read_tree does: no cyclic GC passes over the parsed elements
-        tree_payload = api.get_tree(system)
-        tree = tree_frame(tree_payload, what=f"tree of system {system!r}")
-        # decoded JSON: without a NaN, digested the fast way (the same digest)
-        tree_digest = digest(tree_payload, finite=not has_non_finite(tree_payload))
-    del tree_payload  # before the tree's Arrow copy is made: not both at once
-    release_memory()  # the payload's pages back, before Arrow's pool takes its own
-    files["tree"] = _write_frame(partial, "tree", tree, tree_digest)
     kinds: tuple[Kind, ...] = ("table", "mapping")
-    element_ids = tree["id"].tolist()
-    object_ids = {
-        kind: tree[ID_COLUMNS[kind]].dropna().drop_duplicates().tolist() for kind in kinds
-    }
-    del tree  # only the ids are needed from here on: the frame is not held while reading
-    release_memory()
+    files["tree"], element_ids, object_ids = _write_tree(api, system, partial, kinds)
     # the objects an interrupted run wrote (journaled, verified) are not read again; an
     # id gone from the tree since is left out of the manifest (its rows stay in the file)
     done = {(o["kind"], o["id"]): o for line in kept for o in line["objects"]}
@@ -147,7 +164,6 @@ def write_snapshot(
     ]
     resumed = len(objects)
     journal.start(kept)
-    number = next_part_number([line["file"] for line in kept])
     failures: list[dict[str, Any]] = []
     if structures:
         files["structures"], failed = _write_structures(
@@ -155,14 +171,11 @@ def write_snapshot(
         )
         failures += failed
     del element_ids
+    number = next_part_number([line["file"] for line in kept])
     for kind in kinds:
+        wanted = [i for i in object_ids[kind] if (kind, i) not in done]
         writer = BundleWriter(partial, kind, journal, number)
-        try:
-            wanted = [i for i in object_ids[kind] if (kind, i) not in done]
-            written, failed = _write_objects(api, writer, kind, wanted, workers, progress)
-        finally:
-            writer.close()
-            release_memory()
+        written, failed = _write_bundle(api, writer, kind, wanted, workers, progress)
         number = writer.next_number
         objects += written
         failures += failed
@@ -184,13 +197,7 @@ def write_snapshot(
         "failures": failures,
         # objects kept from an interrupted run (read before started_at): see _resume
         "resumed": resumed,
-        "encodings": {
-            "json": "object columns: one canonical JSON text per cell (keys sorted, no "
-            "spaces, 1 and 1.0 apart), a missing cell null; the field's metadata has "
-            "mddframes.encoding=json and mddframes.dtype (the pandas dtype); a name with "
-            "several types across the files of tables/ (or mappings/) is JSON text in every "
-            "one of them (dates as ISO 8601 strings in microseconds), its dtype per file",
-        },
+        "encodings": {"json": JSON_ENCODING},
     }
     write_json_atomically(partial / MANIFEST, manifest)
     journal.path.unlink()  # the manifest says it all now
@@ -198,6 +205,31 @@ def write_snapshot(
     os.replace(partial, final)
     sync_folder(final.parent)
     return manifest
+
+
+def _write_bundle(
+    api: Api, writer: BundleWriter, kind: Kind, wanted: list[Any], workers: int,
+    progress: bool | None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+    """:func:`_write_objects` into ``writer``, which is closed whatever happens."""
+    try:
+        return _write_objects(api, writer, kind, wanted, workers, progress)
+    finally:
+        writer.close()
+        release_memory()
+
+
+def _open_partial(api: Api, system: str, final: Path) -> tuple[Path, Journal, list[Any]]:
+    """The folder a snapshot is written in until it is whole, its journal, and what an
+    interrupted run of the same snapshot kept (:func:`_resume`)."""
+    partial = partial_folder(final)
+    journal = Journal(partial, {"format": FORMAT, "version": FORMAT_VERSION,
+                                "service": api.settings.base_url, "tenant": api.tenant,
+                                "system": system})  # fmt: skip
+    kept = _resume(partial, journal)
+    for folder in (partial, *(partial / name for name in OBJECT_FOLDERS.values())):
+        folder.mkdir(parents=True, exist_ok=True)
+    return partial, journal, kept
 
 
 def _resume(partial: Path, journal: Journal) -> list[dict[str, Any]]:

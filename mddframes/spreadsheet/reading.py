@@ -148,46 +148,55 @@ def _read_sheet(workbook: Any, record: SheetRecord) -> pd.DataFrame:
         label = _label(_raw(row[0], where, 1, number, None, None), where, number)
         for extra in row[len(header) + 1 :]:
             if extra.value is not None:
-                raise where.error(
-                    extra.column, number,
-                    "holds a value but its column has no header: name the column or "
-                    "clear the cell",
-                )  # fmt: skip
-        shown = "new" if label is None else label
+                raise where.error(extra.column, number, _NO_HEADER)
         for position, entry in enumerate(header):
             cell = row[position + 1] if position + 1 < len(row) else None
-            column = position + 2
             if cell is None or cell.value is None:
                 values[position].append(None)
                 continue
-            if isinstance(entry, tuple):
-                raise where.error(
-                    column, number,
-                    "holds a value but its column has no header: name the column or "
-                    "clear the cell",
-                )  # fmt: skip
-            name = entry.name if isinstance(entry, ColumnSpec) else entry
-            raw = _raw(cell, where, column, number, name, shown)
-            if isinstance(entry, ColumnSpec):
-                dtype = dtypes[position]
-                try:
-                    value = decode(entry.encoding, raw, dtype)
-                except CellError as exc:
-                    raise where.error(column, number, str(exc), name, shown) from exc
-                if entry.encoding == "text" and label is not None and 0 <= label < len(originals):
-                    value = _undo_line_break_loss(value, originals[label].get(entry.name))
-                if value is None and not holds_missing(dtype):
-                    raise where.error(
-                        column, number,
-                        f"is empty, but the column's dtype {dtype} cannot hold a missing value",
-                        name, shown,
-                    )  # fmt: skip
-                values[position].append(value)
-            else:
-                values[position].append(plain_value(raw))
+            value = _cell_value(where, entry, dtypes[position], cell, (position + 2, number),
+                                label, originals)  # fmt: skip
+            values[position].append(value)
         labels.append(label)
         sheet_rows.append(number)
     return _frame(record, header, values, labels, sheet_rows, where)
+
+
+#: A cell's error where its column has no header.
+_NO_HEADER = "holds a value but its column has no header: name the column or clear the cell"
+
+
+def _cell_value(
+    where: _Located,
+    entry: Any,
+    dtype: Any,
+    cell: Any,
+    place: tuple[int, int],
+    label: int | None,
+    originals: list[dict[str, Any]],
+) -> Any:
+    """The value of a cell that holds one, under its column's header ``entry``."""
+    column, number = place
+    if isinstance(entry, tuple):
+        raise where.error(column, number, _NO_HEADER)
+    shown = "new" if label is None else label
+    name = entry.name if isinstance(entry, ColumnSpec) else entry
+    raw = _raw(cell, where, column, number, name, shown)
+    if not isinstance(entry, ColumnSpec):
+        return plain_value(raw)
+    try:
+        value = decode(entry.encoding, raw, dtype)
+    except CellError as exc:
+        raise where.error(column, number, str(exc), name, shown) from exc
+    if entry.encoding == "text" and label is not None and 0 <= label < len(originals):
+        value = _undo_line_break_loss(value, originals[label].get(entry.name))
+    if value is None and not holds_missing(dtype):
+        raise where.error(
+            column, number,
+            f"is empty, but the column's dtype {dtype} cannot hold a missing value",
+            name, shown,
+        )  # fmt: skip
+    return value
 
 
 def _undo_line_break_loss(value: Any, original: Any) -> Any:

@@ -49,10 +49,10 @@ from mddframes.codec.frame import (
     declared_type,
     frame_of_columns,
     from_payload,
-    overlay,
     payload_rows,
     rows_key,
 )
+from mddframes.codec.frame_overlay import overlay
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext

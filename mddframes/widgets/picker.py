@@ -107,6 +107,26 @@ class ElementPicker(widgets.VBox):  # type: ignore[misc]  # VBox is Any: ipywidg
         self.system = system
         self.max_shown = max_shown
         self.tree = client.read_tree(system) if tree is None else tree
+        self._index_tree()
+        self._make_controls()
+        self.type_filter.observe(self._on_filter, "value")
+        self.search.observe(self._on_filter, "value")
+        self.list.observe(self._on_list, "value")
+        self.select_shown_button.on_click(lambda _: self.select_shown())
+        self.clear_button.on_click(lambda _: self.clear())
+        super().__init__(
+            children=[
+                widgets.HBox([self.type_filter, self.search]),
+                widgets.HBox([self.select_shown_button, self.clear_button, self.count]),
+                self.list,
+                self.hint,
+            ]
+        )
+        self.add_class("mdd-picker")
+        self._apply_filter()
+
+    def _index_tree(self) -> None:
+        """The tree's columns in display order, and the state of the selection."""
 
         def column(name: str) -> np.ndarray:
             return self.tree[name].astype(object).where(self.tree[name].notna(), "").to_numpy()
@@ -127,6 +147,8 @@ class ElementPicker(widgets.VBox):  # type: ignore[misc]  # VBox is Any: ipywidg
         self._matching = np.arange(len(self._ids))
         self._syncing = False
 
+    def _make_controls(self) -> None:
+        """The filter, search, buttons, list and labels (not yet observed)."""
         types = sorted(t for t in set(self._types) if t)
         self.type_filter = widgets.Dropdown(
             options=[("(all types)", ALL_TYPES), *[(t, t) for t in types]],
@@ -153,22 +175,6 @@ class ElementPicker(widgets.VBox):  # type: ignore[misc]  # VBox is Any: ipywidg
         self.count.add_class("mdd-picker-count")
         self.hint = widgets.Label()
         self.hint.add_class("mdd-picker-hint")
-
-        self.type_filter.observe(self._on_filter, "value")
-        self.search.observe(self._on_filter, "value")
-        self.list.observe(self._on_list, "value")
-        self.select_shown_button.on_click(lambda _: self.select_shown())
-        self.clear_button.on_click(lambda _: self.clear())
-        super().__init__(
-            children=[
-                widgets.HBox([self.type_filter, self.search]),
-                widgets.HBox([self.select_shown_button, self.clear_button, self.count]),
-                self.list,
-                self.hint,
-            ]
-        )
-        self.add_class("mdd-picker")
-        self._apply_filter()
 
     # -- public surface --
 

@@ -35,7 +35,7 @@ from mddframes.writing.documents import (
     ParsedDocument,
     fetch,
 )
-from mddframes.writing.route import RouteChoice, choose_write_route, log_route
+from mddframes.writing.route import RouteChoice, choose_write_route, declined, log_route
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -174,23 +174,29 @@ def _prepare_edit(
     if context is None and not force and foreign is None:
         # (a frame of another object goes on to the check, which refuses it naming both)
         raise WriteRefusedError(_no_context(api, kind, object_id))
-    choice = choose_write_route(kind, context, frame, stream=stream,
-                                columns_given=columns is not None)  # fmt: skip
-    held = fetch(api, kind, object_id, raw=choice.route == "streamed")
-    if choice.route == "streamed":
+    fetched: list[Held] = []
+
+    def same_bytes() -> bool:
+        # asked by the rule's last step only: the one GET, raw to compare the bytes
         assert context is not None
-        same_bytes = held.sha256 == context.kept.sha256
-        choice = choose_write_route(kind, context, frame, same_bytes=same_bytes)
+        fetched.append(fetch(api, kind, object_id, raw=True))
+        return fetched[0].sha256 == context.kept.sha256
+
+    choice = choose_write_route(kind, context, frame, stream=stream,
+                                columns_given=columns is not None, same_bytes=same_bytes)  # fmt: skip
+    held = fetched[0] if fetched else fetch(api, kind, object_id)
     if choice.route == "streamed":
         assert context is not None
         # the very bytes the frame was read from: the kept copy serves as both
         held = Held.of_kept(kind, object_id, context.kept, held.etag)
-        change = _streamed_edit(held, context, frame, allow_deletes)
-        if isinstance(change, Change):
+        try:
+            change = _streamed_edit(held, context, frame, allow_deletes)
+        except StreamUnsupported as late:
+            choice = declined(late)
+        else:
             change.route = choice
             log_route(kind, object_id, choice)
             return _name_foreign(change, foreign)
-        choice = RouteChoice("parsed", f"streamed declined: {change}")
     log_route(kind, object_id, choice)
     frame = from_user_frame(frame, what=f"write_{kind}")  # Arrow-backed columns, whole
     change = _parsed_edit(held, context, frame, columns=columns, allow_deletes=allow_deletes,
@@ -263,15 +269,12 @@ def _read_from_elsewhere(frame: pd.DataFrame, kind: Kind, object_id: str) -> Rea
 
 def _streamed_edit(
     held: Held, context: ReadContext, frame: pd.DataFrame, allow_deletes: bool
-) -> Change | str:
-    """The streamed strategy, or why this edit needs the parsed one."""
+) -> Change:
+    """The streamed strategy; :class:`StreamUnsupported` at one of the rule's late exits."""
     assert context.fingerprint is not None
-    try:
-        new = overlay_document(context.kept, frame, context.fingerprint,
-                               allow_deletes=allow_deletes, object_id=held.object_id,
-                               convert=default_slice)  # fmt: skip
-    except StreamUnsupported as exc:
-        return str(exc)
+    new = overlay_document(context.kept, frame, context.fingerprint,
+                           allow_deletes=allow_deletes, object_id=held.object_id,
+                           convert=default_slice)  # fmt: skip
     return Change(held.kind, held.object_id, held, EncodedDocument(new.body, new.plan), new.diff,
                   new.report, keeps_positions=True, frame=frame,
                   frame_print=new.fingerprint)  # fmt: skip

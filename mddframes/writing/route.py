@@ -10,18 +10,16 @@ A write builds its new document by one of two routes:
 
 Both decide what changed exactly (:mod:`mddframes.codec.fingerprint`); the route only
 decides how much of the document is parsed and rebuilt. :func:`choose_write_route` is
-asked with everything known before any work: the route it names is the route taken,
-except where the streamed overlay finds, inside the document, something only the parsed
-route handles; the result's ``route_reason`` then starts with "streamed declined". Those
-late fallbacks are what no earlier look can tell: a cell changed before its column's
-first value (the template that says how to write it is not known yet), an undeclared
-key added to a row, a problem of the whole table found in one batch, attributes after
-the rows, a kept batch that does not hold the rows it was kept with.
+asked once per write: the route it names is the route taken, except where the streamed
+overlay finds, inside the document, something only the parsed route handles (the late
+exits its docstring lists); :func:`declined` then makes the choice, whose reason starts
+with "streamed declined".
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -30,6 +28,7 @@ from mddframes.codec.kinds import Kind
 if TYPE_CHECKING:
     import pandas as pd
 
+    from mddframes.codec.streamed_overlay import StreamUnsupported
     from mddframes.context import ReadContext
 
 logger = logging.getLogger(__name__)
@@ -64,7 +63,7 @@ def choose_write_route(
     *,
     stream: bool = True,
     columns_given: bool = False,
-    same_bytes: bool | None = None,
+    same_bytes: bool | Callable[[], bool] | None = None,
 ) -> RouteChoice:
     """The route that writes ``frame``, decided before any work.
 
@@ -81,9 +80,10 @@ def choose_write_route(
         against).
     columns_given : bool, default False
         The write replaces the column metadata (``columns=``).
-    same_bytes : bool or None, default None
+    same_bytes : bool, callable or None, default None
         Whether the service still holds the very bytes the frame was read from (by
-        SHA-256); None when not asked yet (the rule then stops before that step).
+        SHA-256); a callable is called only when the rule reaches that step (asking
+        costs a GET); None: not asked (the rule then stops before that step).
 
     Returns
     -------
@@ -106,6 +106,23 @@ def choose_write_route(
     8. The service holds other bytes than the read's (changed since, or only spelled
        otherwise): ``"parsed"`` (its conflict check compares content).
     9. Otherwise ``"streamed"``.
+
+    Late exits: a streamed write turns back to ``"parsed"`` (:func:`declined`) only where
+    :func:`~mddframes.codec.streamed_overlay.overlay_document` finds, inside the kept
+    document, what no earlier look can tell; each is one
+    :class:`~mddframes.codec.streamed_overlay.StreamUnsupported`, saying:
+
+    - "the document cannot be cut into batches of rows" (the splitter does not vouch
+      for the kept copy this time);
+    - "the attributes before the rows are not a JSON object";
+    - "the document has attributes after its rows" (they differ from those before);
+    - "the document does not hold the rows the frame was read from" (a kept batch or
+      column disagrees with the read's fingerprint);
+    - "a cell changed before the first value of column" (the template that says how
+      to write the cell is not known yet);
+    - "an undeclared key is added to a row" (the order of undeclared keys is the whole
+      check's to tell);
+    - "a table-wide problem in one batch" (a report line with no row).
     """
     if not stream:
         return RouteChoice("parsed", "the parsed route was asked for (stream=False)")
@@ -121,9 +138,16 @@ def choose_write_route(
         return RouteChoice("parsed", f"the read could not cut the document ({context.route} route)")
     if not context.fingerprint.fits(frame):
         return RouteChoice("parsed", "rows or columns were added, deleted or moved")
+    if callable(same_bytes):
+        same_bytes = same_bytes()
     if same_bytes is False:
         return RouteChoice("parsed", "the service holds other bytes than the read's")
     return RouteChoice("streamed", "cells edited in a table read as a stream")
+
+
+def declined(why: StreamUnsupported) -> RouteChoice:
+    """The parsed route a streamed write turns to at one of the rule's late exits."""
+    return RouteChoice("parsed", f"streamed declined: {why}")
 
 
 def log_route(kind: Kind, object_id: str, choice: RouteChoice) -> None:

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mddframes.codec import ABSENT, check_payload, diff_payloads, from_payload, overlay, to_payload
-from mddframes.codec.frame import _not_plainly_equal, payload_rows
+from mddframes.codec.frame import payload_rows
+from mddframes.codec.frame_overlay import not_plainly_equal
 from mddframes.codec.values import cell_changed, is_missing_cell, is_missing_json, json_equal
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -290,7 +291,7 @@ def test_cells_a_small_overlay_leaves_out_are_those_cell_changed_finds_unchanged
         array = pd.array(values, dtype=dtype)
     except (TypeError, ValueError, OverflowError):
         return  # values this dtype cannot hold: no such frame column
-    maybe_changed = set(_not_plainly_equal(originals, array).tolist())
+    maybe_changed = set(not_plainly_equal(originals, array).tolist())
     for i, original in enumerate(originals):
         if i not in maybe_changed:
             assert not cell_changed(original, array[i])[0], (original, array[i])

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from scrub_feeding import fed_into
 from web_spellings import base64_text, html_decimal, json_escaped, percent
 
-from mddframes.recording.scrub import _GROUPED_FROM, Scrubber, _byte_groups
+from mddframes.recording.scrub import GROUPED_FROM, Scrubber, byte_groups
 
 
 def fed(scrubber: Scrubber, body: bytes, cuts: list[int]) -> bytes:
@@ -90,17 +90,17 @@ def test_a_secret_straddling_held_back_bytes_and_a_large_chunk_is_found() -> Non
     filler=st.binary(min_size=1, max_size=40),
     tail=st.binary(max_size=80),
     at=st.floats(min_value=0.0, max_value=1.0),
-    cuts=st.lists(st.integers(min_value=_GROUPED_FROM, max_value=3 * _GROUPED_FROM), max_size=3),
+    cuts=st.lists(st.integers(min_value=GROUPED_FROM, max_value=3 * GROUPED_FROM), max_size=3),
 )
 def test_a_large_body_scanned_by_byte_groups_loses_no_secret(
     secret: str, spelling: int, filler: bytes, tail: bytes, at: float, cuts: list[int]
 ) -> None:
-    # chunks past _GROUPED_FROM: the stream tests a byte of each group before its cores,
+    # chunks past GROUPED_FROM: the stream tests a byte of each group before its cores,
     # the groups chosen from the first chunk's start, which the rest need not resemble
     scrubber = Scrubber(secret, "client-id", "tenant.example:443")
     forms = spellings(secret)
     echoed = forms[spelling % len(forms)].encode()
-    plain = filler * (4 * _GROUPED_FROM // len(filler)) + tail
+    plain = filler * (4 * GROUPED_FROM // len(filler)) + tail
     where = int(at * len(plain))
     body = plain[:where] + b"\n" + echoed + b"\n" + plain[where:]
 
@@ -117,6 +117,6 @@ def test_a_large_body_scanned_by_byte_groups_loses_no_secret(
 def test_byte_groups_hold_every_core_once_under_a_byte_it_holds(
     cores: list[bytes], sample: bytes
 ) -> None:
-    groups = _byte_groups(cores, sample)
+    groups = byte_groups(cores, sample)
     assert sorted(core for _, members in groups for core in members) == sorted(cores)
     assert all(byte in core for byte, members in groups for core in members)

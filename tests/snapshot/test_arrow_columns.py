@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from mddframes.codec import values
 from mddframes.codec.dtypes import UnbuiltColumn, column_array
-from mddframes.codec.frame import from_payload, payload_arrays, to_payload
+from mddframes.codec.frame import from_payload, payload_arrays
+from mddframes.codec.frame_overlay import to_payload
 from mddframes.codec.values import canonical_cells, canonical_json, digest
 from mddframes.errors import DataShapeError
 from mddframes.snapshot.arrow_columns import (

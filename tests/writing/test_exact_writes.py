@@ -381,7 +381,7 @@ def test_a_sent_value_that_is_not_the_frames_fails_the_verification(
 ):
     # an overlay that writes something else than the frame's value into a changed cell
     # (a bug the read-back alone cannot see: the service holds exactly what was sent)
-    from mddframes.codec import frame as frame_module
+    from mddframes.codec import frame_overlay as frame_module
     from mddframes.errors import WriteVerificationError
 
     put_table(client, table_id, n_rows)
