@@ -92,7 +92,7 @@ def check_dtype_backend(dtype_backend: object) -> DtypeBackend:
     InvalidArgumentError
         Another value.
     MissingDependencyError
-        ``"pyarrow"`` without pyarrow installed (the ``mddframes[arrow]`` extra).
+        ``"pyarrow"`` without pyarrow importable (a core dependency; the ``arrow`` extra reinstalls it).
     """
     if dtype_backend == "numpy_nullable":
         return "numpy_nullable"

@@ -78,7 +78,7 @@ def read_tables(
         others and reports the failures (see the module docstring).
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
         The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        columns (values no Arrow type holds exactly stay
         ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
@@ -137,7 +137,7 @@ def read_mappings(
         others and reports the failures.
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
         The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        columns (values no Arrow type holds exactly stay
         ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns

@@ -45,7 +45,7 @@ def read_object_types(api: Api, *, dtype_backend: DtypeBackend = "numpy_nullable
         The raw layer (``client.api``).
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
         The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        columns (values no Arrow type holds exactly stay
         ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
@@ -82,7 +82,7 @@ def read_packages(
         The system name.
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
         The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        columns (values no Arrow type holds exactly stay
         ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns

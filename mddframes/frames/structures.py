@@ -118,7 +118,7 @@ def read_structures(
         ``status``, ``message``) and named in a warning.
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
         The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        columns (values no Arrow type holds exactly stay
         ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns

@@ -72,7 +72,7 @@ def read_table(
         The table id.
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
         The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        columns (values no Arrow type holds exactly stay
         ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
@@ -310,7 +310,7 @@ def read_mapping(
         The mapping id.
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
         The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        columns (values no Arrow type holds exactly stay
         ``object``, see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
