@@ -19,7 +19,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from doc_blocks import first_installs, marked_blocks, python_blocks
 
 REPO = Path(__file__).resolve().parents[2]
