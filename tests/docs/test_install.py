@@ -83,8 +83,10 @@ class FreshInstall:
         """Run ``page``'s Python blocks with the venv's python, in a folder of their own."""
         work = self.root / "pages" / page.stem
         work.mkdir(parents=True)
+        copy = self.clone / page.relative_to(REPO)  # the page as the clone has it
+        runner = self.clone / RUNNER.relative_to(REPO)
         done = subprocess.run(
-            [str(self.clone / ".venv" / "bin" / "python"), str(RUNNER), str(page), *expectations],
+            [str(self.clone / ".venv" / "bin" / "python"), str(runner), str(copy), *expectations],
             cwd=work, env={**self.env, "HOME": str(work)}, capture_output=True, text=True,
             timeout=600,
         )  # fmt: skip
