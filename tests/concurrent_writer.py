@@ -1,4 +1,4 @@
-"""Writers that meet: the helpers of tests/test_concurrent_writers.py, also run as children.
+"""Writers that meet: the helpers of tests/writing/test_concurrent_writers.py, also run as children.
 
 :func:`write_cell` is one writer (a notebook kernel, a pipeline job): it reads a table,
 edits one cell of its own row, waits for the others at a barrier and writes, and says

@@ -1,4 +1,4 @@
-"""The child process of tests/test_journal_crash.py: a bulk write that gets killed.
+"""The child process of tests/writing/test_journal_crash.py: a bulk write that gets killed.
 
 :func:`run` reads tables, edits one value of each, and writes them all with
 ``write_tables``; :func:`recover` resumes or rolls back a batch. With a *kill point* it sends itself SIGKILL at an exact step (the

@@ -1,6 +1,6 @@
 """Lossless payload <-> frame conversion, the completeness check and the diff.
 
-No HTTP here: everything works on parsed JSON (DESIGN.md sections 4 and 5).
+No HTTP here: everything works on parsed JSON, so every rule is tested by properties alone.
 
 - :func:`from_payload` -- a table or mapping payload -> DataFrame (index = row position).
 - :func:`to_payload` -- edited frame + original payload -> the full payload to send,

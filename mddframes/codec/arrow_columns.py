@@ -12,7 +12,7 @@ DATE/TIMESTAMP text, parsed a batch at a time (:func:`date_column`); for anythin
 (ints declared DECIMAL or FLOAT, JSON columns, mixed types, big ints, all-null columns)
 it says None and the column takes the default route, from the same batches.
 
-pyarrow is imported only when this route is taken (``mddframes[arrow]``).
+pyarrow (a core dependency) is imported only when this route is taken.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Frame -> payload: the edited frame overlaid on the original rows, only where a cell changed.
 
 Writing back never rebuilds rows from the frame. It starts from the original row
-objects and changes only the cells whose value really changed (DESIGN.md section 4),
-so an untouched cell comes back exactly as it was read: same key order, absent keys
+objects and changes only the cells whose value really changed (type-aware: 1 == 1.0,
+and a NaN from a missing key is no change), so an untouched cell comes back exactly as it was read: same key order, absent keys
 absent, nulls null, ints ints, nested values the very same objects. The payload ->
 frame direction, and the payload's rows and declared columns, are
 :mod:`mddframes.codec.frame`'s.

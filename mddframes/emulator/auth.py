@@ -1,4 +1,4 @@
-"""Token issuance and validation, answering as Keycloak 20+ does (DESIGN.md section 3).
+"""Token issuance and validation, answering as Keycloak 20+ does (wire-format rows 4-8).
 
 No web framework in here: :meth:`TokenIssuer.token_request` takes the raw pieces of
 the HTTP request and returns a :class:`TokenAnswer` (status, JSON body, headers)

@@ -19,7 +19,7 @@ from mddframes.emulator.limits import parse_json
 JSON = dict[str, Any]
 
 
-# The fields of an element that its tree entry carries (DESIGN.md section 3).
+# The fields of an element that its tree entry carries (docs/wire-format.md).
 TREE_FIELDS = ("id", "name", "type", "parentId", "systemName", "version", "deployed")
 OWNED_FIELDS = ("tableId", "mappingId")
 

@@ -2,7 +2,7 @@
 
 Each example is ``{"path": {param: value}, "body": ..., "answer": ..., "url": ...}`` with
 real ids of the sample (``sample.build_sample``), so a request built from an example
-works against an emulator serving the sample (tests/test_emulator_contract.py sends
+works against an emulator serving the sample (tests/emulator/test_emulator_contract.py sends
 them all). Answers are computed by the same store and renderer the routes use, from a
 private in-memory store, and shortened (two rows of a table, three tree entries).
 """

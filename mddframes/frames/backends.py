@@ -92,7 +92,7 @@ def check_dtype_backend(dtype_backend: object) -> DtypeBackend:
     InvalidArgumentError
         Another value.
     MissingDependencyError
-        ``"pyarrow"`` without pyarrow installed (the ``mddframes[arrow]`` extra).
+        ``"pyarrow"`` without pyarrow importable (a core dependency; the ``arrow`` extra reinstalls it).
     """
     if dtype_backend == "numpy_nullable":
         return "numpy_nullable"
@@ -110,7 +110,7 @@ def check_dtype_backend(dtype_backend: object) -> DtypeBackend:
 DTYPE_BACKEND_DOC = """\
 dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
     The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-    columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+    columns (values no Arrow type holds exactly stay
     ``object``, see :func:`~mddframes.frames.backends.to_backend`)."""
 
 _Documented = TypeVar("_Documented")

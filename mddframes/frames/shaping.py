@@ -1,8 +1,8 @@
 """Reading response shapes tolerantly: envelopes, snake_case names, flattened objects.
 
 The service description leaves every response shape "not shown", so the loaders read
-tolerantly (DESIGN.md section 4): a bare list or a list under a common envelope key,
-camelCase or snake_case field names. These helpers do that on decoded JSON and know
+tolerantly, and never drop a field they do not know (it becomes a column): a bare list or
+a list under a common envelope key, camelCase or snake_case field names. These helpers do that on decoded JSON and know
 nothing of HTTP.
 """
 

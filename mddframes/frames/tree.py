@@ -63,7 +63,7 @@ def read_tree(
         computed on the whole tree).
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
         The frame's dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; values no Arrow type holds exactly stay
+        columns (values no Arrow type holds exactly stay
         ``object``, see :func:`~mddframes.frames.backends.to_backend`). The frame is
         exactly ``to_backend(read_tree(api, system), "pyarrow")``, but is built from
         the streamed answer, a batch of about 1 MiB at a time, straight into Arrow

@@ -22,7 +22,7 @@ from urllib3.util.retry import Retry
 
 from mddframes.http.guard import current_guard
 
-#: Statuses retried for GET/PUT. DESIGN lists 429/502/503/504; 500 is added because a
+#: Statuses retried for GET/PUT: the gateway's 429/502/503/504, and 500 too, because a
 #: GET or a whole-object PUT is idempotent, and flaky gateways do answer 500.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 RETRY_METHODS = frozenset({"GET", "PUT", "HEAD"})

@@ -3,7 +3,8 @@
 A :class:`Scrubber` knows the secrets of one session: the client secret (from the
 settings), every access token (learned from the ``Authorization`` header of each request
 and from every token answer), every cookie value, and the tenant's host. What it takes
-out is decided by what a text *decodes to*, not by a list of spellings (DESIGN.md 9):
+out is decided by what a text *decodes to*, not by a list of spellings, so that no
+spelling outside a list can leak:
 
 - the text is read as the web's decoders would read it: :func:`.normalise.normal_forms`
   undoes every character escape (percent-encoding of any case, HTML character

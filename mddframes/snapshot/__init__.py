@@ -5,9 +5,9 @@ one as a :class:`~mddframes.snapshot.reader.Snapshot`; :func:`diff_snapshots` sa
 changed between two snapshots or between a snapshot and the service. The layout is in
 :mod:`mddframes.snapshot.layout` and docs/guide/snapshots.md.
 
-pyarrow is the optional extra ``mddframes[arrow]``: these functions import it when
-called, so ``import mddframes`` works without it, and calling one without it raises a
-:class:`~mddframes.errors.MissingDependencyError` naming the extra.
+pyarrow is a dependency of mddframes, imported only when these functions are called (so
+``import mddframes`` stays quick); where it cannot be imported, calling one raises a
+:class:`~mddframes.errors.MissingDependencyError` naming the extra that installs it.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ kept apart), a missing cell as a Parquet null; the field's metadata says
 ``b"mddframes.encoding": b"json"``, so an engine reading the file knows to parse it
 (DuckDB: ``col::JSON``; polars: ``pl.col(c).str.json_decode()``).
 
-pyarrow is the optional extra ``mddframes[arrow]``; importing this module without it
-raises a :class:`~mddframes.errors.MissingDependencyError` naming the extra.
+pyarrow is a dependency of mddframes; importing this module where it cannot be imported
+raises a :class:`~mddframes.errors.MissingDependencyError` naming the extra that installs it.
 """
 
 from __future__ import annotations

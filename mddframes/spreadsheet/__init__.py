@@ -9,7 +9,7 @@
 
 openpyxl only (no pandas ExcelWriter), so every cell's type is under control; see
 :mod:`mddframes.spreadsheet.cells` for how each dtype is written and read. This layer
-uses the codec, never HTTP (DESIGN.md section 2).
+uses the codec, never HTTP (the layers: docs/internals.md).
 """
 
 from mddframes.spreadsheet.reading import read_excel

@@ -335,8 +335,7 @@ def read_excel(
         (so the writer still finds it after a concat or merge drops ``attrs``).
     dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
         The frames' dtypes, as in pandas' readers: ``"pyarrow"`` gives ``pd.ArrowDtype``
-        columns (needs ``mddframes[arrow]``; see
-        :func:`~mddframes.frames.backends.to_backend`).
+        columns (see :func:`~mddframes.frames.backends.to_backend`).
 
     Returns
     -------

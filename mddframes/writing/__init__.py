@@ -1,4 +1,4 @@
-"""The safe write: a full-replacement PUT that never loses data (DESIGN.md sections 4, 5).
+"""The safe write: a full-replacement PUT that never loses data.
 
 Every write goes through one engine (:mod:`~mddframes.writing.engine`), in this order:
 

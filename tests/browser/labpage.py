@@ -1,7 +1,7 @@
 """Driving a notebook in JupyterLab 4 with Playwright and Debian's Chromium.
 
-The selectors are the ones ``/work/shared/browser-testing.md`` found to work with
-JupyterLab 4.6 and ipywidgets 8. Every wait has a deadline and fails with what the page
+The selectors are ones found to work with JupyterLab 4.6 and ipywidgets 8 (JupyterLab's
+own classes and the widgets' rendered labels, never positions). Every wait has a deadline and fails with what the page
 showed, so a broken notebook reads as its error, not as a bare time-out.
 """
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import requests
+from doc_blocks import code_files, marked_blocks
 
 from mddframes import Client
 from mddframes.emulator.app import TOKEN_PATH
@@ -93,8 +94,13 @@ REPLAYING = {
     "mddframes emulator --replay tenant.har": 0,
     "mddframes emulator --dialect-from tenant.har": 0,
 }
+SECOND_SHELL = {
+    # docs/guide/getting-started.md: a standalone emulator, and a second shell using it
+    "mddframes emulator --port 8080": 0,  # served at --port 0 here, stopped by Ctrl-C
+    "mddframes tree DWH -o tree.csv": 0,
+}
 ALL = {**PIPELINE, **TABLES_AS_CODE, **PIPELINE_YAML, **JOURNAL, **EMULATOR, **LINEAGE,
-       **RECORDING, **REPLAYING}  # fmt: skip
+       **RECORDING, **REPLAYING, **SECOND_SHELL}  # fmt: skip
 
 
 def readme_commands() -> set[str]:
@@ -325,3 +331,79 @@ def test_emulator_commands_serve_until_ctrl_c(sh, command, substitutions):
             process.stdout.close()  # type: ignore[union-attr]
             process.stderr.close()  # type: ignore[union-attr]
     assert process.returncode in (ALL[command], 130)
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """Ctrl-C to the process started here (by its pid), then wait for it."""
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()  # type: ignore[union-attr]
+        process.stderr.close()  # type: ignore[union-attr]
+
+
+def test_getting_started_reaches_a_second_shell(tmp_path):
+    """getting-started's two shells, as written: the emulator in one process, the command
+    line and a script of the reader's in another, connected by what the first printed and
+    the secret the page chose."""
+    page = (REPOSITORY / "docs" / "guide" / "getting-started.md").read_text("utf-8")
+    blocks, files = marked_blocks(page), code_files(page)
+    work = tmp_path / "clone"
+    (work / ".venv" / "bin").mkdir(parents=True)
+    # the reader's venv: its activate script puts this environment's mddframes first
+    activate = f'export PATH="{Path(SCRIPT).parent}{os.pathsep}$PATH"\n'
+    (work / ".venv" / "bin" / "activate").write_text(activate, "utf-8")
+    for name, text in files.items():
+        (work / name).write_text(text, "utf-8")
+    # a reader's shell: no MDD_* of the developer's, no settings, no profile
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MDD_")}
+    env.update({v: str(tmp_path / v.lower()) for v in
+                ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")})  # fmt: skip
+    env["HOME"] = str(tmp_path)
+
+    first = blocks["shell-1"]
+    assert "mddframes emulator --port 8080" in first
+    # a free port of the machine's choosing, and exec so that Ctrl-C reaches the emulator
+    script = first.replace("mddframes emulator --port 8080", "exec mddframes emulator --port 0")
+    emulator = subprocess.Popen(
+        ["bash", "-c", "set -euo pipefail\n" + script], env=env, cwd=work,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        banner = []
+        for printed in emulator.stdout:  # type: ignore[union-attr]
+            banner.append(printed.strip())
+            if printed.startswith("Press Ctrl-C"):
+                break
+        found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", "\n".join(banner))
+        assert found, f"the emulator printed no address: {banner}"
+        port = found.group(1)
+        second = blocks["shell-2"].replace("127.0.0.1:8080", f"127.0.0.1:{port}")
+        # every setting the page exports is one the emulator printed, but the secret,
+        # which it printed only on a terminal, and which is the one the first shell chose
+        exported = dict(re.findall(r"(MDD_\w+)=(\S+)", second))
+        chosen = dict(re.findall(r"(MDD_\w+)=(\S+)", first))
+        secret = exported.pop("MDD_CLIENT_SECRET")
+        assert secret == chosen["MDD_EMULATOR_CLIENT_SECRET"]
+        assert secret not in "\n".join(banner)
+        assert any("MDD_CLIENT_SECRET: not printed" in line for line in banner)
+        for name, value in exported.items():
+            assert f"export {name}={value}" in banner, (name, value, banner)
+        done = subprocess.run(
+            ["bash", "-c", "set -euo pipefail\n" + second], env=env, cwd=work,
+            capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        assert done.returncode == 0, (done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr, done.stderr
+    finally:
+        _stop(emulator)
+    assert emulator.returncode in (ALL["mddframes emulator --port 8080"], 130)
+    tree = pd.read_csv(work / "tree.csv")
+    assert len(tree) > 100 and "DWH" in set(tree["system_name"])
+    # the script's line: the same tree, counted through mddframes.connect() and MDD_*
+    tables = int(tree["table_id"].notna().sum())
+    assert f"{len(tree)} elements, {tables} with a table" in done.stdout

@@ -1,6 +1,6 @@
 """The rule that picks the decode route of a table answer (codec/read_route.choose_route).
 
-The routes themselves are proven equal to ``json.loads`` in tests/test_tables_stream.py;
+The routes themselves are proven equal to ``json.loads`` in tests/frames/test_tables_stream.py;
 here the rule alone, step by step, as its docstring states it.
 """
 

@@ -1,33 +1,37 @@
 """The install a newcomer reads is the install that works: the documented commands, run as
-written, in a fresh venv, from a copy of the checkout.
+written, in a fresh venv, from a copy of the checkout, and then everything the docs show
+run in that venv, not in the dev one.
 
 docs/guide/getting-started.md marks its install blocks with an ``<!-- install... -->``
 comment; each runs in bash (``set -euo pipefail``) in a fresh copy of the sources (the
 clone the page starts from), and must end with the demo's verified write. The README and
-the docs' home page show the first block's commands, word for word.
+the docs' home page show the first block's commands, word for word. In the venv the first
+block made, the README's Python blocks run as written (tests/doc_blocks.py runs them: that
+venv has no pytest), and so does every page of the guide: first those that name no
+``pip install`` in their first paragraph, then, after those commands ran, the others.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from doc_blocks import first_installs, marked_blocks, python_blocks
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "guide" / "getting-started.md"
+RUNNER = REPO / "tests" / "doc_blocks.py"
 
-pytestmark = [pytest.mark.packaging, pytest.mark.slow, pytest.mark.timeout(900)]
-
-_MARKED = re.compile(r"<!-- (install[\w-]*):[^\n]*-->\n```bash\n(.*?)```", re.DOTALL)
+pytestmark = [pytest.mark.packaging, pytest.mark.slow, pytest.mark.timeout(1500)]
 
 
 def install_blocks() -> dict[str, str]:
     """The marked install blocks of the getting-started page, by marker."""
-    return dict(_MARKED.findall(GUIDE.read_text("utf-8")))
+    blocks = marked_blocks(GUIDE.read_text("utf-8"))
+    return {name: block for name, block in blocks.items() if name.startswith("install")}
 
 
 def _commands(block: str) -> list[str]:
@@ -46,28 +50,97 @@ def test_the_readme_and_the_home_page_show_the_same_commands(where):
     assert 'pip install "mddframes[' not in text  # no index has it
 
 
+class FreshInstall:
+    """A copy of the checkout with the venv one install block made in it, and the reader's
+    environment (the system's python3, no ``MDD_*``, a home of its own)."""
+
+    def __init__(self, root: Path, marker: str) -> None:
+        self.root = root
+        self.clone = root / "mddframes"
+        shutil.copytree(REPO, self.clone, ignore=shutil.ignore_patterns(
+            ".git", ".venv*", "_build", "__pycache__", "*.egg-info", "build", "dist", ".*_cache",
+        ))  # fmt: skip
+        dropped = ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH", "VIRTUAL_ENV")
+        env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith("MDD_")}
+        # the system's python3, not this venv's: the reader starts from a bare machine
+        bin_dir = str(Path(os.environ.get("VIRTUAL_ENV", "/nonexistent")) / "bin")
+        env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != bin_dir)
+        env.update(HOME=str(root), XDG_CACHE_HOME=str(root / "cache"),
+                   XDG_DATA_HOME=str(root / "data"), XDG_CONFIG_HOME=str(root / "config"),
+                   XDG_STATE_HOME=str(root / "state"))  # fmt: skip
+        self.env = env
+        self.output = self.bash(install_blocks()[marker], timeout=840)
+
+    def bash(self, script: str, *, timeout: float = 600) -> str:
+        """Run ``script`` in bash (``set -euo pipefail``) in the clone; its output."""
+        script = "set -euo pipefail\n" + script
+        done = subprocess.run(["bash", "-c", script], cwd=self.clone, env=self.env,
+                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
+        assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+    def run_page(self, page: Path, *expectations: str) -> str:
+        """Run ``page``'s Python blocks with the venv's python, in a folder of their own."""
+        work = self.root / "pages" / page.stem
+        work.mkdir(parents=True)
+        copy = self.clone / page.relative_to(REPO)  # the page as the clone has it
+        runner = self.clone / RUNNER.relative_to(REPO)
+        done = subprocess.run(
+            [str(self.clone / ".venv" / "bin" / "python"), str(runner), str(copy), *expectations],
+            cwd=work, env={**self.env, "HOME": str(work)}, capture_output=True, text=True,
+            timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, f"{page.name}:\n{done.stdout}\n{done.stderr}"
+        return done.stdout
+
+
+@pytest.fixture(scope="module")
+def documented(tmp_path_factory) -> FreshInstall:
+    """The venv getting-started's first install block makes, as the README shows it."""
+    return FreshInstall(tmp_path_factory.mktemp("documented"), "install")
+
+
 @pytest.mark.emulator  # the demo starts one
 @pytest.mark.parametrize("marker", ["install", "install-wheel"])
-def test_the_documented_install_runs_as_written_in_a_fresh_venv(marker, tmp_path):
-    clone = tmp_path / "mddframes"
-    shutil.copytree(REPO, clone, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", "_build", "__pycache__", "*.egg-info", "build", "dist", ".*_cache",
-    ))  # fmt: skip
-    dropped = ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH", "VIRTUAL_ENV")
-    env = {k: v for k, v in os.environ.items() if k not in dropped and not k.startswith("MDD_")}
-    # the system's python3, not this venv's: the reader starts from a bare machine
-    bin_dir = str(Path(os.environ.get("VIRTUAL_ENV", "/nonexistent")) / "bin")
-    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != bin_dir)
-    env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"),
-               XDG_DATA_HOME=str(tmp_path / "data"))  # fmt: skip
-    script = "set -euo pipefail\n" + install_blocks()[marker]
-    done = subprocess.run(
-        ["bash", "-c", script], cwd=clone, env=env, capture_output=True, text=True, timeout=840
-    )
-    assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
-    assert "written: verified=True" in done.stdout
+def test_the_documented_install_runs_as_written_in_a_fresh_venv(marker, request, tmp_path):
+    if marker == "install":
+        fresh = request.getfixturevalue("documented")
+    else:
+        fresh = FreshInstall(tmp_path, marker)
+    assert "written: verified=True" in fresh.output
     installed = subprocess.run(
-        [str(clone / ".venv" / "bin" / "python"), "-c", "import mddframes; print(mddframes.__file__)"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
+        [str(fresh.clone / ".venv" / "bin" / "python"), "-c",
+         "import mddframes; print(mddframes.__file__)"],
+        cwd=fresh.root, env=fresh.env, capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert str(clone / ".venv") in installed.stdout  # installed, not the checkout on the path
+    assert str(fresh.clone / ".venv") in installed.stdout  # installed, not the checkout
+
+
+@pytest.mark.emulator  # the README's tour starts one
+def test_the_readme_runs_as_written_in_the_documented_install(documented):
+    readme = REPO / "README.md"
+    assert len(python_blocks(readme.read_text("utf-8"))) >= 5
+    # the tour's edit written and verified (its snapshot and lineage ran on the way)
+    edited = 'countries.loc[countries["alpha2"] == "DE", "name"].item() == "Deutschland"'
+    assert "README.md:" in documented.run_page(readme, "result.verified", edited)
+
+
+def _guide_pages() -> list[Path]:
+    pages = sorted((REPO / "docs" / "guide").glob("*.md"))
+    return [p for p in pages if python_blocks(p.read_text("utf-8"))]
+
+
+@pytest.mark.emulator  # every page starts one
+def test_every_guide_page_runs_in_the_documented_install_with_what_it_names(documented):
+    pages = _guide_pages()
+    named = {p: first_installs(p.read_text("utf-8")) for p in pages}
+    # a page that names nothing needs nothing more than the documented install
+    for page in pages:
+        if not named[page]:
+            documented.run_page(page)
+    commands = sorted({c for found in named.values() for c in found})
+    assert commands, "no page names an install: is the first-paragraph rule still read?"
+    documented.bash(". .venv/bin/activate\n" + "\n".join(commands))
+    for page in pages:
+        if named[page]:
+            documented.run_page(page)

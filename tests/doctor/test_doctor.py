@@ -1,6 +1,6 @@
 """mddframes doctor: read-only, never shows a credential, exit codes 0/1/2.
 
-Each dialect's own differences are checked in tests/test_dialects.py; here the doctor
+Each dialect's own differences are checked in tests/doctor/test_dialects.py; here the doctor
 against the default emulator and against settings that break: a wrong secret, a prefix
 that is nowhere, no system, and the comparison of an OpenAPI document with the endpoints
 table. The command line runs through the installed console script.

@@ -331,7 +331,7 @@ def test_openapi_document_lists_every_operation_id_and_swagger_page_works_offlin
     assert page.status_code == 200
     assert "text/html" in page.headers["content-type"]
     assert "/v3/api-docs" in page.text
-    # the page is the real Swagger UI; tests/test_emulator_contract.py checks its assets
+    # the page is the real Swagger UI; tests/emulator/test_emulator_contract.py checks its assets
     assert '"deepLinking": true' in page.text
 
 

@@ -2,7 +2,7 @@
 
 These tests drive the provider with a plain fetch function and a hand-moved clock
 (no HTTP); the end-to-end token behaviour against the emulator is in
-tests/test_client_resilience.py.
+tests/client/test_client_resilience.py.
 """
 
 from __future__ import annotations

@@ -554,7 +554,7 @@ def test_edited_hidden_sheet_and_foreign_workbooks_are_refused(typed_workbook, t
 
 
 # -- what real spreadsheet programs save for an unchanged value ----------------------------
-# (tests/test_spreadsheet_program.py re-saves with LibreOffice itself; these hand-made
+# (tests/spreadsheet/test_spreadsheet_program.py re-saves with LibreOffice itself; these hand-made
 # workbooks pin each form down, Excel's included, without the program)
 
 _MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"

@@ -3,7 +3,7 @@
 A crash is simulated without killing anything: the batch is written, then the journal
 is cut back to the lines a crash would have left (with a torn last line) and the
 emulator is put back to what it held before (``emu.reset()``), or to a mix of old
-and new. The SIGKILL test (tests/test_journal_crash.py) does it for real.
+and new. The SIGKILL test (tests/writing/test_journal_crash.py) does it for real.
 """
 
 from __future__ import annotations
