@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from typing import Any, Generic, Literal, TypeVar, cast, overload
 import pandas as pd
 from tqdm.auto import tqdm
 
-from mddframes.errors import InvalidArgumentError, PartialFailureWarning
+from mddframes.errors import InvalidArgumentError, PartialFailureWarning, issue_warning
 from mddframes.http.pace import current_pace_note
 from mddframes.progress import progress_shown
 
@@ -304,7 +303,7 @@ def _warn_skipped(run: _Run[Any, Any], failures: pd.DataFrame) -> None:
     if run.exceptions:
         message = _skipped_message(run.desc, len(run.items), failures)
         logger.warning(message)
-        warnings.warn(message, PartialFailureWarning, stacklevel=3)
+        issue_warning(message, PartialFailureWarning)
 
 
 def _check_arguments(errors: Any, items: Iterable[Any]) -> None:

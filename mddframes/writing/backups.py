@@ -29,7 +29,6 @@ import datetime as _dt
 import json
 import os
 import tempfile
-import warnings
 from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
@@ -42,7 +41,7 @@ from mddframes.codec.kinds import Kind
 from mddframes.codec.stream import KeptJson
 from mddframes.disk_modes import private_dir
 from mddframes.disk_names import id_file_name
-from mddframes.errors import BackupError, DataShapeError, MddWarning
+from mddframes.errors import BackupError, DataShapeError, MddWarning, issue_warning
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -121,14 +120,13 @@ def legacy_backup_root() -> Path | None:
         return None
     if legacy not in _legacy_noticed:
         _legacy_noticed.add(legacy)
-        warnings.warn(
+        issue_warning(
             f"{legacy} holds backups and journals of an older mddframes (whose default was "
             "./.mddframes/backups); its unfinished batches are still listed and resumed, "
             "new backups go to the backup_dir setting (MDD_BACKUP_DIR; default: the user's "
             f"data folder, {default_backup_root()}). Move the folder there when no batch "
             "in it is unfinished.",
             MddWarning,
-            stacklevel=3,
         )
     return legacy
 
