@@ -8,7 +8,7 @@ Example
 -------
 >>> ids = ["tbl-0109", "no-such-table"]
 >>> outcome = run_bulk(client.api.get_table, ids, errors="skip", progress=False)
->>> tables = [payload for _id, payload in outcome.succeeded()]
+>>> tables = [payload for _id, payload in outcome.succeeded]
 >>> len(tables)
 1
 >>> outcome.failures[["id", "error_type", "status"]]  # one row per failed id
@@ -66,7 +66,7 @@ class BulkResult(Generic[T, R]):
         The input items, in input order.
     results : list
         One entry per input item, in input order: the function's return value, or
-        ``None`` where the item failed (see ``failures`` / :meth:`succeeded`; ``None``
+        ``None`` where the item failed (see ``failures`` / :attr:`succeeded`; ``None``
         alone never means failure, the function may return it).
     failures : pandas.DataFrame
         One row per failed item, in input order, columns ``position`` (Int64, index
@@ -90,19 +90,16 @@ class BulkResult(Generic[T, R]):
         """True when no item failed."""
         return not self.exceptions
 
-    def succeeded(self) -> Iterator[tuple[T, R]]:
-        """The ``(item, result)`` pairs of the items that did not fail, in input order.
-
-        Yields
-        ------
-        tuple
-            ``(item, result)`` of an item that did not fail.
-        """
-        for position, (item, result) in enumerate(zip(self.items, self.results, strict=True)):
-            if position not in self.exceptions:
-                # not a failure, so the slot holds fn's own return value (None included):
-                # no runtime check can tell that None from a failed slot's, hence the cast
-                yield item, cast(R, result)
+    @property
+    def succeeded(self) -> list[tuple[T, R]]:
+        """The ``(item, result)`` pairs of the items that did not fail, in input order."""
+        # not a failure, so the slot holds fn's own return value (None included): no
+        # runtime check can tell that None from a failed slot's, hence the cast
+        return [
+            (item, cast(R, result))
+            for position, (item, result) in enumerate(zip(self.items, self.results, strict=True))
+            if position not in self.exceptions
+        ]
 
 
 @overload

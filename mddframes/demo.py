@@ -61,7 +61,7 @@ def main() -> int:
             edited = countries.copy()
             edited.loc[edited["alpha2"] == "DE", "name"] = "Germany (Federal Republic of)"
             preview = client.write_table(COUNTRIES, edited, dry_run=True, backup_dir=work)
-            print(f"dry run: {preview.diff.summary()}")
+            print(f"dry run: {preview.diff.summary}")
             result = client.write_table(COUNTRIES, edited, backup_dir=work)
             backup = result.backup.name if result.backup is not None else "none"
             print(f"{result.status}: verified={result.verified}, backup {backup}")
@@ -71,7 +71,7 @@ def main() -> int:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the demo prints its own summary
                 archive = client.export_batch(hubs, "sql-ddl", work / "hubs.zip", progress=False)
-            files = archive.files()
+            files = archive.list_files()
             print(
                 f"{len(files)} scripts, {int(files['size'].sum())} bytes; first: {files['name'].iloc[0]}"
             )

@@ -58,11 +58,16 @@ always has a status. Missing credentials, which never reach the service, are a
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import warnings
+from collections.abc import Callable
 from types import FrameType
-from typing import Any, TypedDict
+from typing import Any, ParamSpec, TypedDict, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 __all__ = [
     "AnswerLostError",
@@ -501,3 +506,27 @@ def issue_warning(message: str, category: type[Warning]) -> None:
         frame = frame.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level if frame is not None else 2)
+
+
+def renamed(method: Callable[_P, _R], old: str) -> Callable[_P, _R]:
+    """``method`` under its former name ``old``: a ``DeprecationWarning``, then the call.
+
+    For a method renamed by the rule of one shape for results (docs/contributing.md):
+    in the class body, ``files = renamed(list_files, "files")``. The alias carries
+    ``__deprecated__`` (as ``warnings.deprecated`` of Python 3.13 sets it).
+    """
+
+    @functools.wraps(method)
+    def alias(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        issue_warning(
+            f"{old}() is now {method.__name__}(): what asks the service, reads a file or "
+            "takes time is a method named by a verb; the old name goes in a later release",
+            DeprecationWarning,
+        )
+        return method(*args, **kwargs)
+
+    alias.__name__ = old
+    alias.__qualname__ = method.__qualname__.rsplit(".", 1)[0] + "." + old
+    alias.__doc__ = f"Deprecated: the former name of :meth:`{method.__name__}`."
+    setattr(alias, "__deprecated__", alias.__doc__)  # noqa: B010 (a dunder mypy does not know)
+    return alias

@@ -181,7 +181,7 @@ def _legacy_export(
         partial = target.with_name(target.name + ".part")
         try:
             with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-                for _structure_id, row in outcome.succeeded():  # all: errors="raise"
+                for _structure_id, row in outcome.succeeded:  # all: errors="raise"
                     zf.write(row["part"], arcname=row["entry"])
             os.replace(partial, target)
         except BaseException:  # Ctrl-C or a full disk: no half-written zip beside dest
