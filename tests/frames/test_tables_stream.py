@@ -491,7 +491,9 @@ def test_a_streamed_context_survives_pickling_with_its_frame(client, big):
     again = pickle.loads(pickle.dumps(frame))
     context = again.attrs["mddframes"]
     assert isinstance(context, ReadContext) and context.streamed
-    assert context.load_document() == payload and context.read_at == frame.attrs["mddframes"].read_at
+    assert (
+        context.load_document() == payload and context.read_at == frame.attrs["mddframes"].read_at
+    )
     with pytest.raises(AttributeError, match="immutable"):
         context.object_id = "other"  # type: ignore[misc]
 
