@@ -46,7 +46,7 @@ def codec_speed() -> Result:
     def candidate() -> str:
         built = overlay(frame, payload)
         report = check_payload(built.payload, payload, origin=built.origin, labels=built.labels)
-        assert report.ok, report.summary()
+        assert report.ok, report.summary
         return json.dumps(built.payload, allow_nan=False)
 
     def baseline() -> str:

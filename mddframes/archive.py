@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from mddframes.disk_names import cap_name, served_file_name
-from mddframes.errors import DataShapeError, InvalidArgumentError, UnsafeArchiveError
+from mddframes.errors import DataShapeError, InvalidArgumentError, UnsafeArchiveError, renamed
 
 __all__ = [
     "DEFAULT_MAX_FILES",
@@ -171,7 +171,7 @@ class ExportArchive:
     task_id : str or None
         The export task that produced it (None for the legacy fallback).
     structure_ids : list of str or None
-        The elements exported, when known; they make ``files()``'s ``structure_id``
+        The elements exported, when known; they make ``list_files()``'s ``structure_id``
         exact.
     """
 
@@ -192,8 +192,8 @@ class ExportArchive:
         except zipfile.BadZipFile as exc:
             raise DataShapeError(f"{self.path} is not a readable zip archive ({exc})") from None
 
-    def files(self) -> pd.DataFrame:
-        """The files in the archive.
+    def list_files(self) -> pd.DataFrame:
+        """The files in the archive (read from the zip on disk).
 
         Returns
         -------
@@ -215,13 +215,15 @@ class ExportArchive:
         )
         return frame
 
+    files = renamed(list_files, "files")
+
     def read_text(self, name: str, *, max_chars: int = 1_000_000) -> str:
         """The text of one file of the archive (UTF-8), for a look without extracting.
 
         Parameters
         ----------
         name : str
-            The entry's name, as ``files()`` lists it.
+            The entry's name, as ``list_files()`` lists it.
         max_chars : int, default 1,000,000
             Read at most this many characters (a preview need not hold a huge script).
 

@@ -8,7 +8,7 @@ Example
 -------
 >>> ids = ["tbl-0109", "no-such-table"]
 >>> outcome = run_bulk(client.api.get_table, ids, errors="skip", progress=False)
->>> tables = [payload for _id, payload in outcome.succeeded()]
+>>> tables = [payload for _id, payload in outcome.succeeded]
 >>> len(tables)
 1
 >>> outcome.failures[["id", "error_type", "status"]]  # one row per failed id
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import warnings
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from typing import Any, Generic, Literal, TypeVar, cast, overload
 import pandas as pd
 from tqdm.auto import tqdm
 
-from mddframes.errors import InvalidArgumentError, PartialFailureWarning
+from mddframes.errors import InvalidArgumentError, PartialFailureWarning, issue_warning
 from mddframes.http.pace import current_pace_note
 from mddframes.progress import progress_shown
 
@@ -67,7 +66,7 @@ class BulkResult(Generic[T, R]):
         The input items, in input order.
     results : list
         One entry per input item, in input order: the function's return value, or
-        ``None`` where the item failed (see ``failures`` / :meth:`succeeded`; ``None``
+        ``None`` where the item failed (see ``failures`` / :attr:`succeeded`; ``None``
         alone never means failure, the function may return it).
     failures : pandas.DataFrame
         One row per failed item, in input order, columns ``position`` (Int64, index
@@ -91,19 +90,16 @@ class BulkResult(Generic[T, R]):
         """True when no item failed."""
         return not self.exceptions
 
-    def succeeded(self) -> Iterator[tuple[T, R]]:
-        """The ``(item, result)`` pairs of the items that did not fail, in input order.
-
-        Yields
-        ------
-        tuple
-            ``(item, result)`` of an item that did not fail.
-        """
-        for position, (item, result) in enumerate(zip(self.items, self.results, strict=True)):
-            if position not in self.exceptions:
-                # not a failure, so the slot holds fn's own return value (None included):
-                # no runtime check can tell that None from a failed slot's, hence the cast
-                yield item, cast(R, result)
+    @property
+    def succeeded(self) -> list[tuple[T, R]]:
+        """The ``(item, result)`` pairs of the items that did not fail, in input order."""
+        # not a failure, so the slot holds fn's own return value (None included): no
+        # runtime check can tell that None from a failed slot's, hence the cast
+        return [
+            (item, cast(R, result))
+            for position, (item, result) in enumerate(zip(self.items, self.results, strict=True))
+            if position not in self.exceptions
+        ]
 
 
 @overload
@@ -304,7 +300,7 @@ def _warn_skipped(run: _Run[Any, Any], failures: pd.DataFrame) -> None:
     if run.exceptions:
         message = _skipped_message(run.desc, len(run.items), failures)
         logger.warning(message)
-        warnings.warn(message, PartialFailureWarning, stacklevel=3)
+        issue_warning(message, PartialFailureWarning)
 
 
 def _check_arguments(errors: Any, items: Iterable[Any]) -> None:

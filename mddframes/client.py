@@ -34,6 +34,8 @@ from mddframes.frames import bulk_tables, listing, structures, table, tree
 from mddframes.frames.backends import DtypeBackend
 from mddframes.http.session import HttpSession
 from mddframes.ids import Ids
+from mddframes.writing.backups import emulator_backup_root
+from mddframes.writing.locks import emulator_lock_dir
 
 if TYPE_CHECKING:
     from mddframes.recording.recorder import Recorder
@@ -87,8 +89,17 @@ class Client(Writes, Panels):
         Returns
         -------
         Client
+
+        Notes
+        -----
+        Unless ``backup_dir`` or ``lock_dir`` is given, the backups, journals and locks of
+        the client's writes live under ``.emulator`` in the backup and lock folders
+        (:func:`~mddframes.writing.backups.emulator_backup_root`), never in a tenant's
+        folder: a replay serves a real tenant's name.
         """
         values: dict[str, Any] = {
+            "backup_dir": str(emulator_backup_root()),
+            "lock_dir": str(emulator_lock_dir()),
             "tenant": emulator.tenant,
             "base_url": emulator.base_url.rstrip("/"),
             "client_id": emulator.client_id,

@@ -36,6 +36,7 @@ from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import Route
 from mddframes.codec.stream import KeptJson, keep_chunks, load_document
 from mddframes.codec.values import digest
+from mddframes.errors import renamed
 
 #: The ``frame.attrs`` key holding the context of the read that made the frame.
 ATTRS_KEY = "mddframes"
@@ -171,8 +172,8 @@ class ReadContext:
         :mod:`mddframes.codec.fingerprint`); None when it was not taken."""
         return self._fingerprint
 
-    def document(self) -> dict[str, Any]:
-        """The document as parsed JSON.
+    def load_document(self) -> dict[str, Any]:
+        """The document as parsed JSON (a method: a streamed read's is parsed anew).
 
         A small read's payload as it was parsed (treat it as read-only: the writer
         overlays edits onto it and relies on it being what the service sent); a
@@ -188,6 +189,8 @@ class ReadContext:
         payload: dict[str, Any] = load_document(self._kept, self._kind)  # JSON: Any
         return payload
 
+    document = renamed(load_document, "document")
+
     @property
     def digest(self) -> str:
         """SHA-256 of the payload's canonical JSON (key order ignored), computed once.
@@ -198,7 +201,7 @@ class ReadContext:
         document (one parse, on first use).
         """
         if not self._digest:
-            self._digest.append(digest(self.document(), finite=self._finite))
+            self._digest.append(digest(self.load_document(), finite=self._finite))
         return self._digest[0]
 
     def __setattr__(self, name: str, value: Any) -> None:

@@ -53,7 +53,7 @@ def _show_writes(client: Client, work: Path) -> None:
     edited = countries.copy()
     edited.loc[edited["alpha2"] == "DE", "name"] = "Germany (Federal Republic of)"
     preview = client.write_table(COUNTRIES, edited, dry_run=True, backup_dir=work)
-    print(f"dry run: {preview.diff.summary()}")
+    print(f"dry run: {preview.diff.summary}")
     result = client.write_table(COUNTRIES, edited, backup_dir=work)
     backup = result.backup.name if result.backup is not None else "none"
     print(f"{result.status}: verified={result.verified}, backup {backup}")

@@ -24,11 +24,10 @@ from __future__ import annotations
 import os
 import stat
 import threading
-import warnings
 from pathlib import Path
 from typing import IO, Literal
 
-from mddframes.errors import MddWarning
+from mddframes.errors import MddWarning, issue_warning
 
 __all__ = [
     "PRIVATE_DIR_MODE",
@@ -152,12 +151,11 @@ def _warn_if_wide(path: Path, root: Path, created: set[Path]) -> None:
             if folder in _warned:
                 continue
             _warned.add(folder)
-        warnings.warn(
+        issue_warning(
             f"{folder} holds what mddframes keeps (backups, journals or locks) and is "
             f"readable by others (mode {mode:o}); new files in it are owner-only, but "
             f"older ones may not be: restrict the folder with chmod 700 {folder}",
             MddWarning,
-            stacklevel=4,
         )
 
 

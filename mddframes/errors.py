@@ -44,7 +44,11 @@ The tree::
     ├── PartialFailureWarning          a bulk call skipped failed ids
     ├── LegacyExportWarning            no batch export on the service: single exports used
     ├── TreeIntegrityWarning           a tree has orphans or parent cycles
+    ├── DeclaredTypeWarning            a column's values do not fit its declared type
     └── MappingShapeWarning            lineage left out mappings lacking assumed fields
+
+Every warning is issued by :func:`issue_warning`, which names the first line outside mddframes:
+the user's line, whichever public call it went through.
 
 ``AuthError`` sits under ``ServiceError``: mddframes raises it only when the service (its
 API or its token endpoint) answered 401, 403 or another 4xx of the token request, so it
@@ -62,7 +66,17 @@ tests/client/test_error_home.py names each, and the emulator's are the emulator'
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+import contextlib
+import functools
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, ParamSpec, TypedDict, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 __all__ = [
     "AnswerLostError",
@@ -475,3 +489,58 @@ class MappingShapeWarning(MddWarning):
     Row 17 of ``docs/wire-format.md`` assumes these fields; such mappings are left out
     of the lineage (named once in the warning), never guessed.
     """
+
+
+#: Files whose frames :func:`issue_warning` passes over: mddframes itself, and the context-manager
+#: plumbing a ``with`` block of ours runs through.
+_OWN_FILES = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
+_PLUMBING = frozenset({contextlib.__file__})
+
+
+def issue_warning(message: str, category: type[Warning]) -> None:
+    """Issue a warning that names the caller's line: the first frame outside mddframes.
+
+    Parameters
+    ----------
+    message : str
+    category : type of Warning
+        An :class:`MddWarning` subclass.
+
+    Notes
+    -----
+    ``warnings.warn(..., skip_file_prefixes=...)`` does this from Python 3.12; 3.11 is
+    supported, so the frames are walked here, the one place that does. A warning issued
+    where no frame is outside mddframes (a worker thread) names the line that issued it.
+    """
+    frame: FrameType | None = sys._getframe(1)
+    level = 2  # warnings.warn's stacklevel of this function's caller
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_OWN_FILES) or frame.f_code.co_filename in _PLUMBING
+    ):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level if frame is not None else 2)
+
+
+def renamed(method: Callable[_P, _R], old: str) -> Callable[_P, _R]:
+    """``method`` under its former name ``old``: a ``DeprecationWarning``, then the call.
+
+    For a method renamed by the rule of one shape for results (docs/contributing.md):
+    in the class body, ``files = renamed(list_files, "files")``. The alias carries
+    ``__deprecated__`` (as ``warnings.deprecated`` of Python 3.13 sets it).
+    """
+
+    @functools.wraps(method)
+    def alias(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        issue_warning(
+            f"{old}() is now {method.__name__}(): what asks the service, reads a file or "
+            "takes time is a method named by a verb; the old name goes in a later release",
+            DeprecationWarning,
+        )
+        return method(*args, **kwargs)
+
+    alias.__name__ = old
+    alias.__qualname__ = method.__qualname__.rsplit(".", 1)[0] + "." + old
+    alias.__doc__ = f"Deprecated: the former name of :meth:`{method.__name__}`."
+    setattr(alias, "__deprecated__", alias.__doc__)  # noqa: B010 (a dunder mypy does not know)
+    return alias

@@ -92,14 +92,9 @@ class Diff:
         return not (self.changed_cells or self.added_rows or self.deleted_rows
                     or self.envelope_changes)  # fmt: skip
 
+    @property
     def summary(self) -> str:
-        """The differences in one line, e.g. ``"2 cell(s) changed in 1 row(s), 1 row(s) added"``.
-
-        Returns
-        -------
-        str
-            The line.
-        """
+        """The differences in one line, e.g. ``"2 cell(s) changed in 1 row(s), 1 row(s) added"``."""
         if self.empty:
             return "no changes"
         parts = []
@@ -139,10 +134,10 @@ class Diff:
         return frame
 
     def __repr__(self) -> str:
-        return f"<Diff: {self.summary()}>"
+        return f"<Diff: {self.summary}>"
 
     def _repr_html_(self) -> str:
-        parts = [f"<p><b>Diff:</b> {html.escape(self.summary())}</p>"]
+        parts = [f"<p><b>Diff:</b> {html.escape(self.summary)}</p>"]
         if self.empty:
             return "".join(parts)
         labels: list[Any] = list(dict.fromkeys(label for label, _, _, _ in self.changed_cells))

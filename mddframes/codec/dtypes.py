@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import re
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -46,7 +45,7 @@ from mddframes.codec.iso_dates import (
     parse_iso,
     zones_of,
 )
-from mddframes.errors import DeclaredTypeWarning
+from mddframes.errors import DeclaredTypeWarning, issue_warning
 
 __all__ = [
     "DTYPE_RULES",
@@ -494,11 +493,10 @@ def in_time_unit(column: pd.Series) -> pd.Series:
 
 def _misfit(name: Any, data_type: Any, warn: bool) -> None:
     if warn:
-        warnings.warn(
+        issue_warning(
             f"column {name!r}: its values do not fit its declared dataType {data_type!r}; "
             "it takes the dtype its values give (see mddframes.codec.dtypes.DTYPE_RULES)",
             DeclaredTypeWarning,
-            stacklevel=4,
         )
     else:
         logger.debug("column %r: values do not fit dataType %r; inferring", name, data_type)

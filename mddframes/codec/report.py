@@ -130,7 +130,12 @@ class CheckReport:
     def __len__(self) -> int:
         return len(self.records)
 
-    def summary(self, limit: int = 5) -> str:
+    @property
+    def summary(self) -> str:
+        """One paragraph: counts, then the first five errors in words (:meth:`summarize`)."""
+        return self.summarize()
+
+    def summarize(self, limit: int = 5) -> str:
         """One paragraph: counts, then the first ``limit`` errors in words.
 
         Parameters
@@ -154,7 +159,7 @@ class CheckReport:
         return text
 
     def __repr__(self) -> str:
-        return f"<CheckReport {'ok' if self.ok else 'NOT ok'}: {self.summary()}>"
+        return f"<CheckReport {'ok' if self.ok else 'NOT ok'}: {self.summary}>"
 
     def _repr_html_(self) -> str:
         status = "ok" if self.ok else "errors: nothing may be sent"

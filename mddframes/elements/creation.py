@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import graphlib
 import heapq
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -19,6 +18,7 @@ from mddframes.errors import (
     InvalidArgumentError,
     MddError,
     PartialFailureWarning,
+    issue_warning,
 )
 from mddframes.progress import progress_shown
 
@@ -365,11 +365,10 @@ def create_children(api: Api, frame: pd.DataFrame, *, progress: bool | None = No
     if failed_label is not None:
         skipped = result["status"] == "not attempted"
         result.loc[skipped, "error"] = f"not attempted: stopped after row {failed_label!r} failed"
-        warnings.warn(
+        issue_warning(
             f"create_children: row {failed_label!r} failed; {len(new_ids)} of {len(frame)} "
             f"elements were created, {int(skipped.sum())} not attempted (see the result's "
             "'status' and 'error' columns)",
             PartialFailureWarning,
-            stacklevel=2,
         )
     return result

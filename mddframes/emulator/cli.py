@@ -89,6 +89,12 @@ def _add_data_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve the sample data in the dialect, prefix and realm learned from a recording",
     )
     parser.add_argument(
+        "--misfits",
+        action="store_true",
+        help="serve the sample with a column whose values do not fit its declared type "
+        "(external_ref of tbl-0001: BIGINT holding integers beyond 64 bits)",
+    )
+    parser.add_argument(
         "--export-seconds-per-element",
         type=float,
         default=0.002,
@@ -114,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         db=args.db,
         elements=args.elements,
         dialect=args.dialect,
+        misfits=args.misfits,
     )
     secret = args.client_secret or os.environ.get("MDD_EMULATOR_CLIENT_SECRET")
     if secret:

@@ -333,6 +333,7 @@ def serve(
     dialect: Dialect = "default",
     replay: str | os.PathLike[str] | None = None,
     dialect_from: str | os.PathLike[str] | None = None,
+    misfits: bool = False,
 ) -> Iterator[EmulatorHandle]:
     """Run an emulator in a background thread for the duration of a ``with`` block.
 
@@ -370,6 +371,10 @@ def serve(
     dialect_from : path, optional
         A recording: serve the sample data in the dialect, prefix and realm learned
         from it (:mod:`mddframes.emulator.recordings`).
+    misfits : bool, default False
+        Serve the sample with one column whose values do not fit its declared type
+        (``external_ref`` of ``tbl-0001`` declared ``BIGINT``, holding integers beyond
+        64 bits): reads of it raise a ``DeclaredTypeWarning``. The default sample has none.
 
     Yields
     ------
@@ -384,6 +389,7 @@ def serve(
         db=db,
         elements=elements,
         dialect=check_dialect(dialect),
+        misfits=misfits,
     )
     if client_secret is not None:
         config.client_secret = client_secret

@@ -41,13 +41,14 @@ class EmulatorConfig:
     elements: int | None = None
     api_prefix: str = API_PREFIX
     dialect: str = "default"  # see emulator/dialects.py
+    misfits: bool = False  # the sample with a column its values do not fit (sample docs)
 
 
-def sample_dataset() -> Dataset:
+def sample_dataset(*, misfits: bool = False) -> Dataset:
     """The deterministic sample data (``sample.build_sample``)."""
     from mddframes.emulator.sample import build_sample
 
-    return build_sample()
+    return build_sample(misfits=misfits)
 
 
 def scale_dataset(n_elements: int) -> Dataset:
@@ -93,7 +94,8 @@ class EmulatorState:
             # streamed into the store: a million elements never sit in memory as dicts
             self._initial = lambda: scale_records(n)
         else:
-            self._initial = sample_dataset
+            misfits = config.misfits
+            self._initial = lambda: sample_dataset(misfits=misfits)
         self.store = Store(config.db)
         if self.store.is_empty():
             self.store.load(self._initial())

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import tempfile
-import warnings
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 from mddframes.archive import ExportArchive, archive_entry_name
 from mddframes.bulk import ProgressCallback, resolve_workers, run_bulk
 from mddframes.disk_modes import open_private
-from mddframes.errors import ExportFailedError, LegacyExportWarning, MddError, NotFoundError
+from mddframes.errors import (
+    ExportFailedError,
+    LegacyExportWarning,
+    MddError,
+    NotFoundError,
+    issue_warning,
+)
 from mddframes.exports.tasks import require_object_type, start_export, unknown_object_type
 from mddframes.ids import Ids
 from mddframes.ids import id_list as ids_of
@@ -92,11 +97,10 @@ def export_batch(
         unknown = unknown_object_type(api, object_type_id)
         if unknown is not None:
             raise unknown from exc
-        warnings.warn(
+        issue_warning(
             "this service has no batch export (404 on start): exporting the "
             f"{len(id_list)} elements one by one instead ({exc.url or 'structureMassExportAsync'})",
             LegacyExportWarning,
-            stacklevel=2,
         )
         return _legacy_export(
             api,
@@ -177,7 +181,7 @@ def _legacy_export(
         partial = target.with_name(target.name + ".part")
         try:
             with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-                for _structure_id, row in outcome.succeeded():  # all: errors="raise"
+                for _structure_id, row in outcome.succeeded:  # all: errors="raise"
                     zf.write(row["part"], arcname=row["entry"])
             os.replace(partial, target)
         except BaseException:  # Ctrl-C or a full disk: no half-written zip beside dest

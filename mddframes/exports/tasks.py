@@ -28,6 +28,7 @@ from mddframes.errors import (
     ExportTimeoutError,
     InvalidArgumentError,
     MddError,
+    renamed,
 )
 from mddframes.ids import Ids
 from mddframes.ids import id_list as ids_of
@@ -156,7 +157,7 @@ class ExportTask:
     api : Api
     task_id : str
     structure_ids : list of str, optional
-        The elements the task exports, when known (they make ``files()`` exact).
+        The elements the task exports, when known (they make ``list_files()`` exact).
     """
 
     def __init__(self, api: Api, task_id: Any, structure_ids: list[str] | None = None) -> None:
@@ -166,25 +167,48 @@ class ExportTask:
         self.task_id = str(task_id)
         self.structure_ids = structure_ids
         self.polls = 0
-        self.last_status: ExportStatus | None = None
+        self._status: ExportStatus | None = None
         self.archive: ExportArchive | None = None
 
     def __repr__(self) -> str:
-        state = self.last_status.status if self.last_status else "unknown"
-        return f"ExportTask(task_id={self.task_id!r}, status={state})"
+        shown = [f"task_id={self.task_id!r}"]
+        known = self._status
+        if known is None:
+            shown.append("status=None (not asked yet: refresh() asks)")
+        else:
+            shown.append(f"status={known.status!r}")
+            if known.done is not None or known.total is not None:
+                shown.append(f"done={known.done}/{known.total}")
+            if known.message:
+                shown.append(f"message={known.message!r:.120}")
+        shown.append(f"polls={self.polls}")
+        if self.archive is not None:
+            shown.append(f"archive={str(self.archive.path)!r}")
+        return f"ExportTask({', '.join(shown)})"
 
-    def status(self) -> ExportStatus:
-        """Ask the service for the task's status (one request).
+    @property
+    def status(self) -> ExportStatus | None:
+        """The last status the service gave (by :meth:`refresh` or :meth:`wait`); None
+        before the first poll. Sends nothing: :meth:`refresh` asks again."""
+        return self._status
+
+    @property
+    def last_status(self) -> ExportStatus | None:
+        """The former name of :attr:`status`."""
+        return self._status
+
+    def refresh(self) -> ExportStatus:
+        """Ask the service for the task's status (one request); :attr:`status` keeps it.
 
         Returns
         -------
         ExportStatus
         """
         self.polls += 1
-        self.last_status = ExportStatus.from_json(
+        self._status = ExportStatus.from_json(
             self.task_id, self.api.structure_mass_export_async_status(self.task_id)
         )
-        return self.last_status
+        return self._status
 
     def wait(
         self,
@@ -240,7 +264,7 @@ class ExportTask:
             leave=False,
         ) as bar:
             while True:
-                current = self.status()
+                current = self.refresh()
                 if current.total is not None and bar.total != current.total:
                     bar.total = current.total
                 if current.done is not None and current.done != bar.n:
@@ -308,7 +332,7 @@ class ExportTask:
         assert self.archive is not None
         return self.archive
 
-    def files(self) -> pd.DataFrame:
+    def list_files(self) -> pd.DataFrame:
         """The files of the result (downloaded to a temporary file if not yet downloaded).
 
         Returns
@@ -316,7 +340,9 @@ class ExportTask:
         pandas.DataFrame
             See :meth:`ExportArchive.files`.
         """
-        return self._ensure_archive().files()
+        return self._ensure_archive().list_files()
+
+    files = renamed(list_files, "files")
 
     def extract(self, dest: str | os.PathLike[str], **limits: int) -> list[Path]:
         """Extract the result safely into ``dest`` (see :meth:`ExportArchive.extract`).

@@ -142,7 +142,7 @@ def read_structures(
         errors=errors,
         desc="read_structures",
     )
-    records = [record for _sid, record in outcome.succeeded()]
+    records = [record for _sid, record in outcome.succeeded]
     frame = structures_frame(records)
     frame.attrs["failures"] = failure_records(outcome.failures)
     return to_backend(frame, dtype_backend, consume=True)

@@ -336,7 +336,7 @@ def _walk(ids: pd.Series, parents: pd.Series, names: pd.Series, what: str) -> tu
     if np.array_equal(id_codes, np.arange(n)):
         parent_pos = np.where(parent_codes < n, parent_codes, -1)
     else:
-        warn_duplicates(id_values, what, stacklevel=4)
+        warn_duplicates(id_values, what)
         first = np.full(codes.max() + 1, -1, dtype=np.int64)
         unique_codes, first_positions = np.unique(id_codes, return_index=True)
         first[unique_codes] = first_positions

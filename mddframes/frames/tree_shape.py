@@ -8,14 +8,13 @@ the same child index and the same warnings from here, so that both give one fram
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from mddframes.errors import TreeIntegrityWarning
+from mddframes.errors import TreeIntegrityWarning, issue_warning
 
 # the spellings a tree may use (row 11) are the wire profile's; the readers take them here
 from mddframes.wire.profile import CHILDREN_KEYS as CHILDREN_KEYS
@@ -51,14 +50,13 @@ PATH_SEP = "/"
 NAMED_LIMIT = 20  # how many ids a warning lists before it just counts
 
 
-def warn_duplicates(id_values: np.ndarray, what: str, *, stacklevel: int) -> None:
-    """Warn that ids appear more than once (``stacklevel`` counted from the caller)."""
+def warn_duplicates(id_values: np.ndarray, what: str) -> None:
+    """Warn that ids appear more than once (naming the caller's line)."""
     dupes = pd.Index(id_values)[pd.Index(id_values).duplicated()].unique().tolist()
-    warnings.warn(
+    issue_warning(
         f"{what}: {len(dupes)} id(s) appear more than once; children attach to the "
         f"first occurrence: {name_list(dupes)}",
         TreeIntegrityWarning,
-        stacklevel=stacklevel,
     )
 
 
@@ -143,7 +141,7 @@ def warn_unreached(
         f"kept with a missing depth and path. " + "; ".join(messages)
     )
     logger.debug(message)
-    warnings.warn(message, TreeIntegrityWarning, stacklevel=4)
+    issue_warning(message, TreeIntegrityWarning)
 
 
 def name_list(values: list[Any]) -> str:

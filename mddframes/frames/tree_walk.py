@@ -61,7 +61,7 @@ def walk_arrow(columns: dict[str, Any], size: int, what: str) -> tuple[Any, Any,
     pool = read_pool()
     value_set = ids.combine_chunks(memory_pool=pool)
     if pc.count_distinct(value_set, memory_pool=pool).as_py() != size:
-        warn_duplicates(value_set.to_numpy(zero_copy_only=False), what, stacklevel=4)
+        warn_duplicates(value_set.to_numpy(zero_copy_only=False), what)
     found = pc.index_in(parents, value_set=value_set, memory_pool=pool)
     del value_set
     parent_pos = numpy_of(pc.fill_null(found, -1), np.int64)

@@ -10,7 +10,6 @@ out: lineage never guesses an edge.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -19,7 +18,7 @@ import pandas as pd
 from mddframes.api import Api
 from mddframes.bulk import ProgressCallback, run_bulk
 from mddframes.codec.fastjson import gc_paused
-from mddframes.errors import MappingShapeWarning
+from mddframes.errors import MappingShapeWarning, issue_warning
 from mddframes.frames.tree import read_tree
 from mddframes.wire.spelling import to_camel
 
@@ -210,9 +209,8 @@ def _warn_lacking(mapping_ids: list[str]) -> None:
     more = len(mapping_ids) - _NAMED_LIMIT
     if more > 0:
         named += f" and {more} more"
-    warnings.warn(
+    issue_warning(
         f"lineage left out {len(mapping_ids)} mapping(s) lacking sourceId, targetId or a "
         f"columnMappings list of objects (the fields {_ROW} assumes): {named}",
         MappingShapeWarning,
-        stacklevel=3,
     )

@@ -8,7 +8,7 @@ import networkx as nx
 import pandas as pd
 
 from mddframes.codec.fastjson import gc_paused
-from mddframes.errors import InvalidArgumentError
+from mddframes.errors import InvalidArgumentError, renamed
 from mddframes.lineage.addressing import Address, ColumnNode, Node, resolve
 from mddframes.lineage.answer import Direction, LineageAnswer, answer, traverse
 from mddframes.lineage.edges import EDGE_COLUMNS
@@ -53,7 +53,7 @@ class Lineage:
     0          stg_sales        amount
     1  sales_by_customer  total_amount
     2     customer_value    value_band
-    >>> lineage.cycles()
+    >>> lineage.find_cycles()
        cycle  position element_id    element_name  element_type
     0      0         0    flow-03  shop_customers  SOURCE_TABLE
     1      0         1    flow-05   stg_customers   STAGE_TABLE
@@ -291,8 +291,9 @@ class Lineage:
         reached = {node: (i, tuple(nodes[: i + 1])) for i, node in enumerate(nodes) if i}
         return answer("path", graph, a, reached, self.names, sign=1)
 
-    def cycles(self) -> pd.DataFrame:
-        """Every cycle of elements: data that flows back into where it came from.
+    def find_cycles(self) -> pd.DataFrame:
+        """Every cycle of elements: data that flows back into where it came from (searched
+        anew on each call).
 
         Returns
         -------
@@ -304,7 +305,7 @@ class Lineage:
         Examples
         --------
         >>> lineage = mddframes.Lineage(client.read_lineage("FLOW"))
-        >>> lineage.cycles()
+        >>> lineage.find_cycles()
            cycle  position element_id    element_name  element_type
         0      0         0    flow-03  shop_customers  SOURCE_TABLE
         1      0         1    flow-05   stg_customers   STAGE_TABLE
@@ -329,6 +330,8 @@ class Lineage:
                 "element_type": "string",
             }
         )
+
+    cycles = renamed(find_cycles, "cycles")
 
     def to_frame(self) -> pd.DataFrame:
         """The edge frame this lineage was built from (a copy).

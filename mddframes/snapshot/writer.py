@@ -389,7 +389,7 @@ def _chunk_tables(kind: Kind, parts: list[tuple[str, Part]], registry: Any) -> C
                 raise RuntimeError(f"snapshot: the read of {kind} {object_id!r} left no context")
             entry = {"kind": kind, "id": object_id, "digest": context.digest, "rows": len(index),
                      "row_column": position, "columns": list(arrays)}  # fmt: skip
-            objects.append((envelope_of(context.document(), kind), entry))
+            objects.append((envelope_of(context.load_document(), kind), entry))
         out.append((arrays_to_arrow(columns, leading=leading), objects))
     return out
 

@@ -364,7 +364,7 @@ def read_excel(
     >>> mddframes.to_excel(client.read_table("tbl-0109"), "countries.xlsx")
     >>> reviewed = mddframes.read_excel("countries.xlsx")  # after a reviewer's edits
     >>> reviewed.loc[56, "name"] = "Deutschland"
-    >>> client.write_table("tbl-0109", reviewed, dry_run=True).diff.summary()
+    >>> client.write_table("tbl-0109", reviewed, dry_run=True).diff.summary
     "1 cell(s) changed in 1 row(s) (row 56 column 'name')"
     """
     check_dtype_backend(dtype_backend)

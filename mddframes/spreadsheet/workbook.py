@@ -228,7 +228,9 @@ def _templates(rows: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
 def _encode(export: _Export) -> list[list[Cell]]:
     """Every cell of the sheet of ``export``, header first (all checked before writing)."""
     frame, specs = export.frame, export.columns
-    rows = payload_rows(export.context.document(), export.context.kind) if export.context else []
+    rows = (
+        payload_rows(export.context.load_document(), export.context.kind) if export.context else []
+    )
     templates = _templates(rows, [s.name for s in specs if s.encoding == "datetime"])
     label = f"{export.context.kind} {export.label!r}" if export.context else repr(export.label)
     if len(frame) + 1 > _MAX_ROWS or len(specs) + 1 > _MAX_COLUMNS:
@@ -348,7 +350,7 @@ def to_excel(
                 kind=context.kind if context else kind,
                 read_at=context.read_at if context else None,
                 digest=context.digest if context else None,
-                payload=context.document() if context else None,
+                payload=context.load_document() if context else None,
             )
         )
     meta = workbook.create_sheet(META_SHEET)

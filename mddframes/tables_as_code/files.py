@@ -58,6 +58,7 @@ from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext
 from mddframes.disk_modes import as_output
 from mddframes.errors import DataShapeError, DeclaredTypeWarning, InvalidArgumentError
+from mddframes.tables_as_code.csvbooleans import settle_spellings, spelled
 from mddframes.tables_as_code.csvedits import resolve_bare_empties
 from mddframes.tables_as_code.csvtext import CsvSyntaxError, format_csv, parse_csv
 from mddframes.tables_as_code.names import KIND_FOLDERS, sidecar_path, split_name
@@ -434,6 +435,12 @@ def _read_csv(path: Path) -> ObjectFile:
             columns[str(name)].append(_cell(raw, encoding, place, name))
     _check_positions(positions, places)
     kind, envelope = meta["kind"], meta["envelope"]
+    declared = {c["name"]: c.get("dataType") for c in declared_columns(envelope, kind)}
+    for name, cells in columns.items():
+        boolean = type_family(declared.get(name)) == "boolean"
+        ambiguous = settle_spellings(cells, declared_boolean=boolean)
+        if ambiguous is not None:
+            raise _not_json(ambiguous.raw, ambiguous.place, name, ambiguous=True)
     return ObjectFile(kind, meta["id"], path, [path, meta_path],
                       _frame(kind, envelope, columns, len(positions)), positions, envelope,
                       _digest([path, meta_path]), meta["rowsKey"],
@@ -450,17 +457,28 @@ def _cell(raw: str | None, encoding: str, place: str, column: Any) -> Any:
     try:
         return depth.loads(raw, what=place, parse_constant=_no_constant)
     except ValueError as exc:
-        hint = ""
-        if raw.strip().lower() in ("true", "false"):
-            # Excel and pandas write booleans as TRUE / True
-            hint = (
-                "; the file looks re-saved by a spreadsheet program: edit it as a workbook "
-                "(pull it with --file-format xlsx)"
-            )
-        raise DataShapeError(
-            f"{place}, column {column!r}: {raw[:40]!r} is not a JSON value (this column's "
-            'cells are JSON: numbers, true/false, null, "quoted text", [lists], {objects})' + hint
-        ) from exc
+        spelling = spelled(raw, place)  # TRUE as a spreadsheet program saves true
+        if spelling is not None:
+            return spelling
+        raise _not_json(raw, place, column) from exc
+
+
+def _not_json(raw: str, place: str, column: Any, *, ambiguous: bool = False) -> DataShapeError:
+    hint = ""
+    if ambiguous:
+        hint = (
+            f"; {raw!r} is how a spreadsheet program saves true or false, but this column "
+            "holds other values than booleans too, so it cannot tell: write true or false"
+        )
+    elif raw.strip().lower() in ("true", "false"):
+        hint = (
+            "; the file looks re-saved by a spreadsheet program: edit it as a workbook "
+            "(pull it with --file-format xlsx)"
+        )
+    return DataShapeError(
+        f"{place}, column {column!r}: {raw[:40]!r} is not a JSON value (this column's "
+        'cells are JSON: numbers, true/false, null, "quoted text", [lists], {objects})' + hint
+    )
 
 
 def _read_json(path: Path) -> ObjectFile:
@@ -497,7 +515,7 @@ def _read_xlsx(path: Path) -> ObjectFile:
     context = frame.attrs.get(ATTRS_KEY)
     if not isinstance(context, ReadContext):
         raise DataShapeError(f"{path}: the workbook keeps no payload of its object (pull it again)")
-    pulled = context.document()
+    pulled = context.load_document()
     key, envelope = _envelope(pulled, context.kind)
     count = len(payload_rows(pulled, context.kind))
     # read_excel labels new rows after the pulled rows: they are new rows here too

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 PLAN_FORMAT = "mddframes-plan/1"
 #: How many diff lines and check errors a plan keeps per object, for reading.
 DETAIL_LIMIT = 50
-#: How many objects a plan's repr names (``plan.frame()`` has them all).
+#: How many objects a plan's repr names (``plan.frame`` has them all).
 REPR_LIMIT = 20
 #: The columns of :meth:`Plan.frame`.
 PLAN_COLUMNS = (
@@ -116,7 +116,7 @@ class Plan:
 
     def __repr__(self) -> str:
         """A summary: a line for the plan, one per object to change (bounded)."""
-        counts = ", ".join(f"{n} {status}" for status, n in sorted(self.counts().items()))
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(self.counts.items()))
         lines = [
             f"<Plan of {len(self.objects)} object(s) in {str(self.folder)!r}"
             f" (tenant {self.tenant!r}): {counts or 'nothing'}; exit code {self.exit_code}>"
@@ -128,7 +128,7 @@ class Plan:
                 f"cell(s), {o.addedRows} added, {o.deletedRows} deleted row(s)"
             )
         if len(shown) > REPR_LIMIT:
-            lines.append(f"  ... and {len(shown) - REPR_LIMIT} more (plan.frame() lists all)")
+            lines.append(f"  ... and {len(shown) - REPR_LIMIT} more (plan.frame lists all)")
         if shown:
             # render.plan_text is not a method: render imports this module
             lines.append("  render.plan_text(plan) shows the changes cell by cell")
@@ -144,24 +144,14 @@ class Plan:
             return EXIT_REFUSED
         return EXIT_CHANGES if "changes" in statuses else EXIT_NO_CHANGES
 
+    @property
     def counts(self) -> Counter[str]:
-        """How many objects have each status.
-
-        Returns
-        -------
-        collections.Counter
-            Each status and how many objects have it.
-        """
+        """How many objects have each status (a ``collections.Counter``)."""
         return Counter(o.status for o in self.objects)
 
+    @property
     def frame(self) -> pd.DataFrame:
-        """One row per object: the columns of :data:`PLAN_COLUMNS`.
-
-        Returns
-        -------
-        pandas.DataFrame
-            The plan as a frame.
-        """
+        """One row per object: the columns of :data:`PLAN_COLUMNS` (a new frame each time)."""
         rows = [
             {"kind": o.kind, "id": o.id, "file": o.file, "status": o.status,
              "changed_cells": o.changedCells, "added_rows": o.addedRows,
@@ -339,7 +329,7 @@ def plan_object(api: Api, folder: Path, path: Path, *, allow_deletes: bool) -> P
         len(diff.changed_cells), len(diff.added_rows), len(diff.deleted_rows),
     )  # fmt: skip
     entry.status = "unchanged" if result.status == "unchanged" else "changes"
-    entry.detail = diff.summary() if entry.status == "changes" else ""
+    entry.detail = diff.summary if entry.status == "changes" else ""
     lines = diff.to_frame().head(DETAIL_LIMIT).to_dict("records")
     entry.changes = [{k: _plain(v) for k, v in line.items()} for line in lines]
     warnings = result.report.warnings
@@ -383,7 +373,7 @@ def plan_folder(
     >>> currencies = Path("tables/tables/tbl-0110.csv")  # a reviewer's edit
     >>> _ = currencies.write_text(currencies.read_text("utf-8").replace("UAE Dirham", "UAE dirham"))
     >>> plan = mddframes.plan_folder(client.api, "tables", progress=False)  # sends nothing
-    >>> plan.counts()
+    >>> plan.counts
     Counter({'unchanged': 212, 'changes': 1})
     """
     folder = Path(folder)
@@ -393,7 +383,7 @@ def plan_folder(
         max_workers=max_workers or api.max_workers, progress=progress, desc="plan",
         label=lambda path: path.name,
     )  # fmt: skip
-    objects = [entry for _path, entry in outcome.succeeded()]  # all: errors="raise"
+    objects = [entry for _path, entry in outcome.succeeded]  # all: errors="raise"
     twice = Counter((o.kind, o.id) for o in objects if o.id)
     for entry in objects:
         if entry.id and twice[(entry.kind, entry.id)] > 1:

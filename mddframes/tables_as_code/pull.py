@@ -138,7 +138,7 @@ def pull_folder(
         with warnings.catch_warnings():  # the files hold text: a dtype misfit is no news
             warnings.simplefilter("ignore", DeclaredTypeWarning)
             frame = read_table(api, object_id) if kind == "table" else read_mapping(api, object_id)
-        payload = frame.attrs["mddframes"].document()
+        payload = frame.attrs["mddframes"].load_document()
         stem = encode_id(object_id)
         present = existing_files(folder, kind, stem)
         chosen: str = fmt or next(
@@ -156,7 +156,7 @@ def pull_folder(
 
     outcome = run_bulk(pull_one, objects, max_workers=max_workers or api.max_workers,
                        progress=progress, desc="pull", label=lambda item: item[1])  # fmt: skip
-    rows = [row for _item, row in outcome.succeeded()]  # all: errors="raise"
+    rows = [row for _item, row in outcome.succeeded]  # all: errors="raise"
     if ids is None:
         # any other object file holds an object the system no longer lists
         pulled = {row["file"] for row in rows}

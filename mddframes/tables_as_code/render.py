@@ -52,7 +52,7 @@ def _lines(entry: PlannedObject) -> list[str]:
 
 
 def _summary(plan: Plan) -> str:
-    counts = plan.counts()
+    counts = plan.counts
     return (
         f"{counts['changes']} to change, {counts['unchanged']} unchanged, "
         f"{counts['refused']} refused, {counts['failed']} failed"

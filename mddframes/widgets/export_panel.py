@@ -249,7 +249,7 @@ class ExportPanel(Panel):
         return scripts
 
     def _show_zip(self, archive: ExportArchive) -> None:
-        files = archive.files()
+        files = archive.list_files()
         origin = f"task {archive.task_id}" if archive.task_id else "single exports (fallback)"
         self.progress.value = self.progress.max
         self._say(f"Wrote {archive.path} with {len(files)} file(s) from {origin}.")

@@ -159,8 +159,8 @@ class WriteReview(Panel):
             self.report_output.append_stderr(describe_error(f"The dry run of {label}", exc))
         else:
             diff, report = self.dry_run.diff, self.dry_run.report
-            what = "no change" if diff.empty else diff.summary()
-            self.summary.value = f"<b>{label}</b>: {what}. Check: {report.summary()}."
+            what = "no change" if diff.empty else diff.summary
+            self.summary.value = f"<b>{label}</b>: {what}. Check: {report.summary}."
             self.diff_output.append_display_data(diff)
             self.report_output.append_display_data(report)
         self.summary.value += self._journal_note()

@@ -15,6 +15,12 @@ clients made without :func:`~mddframes.connect`, such as ``Client.from_emulator`
 that depends on where the process was started. Up to 0.x the default was
 ``./.mddframes/backups``; such a folder in the current folder is still read for
 unfinished batches (:func:`legacy_backup_root`).
+
+A client of an emulator (``Client.from_emulator``, :func:`mddframes.testing.replayed`)
+backs up under ``<root>/.emulator`` (:func:`emulator_backup_root`): a replay serves a
+real tenant's name, and the sample tenant's name may be a real one, but no tenant's
+folder is ever called ``.emulator`` (:func:`~mddframes.disk_names.id_file_name` escapes
+a leading dot), so an emulator's backups and journals never mix with a tenant's.
 """
 
 from __future__ import annotations
@@ -23,7 +29,6 @@ import datetime as _dt
 import json
 import os
 import tempfile
-import warnings
 from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
@@ -36,7 +41,7 @@ from mddframes.codec.kinds import Kind
 from mddframes.codec.stream import KeptJson
 from mddframes.disk_modes import private_dir
 from mddframes.disk_names import id_file_name
-from mddframes.errors import BackupError, DataShapeError, MddWarning
+from mddframes.errors import BackupError, DataShapeError, MddWarning, issue_warning
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -85,6 +90,24 @@ def backup_root(api: Api | None, backup_dir: str | os.PathLike[str] | None = Non
     return default_backup_root()
 
 
+#: The folder under a backup or lock root that holds what emulators' clients keep: no
+#: tenant's folder has this name (a leading dot is escaped in file names of ids).
+EMULATOR_FOLDER = ".emulator"
+
+
+def emulator_backup_root() -> Path:
+    """The backup root of a client of an emulator: ``<backup root>/.emulator``.
+
+    ``<backup root>`` is ``MDD_BACKUP_DIR`` as the process has it now, else
+    :func:`default_backup_root`.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    return backup_root(None) / EMULATOR_FOLDER
+
+
 def legacy_backup_root() -> Path | None:
     """``./.mddframes/backups`` when it exists in the current folder, else None.
 
@@ -97,14 +120,13 @@ def legacy_backup_root() -> Path | None:
         return None
     if legacy not in _legacy_noticed:
         _legacy_noticed.add(legacy)
-        warnings.warn(
+        issue_warning(
             f"{legacy} holds backups and journals of an older mddframes (whose default was "
             "./.mddframes/backups); its unfinished batches are still listed and resumed, "
             "new backups go to the backup_dir setting (MDD_BACKUP_DIR; default: the user's "
             f"data folder, {default_backup_root()}). Move the folder there when no batch "
             "in it is unfinished.",
             MddWarning,
-            stacklevel=3,
         )
     return legacy
 

@@ -94,7 +94,7 @@ def write_edits(
     with guard:  # from the first check to the last verification
         checking = run_bulk(prepare, groups, max_workers=workers, progress=progress,
                             desc=f"check {kind}s", label=lambda g: g[0])  # fmt: skip
-        checked = [outcome for _group, outcome in checking.succeeded()]  # all: errors="raise"
+        checked = [outcome for _group, outcome in checking.succeeded]  # all: errors="raise"
         changes = _all_or_none(kind, [g[0] for g in groups], checked)
         results, to_send = gate_all(changes, dry_run=dry_run)
         sent = send_batch(api, f"write_{kind}s", [changes[p] for p in to_send],
@@ -190,7 +190,7 @@ def send_batch(
     backing_up = run_bulk(lambda change: take_backup(api, change, backup_dir), changes,
                           max_workers=max_workers, progress=False, desc=f"back up {kind}s",
                           label=lambda change: change.object_id)  # fmt: skip
-    backups = [path for _change, path in backing_up.succeeded()]  # all: errors="raise"
+    backups = [path for _change, path in backing_up.succeeded]  # all: errors="raise"
     planned = []
     for change, backup in zip(changes, backups, strict=True):
         payload = change.new.payload()
@@ -215,7 +215,7 @@ def send_batch(
                         label=lambda index: changes[index].object_id)  # fmt: skip
         if not sent.exceptions:
             journal.end("written", "write")
-    written = dict(sent.succeeded())
+    written = dict(sent.succeeded)
     outcomes: list[WriteResult | Exception] = []
     for position in range(len(changes)):
         if position in sent.exceptions:
@@ -265,7 +265,7 @@ def _raise_combined(kind: Kind, failures: list[tuple[str, MddError]]) -> None:
         report = CheckReport.concat(reports)
         raise IncompletePayloadError(
             f"no {kind} was written: {len(failures)} {kind}(s) failed the completeness check "
-            f"({names}{more}): {report.summary()}",
+            f"({names}{more}): {report.summary}",
             report=report,
         )
     first_id, first = failures[0]

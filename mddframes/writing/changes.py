@@ -299,14 +299,14 @@ def _parsed_edit(
         original: dict[str, Any] | None = current
     else:
         # once: a streamed read's context parses its kept document on each call
-        original = context.document() if context is not None else None
+        original = context.load_document() if context is not None else None
     conflict = original is not None and current is not original and not same_json(original, current)
     if conflict and not force:
         assert context is not None and original is not None
         changes = diff_payloads(original, current, kind=kind)
         raise ConcurrentModificationError(
             f"{kind} {object_id!r} changed on the service since it was read at "
-            f"{context.read_at:%Y-%m-%d %H:%M:%S} UTC: {changes.summary()}. Nothing was "
+            f"{context.read_at:%Y-%m-%d %H:%M:%S} UTC: {changes.summary}. Nothing was "
             f"sent. Read it again and redo the edit, or pass force=True to overwrite "
             "(a backup is kept)",
             changes=changes.to_frame(),

@@ -113,7 +113,7 @@ def refuse_incomplete(change: Change) -> None:
                 f"of {foreign.kind} {foreign.object_id!r}, not of {change.kind} "
                 f"{change.object_id!r}; write it with write_{foreign.kind}("
                 f"{foreign.object_id!r}, ...). Written to {change.object_id!r} it would lose "
-                f"or corrupt data ({change.report.summary()}). Nothing was sent; see .report.",
+                f"or corrupt data ({change.report.summary}). Nothing was sent; see .report.",
                 report=change.report,
             )
         problems = change.report.errors["problem"].astype(str)
@@ -122,7 +122,7 @@ def refuse_incomplete(change: Change) -> None:
             hint = " If the rows or columns were dropped on purpose, write with allow_deletes=True."
         raise IncompletePayloadError(
             f"{change.kind} {change.object_id!r} was not written: the payload would lose "
-            f"or corrupt data ({change.report.summary()}). Nothing was sent; see .report." + hint,
+            f"or corrupt data ({change.report.summary}). Nothing was sent; see .report." + hint,
             report=change.report,
         )
 
@@ -172,7 +172,7 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
     if mismatch is not None:
         raise WriteVerificationError(
             f"{kind} {object_id!r} was written but reads back different from what was sent "
-            f"({mismatch.summary()}); what it held before is in {backup}",
+            f"({mismatch.summary}); what it held before is in {backup}",
             operation=_OPERATION[kind],
         )
     unmet = unmet_intent(change)
@@ -186,7 +186,7 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
     note("verified")
     if logger.isEnabledFor(logging.INFO):  # (a summary costs more than a small write's diff)
         logger.info("%s %r written and verified (%s); backup %s", kind, object_id,
-                    change.diff.summary(), backup)  # fmt: skip
+                    change.diff.summary, backup)  # fmt: skip
     if change.keeps_positions:
         _record(api, change, readback_context(change, readback))
     return WriteResult(kind, object_id, "written", change.diff, change.report, backup, True,

@@ -89,6 +89,6 @@ def _settle(api: Api, change: Change, error: MddError) -> None:
         return
     raise type(error)(
         f"{error.message}; read after the lost answer, the {kind} holds something else "
-        f"than what was sent ({mismatch.summary()}): a real conflict, the write did not land",
+        f"than what was sent ({mismatch.summary}): a real conflict, the write did not land",
         **error.request_details(),
     ) from error

@@ -40,6 +40,7 @@ import platformdirs
 from mddframes.disk_modes import PRIVATE_FILE_MODE, open_private, private_dir
 from mddframes.disk_names import id_file_name
 from mddframes.errors import LockTimeoutError
+from mddframes.writing.backups import EMULATOR_FOLDER
 
 if TYPE_CHECKING:
     from mddframes.api import Api
@@ -51,6 +52,11 @@ _THREAD_LOCKS_GUARD = threading.Lock()
 def default_lock_dir() -> Path:
     """The lock folder when no ``lock_dir`` is set: ``<user cache>/mddframes/locks``."""
     return Path(platformdirs.user_cache_dir("mddframes", appauthor=False)) / "locks"
+
+
+def emulator_lock_dir() -> Path:
+    """The lock folder of a client of an emulator: ``<default lock folder>/.emulator``."""
+    return default_lock_dir() / EMULATOR_FOLDER
 
 
 def lock_folder(api: Api) -> Path:

@@ -305,7 +305,7 @@ def _recover_locked(
     reading = run_bulk(lambda index: fetch(api, kinds[index], objects[index].id),
                        range(len(objects)), max_workers=workers, progress=False,
                        desc=f"{by}: read", label=lambda index: objects[index].id)  # fmt: skip
-    held = [now for _index, now in reading.succeeded()]  # all: errors="raise"
+    held = [now for _index, now in reading.succeeded]  # all: errors="raise"
     current = [digest(now.document()) for now in held]
     want = [item.after if target == "after" else item.before for item in objects]
     other = [item.before if target == "after" else item.after for item in objects]

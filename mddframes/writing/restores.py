@@ -116,7 +116,7 @@ def _restore_locked(
         documents, max_workers=workers, progress=progress, desc="read before restore",
         label=lambda document: f"{document['kind']} {document['id']}",
     )  # fmt: skip
-    changes = [change for _document, change in preparing.succeeded()]  # all: errors="raise"
+    changes = [change for _document, change in preparing.succeeded]  # all: errors="raise"
     results, to_send = gate_all(changes, dry_run=dry_run)
     sent = send_batch(api, operation, [changes[p] for p in to_send],
                       backup_dir=backup_dir, max_workers=workers, progress=progress)  # fmt: skip

@@ -76,7 +76,7 @@ class WriteResult:
         verified = f", verified={self.verified}" if self.verified is not None else ""
         return (
             f"WriteResult({self.kind} {self.object_id!r}: {self.status}; "
-            f"{self.diff.summary()}{verified}{extra})"
+            f"{self.diff.summary}{verified}{extra})"
         )
 
     def _repr_html_(self) -> str:

@@ -334,7 +334,7 @@ def test_a_long_id_is_read_written_backed_up_locked_snapshotted_pulled_and_extra
         archive = client.export_batch([long_id], "sql-ddl", tmp_path / "zip", progress=False)
         extracted = archive.extract(tmp_path / "extracted")
         assert len(extracted) == 1 and extracted[0].suffix == ".sql"
-        assert archive.files()["structure_id"].tolist() == [long_id]
+        assert archive.list_files()["structure_id"].tolist() == [long_id]
     every_name = [p.name for p in tmp_path.rglob("*")]
     assert max(len(n.encode()) for n in every_name) <= 255
 

@@ -104,7 +104,7 @@ def test_duplicate_keys_type_drift_nan_and_removed_cells():
     assert ("NaN or infinity", "r2", "qty") in found
     assert ("cell removed", "r2", "extra") in found
     assert report.errors.shape[0] == len(found)
-    summary = report.summary(limit=2)
+    summary = report.summarize(limit=2)
     assert "T1" in summary and "and 6 more" in summary
 
 
@@ -145,7 +145,7 @@ def test_diff_lists_changed_cells_added_and_deleted_rows_and_the_envelope():
     assert list(diff.deleted.index) == [1] and diff.deleted.loc[1, "id"] == "002"
     assert diff.added.iloc[0].to_dict() == {"id": "009", "qty": 9}
     assert diff.envelope.values.tolist() == [["name", "t", "renamed"]]
-    text = diff.summary()
+    text = diff.summary
     assert "1 cell(s) changed" in text and "1 row(s) added" in text and "deleted (1)" in text
     html = diff._repr_html_()
     assert "#ffec99" in html and "#d3f9d8" in html and "#ffc9c9" in html and "renamed" in html

@@ -41,7 +41,7 @@ def test_unedited_frame_gives_back_the_same_payload(kind_and_payload):
     assert all(a is b for a, b in zip(rows, out_rows, strict=True))  # rows not even copied
     assert diff_payloads(payload, out, kind=kind).empty
     report = check_payload(out, payload, kind=kind)
-    assert report.ok, report.summary()
+    assert report.ok, report.summary
 
 
 @SETTINGS

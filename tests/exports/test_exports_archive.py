@@ -111,7 +111,7 @@ def test_export_status_reads_tolerantly_and_acts_as_a_dict():
 
 def test_files_lists_names_sizes_and_ids(tmp_path):
     zpath = make_zip(tmp_path / "e.zip", {"s-1__a.sql": b"x" * 100, "readme": b"hi"})
-    files = ExportArchive(zpath).files()
+    files = ExportArchive(zpath).list_files()
     assert list(files.columns) == ["name", "size", "compressed_size", "structure_id"]
     assert files["size"].dtype == "Int64"
     assert files["size"].tolist() == [100, 2]
@@ -217,7 +217,7 @@ def test_a_file_that_is_not_a_zip_is_named(tmp_path):
     path = tmp_path / "no.zip"
     path.write_text("<html>proxy error</html>")
     with pytest.raises(DataShapeError, match="not a readable zip archive"):
-        ExportArchive(path).files()
+        ExportArchive(path).list_files()
 
 
 def test_read_text_reads_one_entry_and_names_a_missing_one(tmp_path):

@@ -70,7 +70,7 @@ def test_batch_export_zip_holds_one_file_per_element(client, targets, tmp_path):
     object_type, ids = targets
     archive = client.export_batch(ids, object_type, tmp_path / "batch.zip", **FAST)
     assert isinstance(archive, ExportArchive) and archive.path.is_file()
-    files = archive.files()
+    files = archive.list_files()
     assert sorted(files["structure_id"]) == sorted(ids)
     with zipfile.ZipFile(archive.path) as zf:
         for structure_id in ids:
@@ -90,7 +90,7 @@ def test_task_held_running_is_polled_until_it_finishes(client, emu, targets, tmp
     assert status.done == status.total == len(ids)
     assert task.polls == 5  # four held polls show RUNNING, the fifth FINISHED
     assert emu.counters()["structureMassExportAsyncStatus"] == task.polls
-    assert sorted(task.files()["structure_id"]) == sorted(ids)
+    assert sorted(task.list_files()["structure_id"]) == sorted(ids)
 
 
 def test_failing_task_raises_with_the_service_message(client, emu, targets):
@@ -117,7 +117,7 @@ def test_time_out_hands_back_the_task_id_and_re_attach_finishes(client, emu, tar
     assert again.wait(**FAST).finished
     archive = again.download(tmp_path)
     assert archive.path.name == f"export-{task.task_id}.zip"
-    assert len(archive.files()) == len(ids)
+    assert len(archive.list_files()) == len(ids)
 
 
 def test_a_token_expiring_during_a_long_wait_is_renewed(emu, targets):
@@ -153,7 +153,7 @@ def test_legacy_service_falls_back_to_single_exports_with_the_same_layout(
         assert sorted(a.namelist()) == sorted(b.namelist())
         for name in a.namelist():
             assert a.read(name) == b.read(name)
-    assert legacy.files()["structure_id"].tolist() == ids
+    assert legacy.list_files()["structure_id"].tolist() == ids
 
 
 def test_legacy_fallback_with_a_bad_id_fails_and_leaves_no_zip(client, emu, targets, tmp_path):
@@ -207,7 +207,7 @@ def test_awkward_ids_get_the_same_entry_names_from_batch_and_legacy(
     with zipfile.ZipFile(batch.path) as a, zipfile.ZipFile(legacy.path) as b:
         assert sorted(a.namelist()) == sorted(b.namelist())
         assert all("/" not in n and not n.startswith(".") for n in a.namelist())
-    assert sorted(batch.files()["structure_id"]) == sorted(awkward)
+    assert sorted(batch.list_files()["structure_id"]) == sorted(awkward)
     written = batch.extract(tmp_path / "out")
     assert len(written) == len(awkward)
 

@@ -71,7 +71,7 @@ def test_skip_reports_every_failure_per_id_and_warns_with_the_count():
         outcome = run_bulk(fail_odd, range(6), errors="skip", progress=False, desc="things")
     assert not outcome.ok
     assert outcome.results == [0, None, 2, None, 4, None]
-    assert list(outcome.succeeded()) == [(0, 0), (2, 2), (4, 4)]
+    assert list(outcome.succeeded) == [(0, 0), (2, 2), (4, 4)]
     failures = outcome.failures
     assert failures["position"].tolist() == [1, 3, 5]
     assert failures["id"].tolist() == [1, 3, 5]
@@ -91,7 +91,7 @@ def test_skip_logs_a_warning_naming_the_failed_ids(caplog):
 def test_none_as_a_result_is_not_a_failure():
     outcome = run_bulk(lambda x: None, [1, 2], progress=False)
     assert outcome.ok
-    assert list(outcome.succeeded()) == [(1, None), (2, None)]
+    assert list(outcome.succeeded) == [(1, None), (2, None)]
 
 
 def test_raise_re_raises_the_failure_unchanged_and_cancels_the_rest():
@@ -418,5 +418,5 @@ def test_run_bulk_then_runs_in_the_calling_thread_and_its_failure_is_the_items()
     with pytest.warns(PartialFailureWarning):
         outcome = run_bulk(lambda x: x * 2, range(5), progress=False, errors="skip", then=then)
     assert set(seen) == {caller}
-    assert [r for _, r in outcome.succeeded()] == [1, 3, 5, 9]
+    assert [r for _, r in outcome.succeeded] == [1, 3, 5, 9]
     assert outcome.failures["id"].tolist() == [3]

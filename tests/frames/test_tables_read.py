@@ -127,9 +127,9 @@ def test_read_records_the_write_back_context_in_client_and_attrs(client):
     context = frame.attrs["mddframes"]
     assert isinstance(context, ReadContext)
     assert (context.kind, context.object_id) == ("table", table_id)
-    assert context.document() == client.api.get_table(table_id)
+    assert context.load_document() == client.api.get_table(table_id)
     # nested cells are the payload's own objects, not copies
-    first = context.document()["data"][0]
+    first = context.load_document()["data"][0]
     assert frame["address"].iloc[0] is first["address"]
     assert client.contexts.get("table", table_id) is context
     # pandas deep-copies attrs; the context is shared, never copied
@@ -173,7 +173,7 @@ def test_read_mapping_gives_the_column_mappings(client):
     assert_cells_match_payload(frame, payload["columnMappings"])
     assert frame["source"].dtype == STRING
     context = client.contexts.get("mapping", mapping_id)
-    assert context is frame.attrs["mddframes"] and context.document() == payload
+    assert context is frame.attrs["mddframes"] and context.load_document() == payload
 
 
 @pytest.mark.parametrize("awkward", ["tbl/with/slash", "..", "a?b#c", "Zürich-Ω", "100%"])

@@ -438,7 +438,7 @@ def test_a_large_table_is_streamed_into_the_same_frame(client, big):
     context = frame.attrs["mddframes"]
     assert context.streamed and context.kept.size == body.length
     assert client.contexts.get("table", table_id) is context
-    assert context.document() == payload  # parsed again from the kept document
+    assert context.load_document() == payload  # parsed again from the kept document
     assert context.digest == digest(payload)
     assert frame["external_ref"].dtype == object and frame["external_ref"][3] == 2**64 + 1
 
@@ -452,7 +452,7 @@ def test_read_tables_streams_a_large_table_with_one_request(client, emu, big):
     assert group_id == table_id
     assert_same_frame(rows, from_payload(payload), attrs=False)
     context = client.contexts.get("table", table_id)
-    assert context.streamed and context.document() == payload
+    assert context.streamed and context.load_document() == payload
 
 
 def test_the_safe_writer_works_from_a_streamed_context(client, big, tmp_path):
@@ -491,7 +491,9 @@ def test_a_streamed_context_survives_pickling_with_its_frame(client, big):
     again = pickle.loads(pickle.dumps(frame))
     context = again.attrs["mddframes"]
     assert isinstance(context, ReadContext) and context.streamed
-    assert context.document() == payload and context.read_at == frame.attrs["mddframes"].read_at
+    assert (
+        context.load_document() == payload and context.read_at == frame.attrs["mddframes"].read_at
+    )
     with pytest.raises(AttributeError, match="immutable"):
         context.object_id = "other"  # type: ignore[misc]
 

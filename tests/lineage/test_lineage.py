@@ -92,7 +92,7 @@ def test_impact_of_a_source_column_lists_every_dependent_column_with_its_transfo
 
 
 def test_a_cycle_is_data_not_a_crash(lineage):
-    cycles = lineage.cycles()
+    cycles = lineage.find_cycles()
     assert cycles["element_name"].tolist() == ["shop_customers", "stg_customers", "customer_score"]
     assert cycles["cycle"].tolist() == [0, 0, 0]
     # following the cycle ends where it started: each node once
@@ -173,7 +173,7 @@ def test_the_warehouse_lineage_is_acyclic_and_reaches_sources_from_a_mart(client
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lineage = Lineage(client.read_lineage("DWH", progress=False))
-    assert lineage.cycles().empty
+    assert lineage.find_cycles().empty
     tree = client.read_tree("DWH")
     marts = tree[tree["path"].str.startswith("Marts/") & tree["mapping_id"].notna()]
     hops = []

@@ -93,7 +93,7 @@ def test_payload_survives_an_xlsx_round_trip(kind_and_payload):
     context = back.attrs[ATTRS_KEY]
     assert isinstance(context, ReadContext)
     assert (context.kind, context.object_id) == (kind, str(payload.get("id")))
-    assert_same_json(context.document(), before)
+    assert_same_json(context.load_document(), before)
     assert context.digest == frame.attrs[ATTRS_KEY].digest
 
 
@@ -373,7 +373,7 @@ def test_large_payload_is_split_over_cells_of_the_hidden_sheet(tmp_path):
     assert len(parts) > 2
     assert all(len(row[3]) <= 32767 for row in parts)
     assert meta.sheet_state == "hidden"
-    assert_same_json(back.attrs[ATTRS_KEY].document(), payload)
+    assert_same_json(back.attrs[ATTRS_KEY].load_document(), payload)
     assert_same_json(to_payload(back, payload), payload)
 
 
@@ -796,7 +796,7 @@ def test_untouched_workbook_writes_nothing(client, emu, tmp_path):
 
         result = client.write_table(table_id, read_excel(tmp_path / f"{name}.xlsx"))
 
-        assert result.status == "unchanged", result.diff.summary()
+        assert result.status == "unchanged", result.diff.summary
         assert emu.counters().get("tableUpdate", 0) == 0
 
 

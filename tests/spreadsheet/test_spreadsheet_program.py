@@ -148,7 +148,7 @@ def test_every_sample_table_reads_back_unchanged_after_a_resave(resaved, client)
     for table_id, (system, _, path) in resaved.tables.items():
         result = client.write_table(table_id, read_excel(path), dry_run=True)
 
-        assert result.diff.empty, (table_id, result.diff.summary())
+        assert result.diff.empty, (table_id, result.diff.summary)
         assert result.status == "unchanged"
         per_system[system] = per_system.get(system, 0) + 1
         if re.search(r"<f[^>]*>(TRUE|FALSE)\(\)</f>", sheet_xml(path)):
@@ -167,7 +167,7 @@ def test_every_mapping_reads_back_unchanged_after_a_resave(resaved, client):
         assert list(frames) == mapping_ids, system
         for mapping_id, frame in frames.items():
             result = client.write_mapping(mapping_id, frame, dry_run=True)
-            assert result.diff.empty, (system, mapping_id, result.diff.summary())
+            assert result.diff.empty, (system, mapping_id, result.diff.summary)
 
 
 def test_hard_texts_survive_a_resave(resaved):
@@ -220,7 +220,7 @@ def _new_value(encoding: str, old: Any, salt: int) -> tuple[Any, Any] | None:
 def _edit_resaved(path: Path, out: Path, salt: int) -> dict[tuple[int, str], Any]:
     """Type one new value per editable column type into a re-saved sheet (openpyxl)."""
     frame = read_excel(path)
-    rows = payload_rows(frame.attrs[ATTRS_KEY].document(), "table")
+    rows = payload_rows(frame.attrs[ATTRS_KEY].load_document(), "table")
     book = openpyxl.load_workbook(path)
     sheet = book.worksheets[0]  # the object's sheet; the hidden one comes after it
     assert sheet.sheet_state == "visible"
@@ -262,7 +262,7 @@ def test_edits_in_the_resaved_file_change_exactly_those_cells(resaved, client, t
         result = client.write_table(table_id, read_excel(path), dry_run=True)
 
         changed = {(r, c): new for r, c, _, new in result.diff.changed.itertuples(index=False)}
-        assert changed == edits, (table_id, result.diff.summary())
+        assert changed == edits, (table_id, result.diff.summary)
         assert result.diff.added.empty and result.diff.deleted.empty
         kinds.update(type(v).__name__ for v in edits.values())
     assert kinds == {"str", "int", "float", "bool"}

@@ -60,7 +60,7 @@ def _apply_edits(emu, tmp_path: Path, count: int) -> tuple[pd.DataFrame, list[st
         before = _names(client, ids)
         _edit_names([tmp_path / "tables" / f"{table_id}.csv" for table_id in ids], " (edited)")
         plan = plan_folder(client.api, tmp_path, progress=False)
-        assert plan.counts() == {"changes": count}, plan
+        assert plan.counts == {"changes": count}, plan
         applied = apply_plan(client.api, plan, backup_dir=tmp_path / "backups", progress=False)
         return applied, ids, before
 

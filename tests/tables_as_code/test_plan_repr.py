@@ -22,6 +22,6 @@ def test_a_plan_prints_a_bounded_summary_and_text_keeps_the_rendering(client, tm
     assert len(shown) < 4000
     pending = [o for o in plan.objects if o.status != "unchanged"]
     assert len(pending) > REPR_LIMIT
-    assert f"... and {len(pending) - REPR_LIMIT} more (plan.frame() lists all)" in shown
+    assert f"... and {len(pending) - REPR_LIMIT} more (plan.frame lists all)" in shown
     full = plan_text(plan)
     assert len(full) > len(shown) and pending[0].id in full

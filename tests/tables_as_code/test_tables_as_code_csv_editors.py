@@ -10,6 +10,7 @@ program wrote anew (leading zeros gone) must say so in the plan.
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 import subprocess
 from decimal import Decimal
@@ -266,3 +267,49 @@ def test_libreoffice_default_import_the_plan_says_resaved(client, pulled, tmp_pa
     assert ",123," in path.read_text("utf-8")  # '0000123' read as a number
     (entry,) = plan_folder(client.api, folder, progress=False).objects
     assert entry.notes and "re-saved by a spreadsheet program" in entry.notes[0], entry
+
+
+def _is_active_text(path):
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    i = rows[0].index("is_active")
+    return [row[i] for row in rows[1:]]
+
+
+@needs_soffice
+def test_libreoffice_true_false_in_a_boolean_column_plan_only_the_edit(client, pulled, tmp_path):
+    """Calc (English) reads the JSON column is_active's true/false as booleans and saves
+    TRUE/FALSE: read as the booleans they spell, so the plan is exactly the edited cell
+    (issue 44; before, the whole file was refused)."""
+    folder, path = pulled
+    before = client.api.get_table("tbl-0001")["data"]
+    header = path.read_text("utf-8").split("\n", 1)[0].split(",")
+    # every column Text but is_active (Standard), language en-US: what makes Calc
+    # see booleans while every number and code stays as written
+    formats = "/".join(f"{i}/{1 if name == 'is_active' else 2}" for i, name in
+                       enumerate(header, start=1))  # fmt: skip
+    book = _soffice(path, tmp_path / "lo", "xlsx", f"CSV:44,34,76,1,{formats},1033")
+    workbook = openpyxl.load_workbook(book)
+    sheet = workbook.active
+    sheet.cell(row=2, column=header.index("first_name") + 1).value = "Jürgen-Paul"
+    workbook.save(book)
+    saved = _soffice(book, tmp_path / "lo-csv", _CSV_EXPORT)
+    shutil.copyfile(saved, path)
+    spelled = set(_is_active_text(path)) - {""}
+    assert spelled and spelled <= {"TRUE", "FALSE"}, spelled  # what Calc wrote
+    rows = _applied(client, _one_change(client, folder), tmp_path)
+    # nothing the user did not change changed: same keys, order, types and values
+    before[0]["first_name"] = "Jürgen-Paul"
+    assert json.dumps(rows) == json.dumps(before)
+
+
+@needs_soffice
+def test_libreoffice_default_import_in_english_is_refused_for_its_numbers_not_its_booleans(
+    client, pulled, tmp_path
+):
+    folder, path = pulled
+    shutil.copyfile(_soffice(path, tmp_path / "lo", _CSV_EXPORT, "CSV:44,34,76,1,,1033"), path)
+    assert {"TRUE", "FALSE"} <= set(_is_active_text(path))
+    (entry,) = plan_folder(client.api, folder, progress=False).objects
+    assert entry.notes and "re-saved by a spreadsheet program" in entry.notes[0], entry
+    assert "is_active" not in entry.notes[0] and "is_active" not in entry.detail

@@ -47,9 +47,22 @@ def test_the_default_is_the_users_data_folder():
     assert default_backup_root() == expected and expected.is_absolute()
 
 
+@pytest.fixture
+def tenant_client(emu, elsewhere):
+    """A client made as for a tenant (``connect``), after ``elsewhere`` moved the folders."""
+    import mddframes
+
+    with mddframes.connect(
+        emu.tenant, base_url=emu.base_url, client_id=emu.client_id,
+        client_secret=emu.client_secret, api_prefix=emu.api_prefix,
+    ) as client:  # fmt: skip
+        yield client
+
+
 def test_a_write_without_backup_dir_leaves_nothing_in_the_current_folder(
-    client, emu, elsewhere, tmp_path
+    tenant_client, emu, elsewhere, tmp_path
 ):
+    client = tenant_client
     result = client.write_table(TABLE, _edited(client))
     bulk = client.read_tables(["tbl-0110"], progress=False)
     bulk.loc[0, "name"] = "bulk, no backup_dir"
@@ -63,8 +76,8 @@ def test_a_write_without_backup_dir_leaves_nothing_in_the_current_folder(
 
 def test_the_setting_wins_over_the_variable_and_the_argument_over_both(emu, tmp_path, monkeypatch):
     monkeypatch.setenv("MDD_BACKUP_DIR", str(tmp_path / "variable"))
-    with Client.from_emulator(emu) as plain:
-        assert backup_root(plain.api) == tmp_path / "variable"
+    with Client.from_emulator(emu) as plain:  # an emulator's client: under .emulator
+        assert backup_root(plain.api) == tmp_path / "variable" / ".emulator"
     with Client.from_emulator(emu, backup_dir=str(tmp_path / "setting")) as client:
         assert backup_root(client.api) == tmp_path / "setting"
         assert backup_root(client.api, tmp_path / "argument") == tmp_path / "argument"
@@ -73,8 +86,9 @@ def test_the_setting_wins_over_the_variable_and_the_argument_over_both(emu, tmp_
 
 
 def test_an_older_folder_in_the_current_folder_is_still_read_and_named_once(
-    client, elsewhere, tmp_path
+    tenant_client, elsewhere, tmp_path
 ):
+    client = tenant_client
     batch = _interrupted_batch(client, Path(".mddframes") / "backups")
     legacy = elsewhere / ".mddframes" / "backups"
 

@@ -76,7 +76,7 @@ def _outcome(call):
     except MddError as exc:
         return ("refused", type(exc).__name__, str(exc))
     return ("changes" if result.status != "unchanged" else "unchanged",
-            result.diff.summary(), digest(result.payload))  # fmt: skip
+            result.diff.summary, digest(result.payload))  # fmt: skip
 
 
 def _one_cell(frame):

@@ -103,7 +103,7 @@ def assert_same(streamed, whole):
     # same values, same types, same key order
     assert json.dumps(payload) == json.dumps(whole[0])
     pd.testing.assert_frame_equal(diff.changed, whole[1].changed)
-    assert diff.empty == whole[1].empty and diff.summary() == whole[1].summary()
+    assert diff.empty == whole[1].empty and diff.summary == whole[1].summary
     pd.testing.assert_frame_equal(report, whole[2])
 
 

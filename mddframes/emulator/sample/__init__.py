@@ -35,7 +35,8 @@ Column ``dataType`` vocabulary and the JSON value each type carries in rows:
 =========  ==================================================================
 STRING     a string (codes keep leading zeros: ``"0000123"``, ``"004"``)
 INTEGER    a JSON integer within 32 bits
-BIGINT     a JSON integer, possibly above 2**53 or 2**63 (exact in JSON)
+BIGINT     a JSON integer within 64 bits, possibly above 2**53 (exact in JSON)
+HUGEINT    a JSON integer of up to 128 bits, above 2**64 too (``external_ref``)
 DECIMAL    a string holding a decimal number (``"12.50"``), to keep precision;
            columns also carry ``precision`` and ``scale``
 DOUBLE     a JSON number, possibly inexact in binary (``0.1``)
@@ -55,6 +56,11 @@ text, codes with leading zeros, strings that look like spreadsheet formulas
 keys come in another order, and undeclared columns (present in rows, absent
 from the metadata: ``legacy_id``, ``_meta``).
 
+Every value fits its column's declared type: reading the sample raises no
+``DeclaredTypeWarning``. ``build_sample(misfits=True)`` (``serve(misfits=True)``,
+``mddframes emulator --misfits``) declares ``external_ref`` ``BIGINT``, so that its
+integers beyond 64 bits do not fit (docs/guide/reading.md shows what that does).
+
 The literal data (names, descriptions, column specs, the hard-case rows, reference
 rows, the LAB ids) lives in ``data/sample_*.json`` and ``data/*.csv``; the modules
 of this package hold the rules that turn it into records: :mod:`.builder` (ids,
@@ -64,7 +70,7 @@ column specs, generated rows), :mod:`.warehouse` and :mod:`.loads` (DWH),
 
 from __future__ import annotations
 
-from mddframes.emulator.dataset import Dataset
+from mddframes.emulator.dataset import JSON, Dataset
 from mddframes.emulator.objecttypes import build_object_types
 from mddframes.emulator.sample.builder import generic_rows, generic_value, parse_columns
 from mddframes.emulator.sample.files import iso_countries, iso_currencies
@@ -88,8 +94,20 @@ __all__ = [
 ]
 
 
-def build_sample() -> Dataset:
+#: The column that ``build_sample(misfits=True)`` declares with a type its values do not
+#: fit: (table name, column name, the misfit declaration).
+MISFIT_COLUMN = ("crm_customer", "external_ref", "BIGINT")
+
+
+def build_sample(*, misfits: bool = False) -> Dataset:
     """The deterministic sample data of the emulator (systems ``DWH``, ``LAB`` and ``FLOW``).
+
+    Parameters
+    ----------
+    misfits : bool, default False
+        Declare ``external_ref`` of ``crm_customer``'s table ``BIGINT`` while it holds
+        integers beyond 64 bits: a column whose values do not fit its declared type
+        (:data:`MISFIT_COLUMN`). The default sample has no such column.
 
     Returns
     -------
@@ -104,6 +122,8 @@ def build_sample() -> Dataset:
     dwh_elements = dwh.finish(deployments(dwh.elements))
     lab_elements, lab_tables, lab_mappings, lab_packages = build_lab()
     flow_elements, flow_tables, flow_mappings = build_flow()
+    if misfits:
+        _declare_misfit(dwh.tables)
     return Dataset(
         systems=[
             {"name": DWH, "description": "Enterprise data warehouse (data vault 2.0)"},
@@ -116,3 +136,15 @@ def build_sample() -> Dataset:
         object_types=build_object_types(),
         packages=packages(dwh_elements) + lab_packages,
     )
+
+
+def _declare_misfit(tables: list[JSON]) -> None:
+    table_name, column_name, data_type = MISFIT_COLUMN
+    for table in tables:
+        if table.get("name") != table_name:
+            continue
+        for column in table["metadata"]["columns"]:
+            if column["name"] == column_name:
+                column["dataType"] = data_type
+                return
+    raise ValueError(f"the sample has no column {column_name!r} in a table {table_name!r}")
