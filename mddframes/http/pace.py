@@ -81,6 +81,8 @@ from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from mddframes.http.pace_evidence import NOISE_MAX, Phase, RateEvidence
+
 __all__ = [
     "Pace",
     "current_pace_note",
@@ -128,6 +130,18 @@ NOISE_MIN = 8
 #: The share of push-backs among the recent answers up to which one that the rate does
 #: not explain is noise (sporadic 429s of a flaky service), not a limit.
 NOISE_SHARE = 0.25
+
+#: Up to this rate a slow start acts on its first push-back among fewer than
+#: ``NOISE_MIN`` answers, as a cold start does: a limit this low must be found at once.
+FIRST_RATES = 4 * START_RATE
+#: The most a recovery multiplies the rate by at once (it goes on in slow start).
+RECOVER = 2.0
+#: Seconds between two probes above the allowance at first; doubled, up to
+#: ``PROBE_MAX``, each time a probe finds the limit within ``PROBE_FOUND`` times the
+#: rate it began at.
+PROBE_GAP = 1.0
+PROBE_MAX = 30.0
+PROBE_FOUND = 2.0
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -191,7 +205,14 @@ class Pace:
         self._retry_until = 0.0  # when the last 429's Retry-After runs out
         self._decreased_at = -math.inf
         # cold (rate None), then "slow" (slow start), "climb", "settled"
-        self._phase = "cold" if max_rate is None else "settled"
+        self._phase: Phase = "cold" if max_rate is None else "settled"
+        # the recent answers with the rate each was sent at: does the rate explain
+        # the push-backs?
+        self._evidence = RateEvidence()
+        # probes above the allowance: the next not before, the gap, the rate it began at
+        self._probe_at = -math.inf
+        self._probe_gap = PROBE_GAP
+        self._probe_from: float | None = None
         self._successes: deque[float] = deque()
         self._last_success = -math.inf
         self._last_wait = -math.inf  # when a thread last waited for a slot
@@ -251,6 +272,8 @@ class Pace:
                     wait = self._take_slot(now)
                     if wait <= 0:
                         self._sent += 1
+                        if self.rate is not None:
+                            self._evidence.sent(now, self.rate)
                         return now
                     self._last_wait = now
                 self.waited += wait
@@ -305,12 +328,14 @@ class Pace:
         """
         with self._lock:
             self._answered(sent_at, True)
+            self._evidence.forget(sent_at)
 
     def succeeded(self, sent_at: float) -> None:
         """A request sent at ``sent_at`` was answered (not 429/503): speed up."""
         with self._lock:
             self._answered(sent_at, True)
             self._recent.append(False)
+            self._evidence.answered(sent_at, False)
             now = self._clock()
             self._last_success = now
             self._successes.append(now)
@@ -361,7 +386,15 @@ class Pace:
             self.throttles += 1
             self._recent.append(True)
             fresh = sent_at > self._decreased_at  # sent after the last decrease
+            self._evidence.answered(sent_at, True)
             limit = fresh and self._is_limit()
+            if fresh and self._phase != "cold":
+                if self._evidence.verdict() == "noise":
+                    # the push-backs came as often at the lower rates as at the
+                    # higher ones: not the rate's doing. Back up, growing fast again,
+                    # as a plain loop would not have slowed at all
+                    limit = False
+                    self._recover()
             if fresh and not limit:
                 # noise: it holds its own request (below), not the others; the cold
                 # window's round counts it as answered, and what passed counts it as
@@ -399,6 +432,21 @@ class Pace:
             self._retry_until = max(self._retry_until, now + wait)
             return until
 
+    def _recover(self) -> None:
+        """Undo the decreases the answers refuted (the lock held): back to the rate
+        the refuted decrease cut (or the fastest remembered), in slow start."""
+        evidence = self._evidence
+        rate = self.rate
+        target = evidence.fastest()
+        if target is None or rate is None or target <= rate:
+            return
+        target = min(target, RECOVER * rate)
+        self.rate = target if self.max_rate is None else min(target, self.max_rate)
+        self._phase = "slow"
+        self._floor = None
+        self._next_free = min(self._next_free, self._last_slot + 1.0 / self.rate)
+        logger.debug("push-backs the rate does not explain: back to %.1f req/s", self.rate)
+
     def _is_limit(self) -> bool:
         """Whether a fresh push-back (already counted among the recent answers) is the
         service's limit rather than noise (the lock held).
@@ -415,15 +463,42 @@ class Pace:
         """
         recent = self._recent
         pushed = sum(recent)
-        if (pushed == 1 and len(recent) < NOISE_MIN) or pushed > NOISE_SHARE * len(recent):
+        rate = self.rate
+        low_start = self._phase == "slow" and rate is not None and rate <= FIRST_RATES
+        if self._phase == "cold" or low_start or self._decreased_at == -math.inf:
+            # the first push-back among the first answers at a rate: a limit must be
+            # acted on at once to be found fast (cheap if it was not: the rate goes on
+            # growing)
+            first = pushed == 1 and len(recent) < NOISE_MIN
+            if first or pushed > NOISE_SHARE * len(recent):
+                return True
+        elif pushed >= 2 and pushed > NOISE_SHARE * len(recent):
             return True
-        rate, floor = self.rate, self._floor
+        floor = self._floor
         if rate is None or floor is None or self._phase == "slow":
             return False
         # a little above it: probing back up to what passed is no news (the measure
         # between two push-backs is near the rate that ran, so deciding right at it
         # would settle a little lower on every sporadic 429)
-        return rate > floor / MARGIN
+        line = floor / MARGIN
+        if rate <= line:
+            now = self._clock()
+            if self._phase == "settled" and now >= self._probe_at:
+                # pushed back at a rate the allowance explains: a limit does not do
+                # that, noise does. Probe above it: a slow start from here (a limit
+                # ends it soon after the allowance, noise lets it go on)
+                self._phase = "slow"
+                self._recent.clear()  # what the probe meets decides, as at a start
+                self._probe_from = rate
+                self._probe_at = now + self._probe_gap
+            return False
+        verdict = self._evidence.above(line)
+        if verdict == "noise":
+            # pushed back as often at or below the allowance as above it: it was not
+            # the service's; grow fast again from here
+            self._floor = None
+            self._phase = "slow"
+        return verdict == "limit"
 
     def _decrease(self, now: float) -> None:
         while self._successes and self._successes[0] < now - WINDOW:
@@ -437,6 +512,10 @@ class Pace:
             # known; slow start from there
             self.rate = max(START_RATE, passed)
             self._phase = "slow"
+            # the share of push-backs counts from the first rate on: push-backs that
+            # came together among the few answers of a cold start would otherwise
+            # weigh for long at a low rate
+            self._recent.clear()
             self._window = None
             self._room.notify_all()
             logger.info("the service pushed back: pacing from %s", _rate_words(self.rate))
@@ -444,6 +523,13 @@ class Pace:
             # the end of the slow start: the rate overshot while the service's burst
             # drained; half of it passed (or what was measured), and the rate climbs
             # again from there, more slowly
+            probe = self._probe_from
+            if probe is not None:
+                # a probe that found the limit near where it was: probe less often
+                found = rate <= PROBE_FOUND * probe
+                self._probe_gap = min(PROBE_MAX, 2 * self._probe_gap) if found else PROBE_GAP
+                self._probe_at = now + self._probe_gap
+                self._probe_from = None
             self._phase = "climb"
             self.rate = max(MIN_RATE, MARGIN * max(rate / 2, floor or 0.0))
             self.rate = min(self.rate, BETA * rate)
@@ -455,6 +541,11 @@ class Pace:
         else:
             self._phase = "settled"
             self.rate = max(MIN_RATE, MARGIN * min(measured, rate))
+            if sum(self._recent) <= NOISE_MAX * len(self._recent):
+                # no deeper than a plain decrease unless most answers are pushed back
+                # (the limit fell): a measure at a low rate, among sporadic 429s, is
+                # what the pace let through, and cut after cut would ratchet it down
+                self.rate = max(self.rate, BETA * rate)
             logger.debug(
                 "pushed back at %.1f req/s (%d passed in the last second, %s measured): "
                 "now %.1f", rate, passed, floor, self.rate,
