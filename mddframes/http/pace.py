@@ -402,6 +402,7 @@ class Pace:
                 self.noise += 1
                 self._passed += 1
                 self._answered(sent_at, True)
+                self._probe(now)
             # pushed back again while an earlier Retry-After still runs, and nothing
             # passed since: the service means the whole client. Not in the slow start:
             # its requests are the pace's own guesses at a rate not yet known, and a
@@ -431,6 +432,22 @@ class Pace:
                 logger.debug("a 429 while Retry-After runs: the client waits %.2f s", until - now)
             self._retry_until = max(self._retry_until, now + wait)
             return until
+
+    def _probe(self, now: float) -> None:
+        """Probe above the settled rate if it is time (the lock held): a slow start
+        from here, which a limit ends soon after the allowance and noise lets go on.
+
+        Settled, the pace probes when a push-back came that the allowance explains (or
+        with none measured: a limit does not push back below itself, noise does),
+        ``PROBE_GAP`` seconds at least after the last decrease or probe, the gap
+        doubling while the probes find the limit where it was.
+        """
+        if self._phase != "settled" or self.rate is None or now < self._probe_at:
+            return
+        self._phase = "slow"
+        self._recent.clear()  # what the probe meets decides, as at a start
+        self._probe_from = self.rate
+        self._probe_at = now + self._probe_gap
 
     def _recover(self) -> None:
         """Undo the decreases the answers refuted (the lock held): back to the rate
@@ -464,7 +481,12 @@ class Pace:
         recent = self._recent
         pushed = sum(recent)
         rate = self.rate
-        low_start = self._phase == "slow" and rate is not None and rate <= FIRST_RATES
+        low_start = (
+            self._phase == "slow"
+            and self._probe_from is None
+            and rate is not None
+            and rate <= FIRST_RATES
+        )
         if self._phase == "cold" or low_start or self._decreased_at == -math.inf:
             # the first push-back among the first answers at a rate: a limit must be
             # acted on at once to be found fast (cheap if it was not: the rate goes on
@@ -482,15 +504,6 @@ class Pace:
         # would settle a little lower on every sporadic 429)
         line = floor / MARGIN
         if rate <= line:
-            now = self._clock()
-            if self._phase == "settled" and now >= self._probe_at:
-                # pushed back at a rate the allowance explains: a limit does not do
-                # that, noise does. Probe above it: a slow start from here (a limit
-                # ends it soon after the allowance, noise lets it go on)
-                self._phase = "slow"
-                self._recent.clear()  # what the probe meets decides, as at a start
-                self._probe_from = rate
-                self._probe_at = now + self._probe_gap
             return False
         verdict = self._evidence.above(line)
         if verdict == "noise":
@@ -535,8 +548,10 @@ class Pace:
             self.rate = min(self.rate, BETA * rate)
         elif measured is None:
             # too soon after the last push-back to measure, or the pace was not what
-            # held the requests back: a plain decrease, and no more climbing
-            self._phase = "settled"
+            # held the requests back: a plain decrease; with no allowance measured
+            # yet, climbing on until one is (settling on a rate nobody measured
+            # would keep a pace that sporadic 429s cut low there for long)
+            self._phase = "climb" if floor is None else "settled"
             self.rate = max(MIN_RATE, BETA * rate)
         else:
             self._phase = "settled"
@@ -553,6 +568,7 @@ class Pace:
         # the service's bucket is empty: the next slot one interval of the new rate on
         self._next_free = now + 1.0 / self.rate
 
+        self._probe_at = max(self._probe_at, now + self._probe_gap)
         self._marks.append((now, self._passed, self._sent, self.rate))
         self._decreased_at = now
         self._grown_at = now
