@@ -12,54 +12,60 @@ so the workers of every bulk call of that client draw from one budget. Only what
   with a small burst answers one or two 429s, not one per worker; without a limit that
   costs a few round trips, once per client. ``max_rate`` declares a limit up front
   (``"400/min"``): the pace starts there and never goes above it.
-- **Limit or noise** (:meth:`Pace._is_limit`). A limit is the rate's doing: once the
-  rate is over it its push-backs come together, and slowing down stops them. Noise (a
-  flaky service's sporadic 429s) comes at any rate as a steady share of the answers.
-  A push-back is taken as a limit when it is the first among fewer than ``NOISE_MIN``
-  answers (a limit must be acted on at once), when more than ``NOISE_SHARE`` of the
-  last ``NOISE_WINDOW`` answers were push-backs, or, settled, when the rate went above
-  the allowance last measured (below). Any other is noise: it holds its own request
-  for its ``Retry-After`` and nothing else, as a plain retry loop would.
-- **Slow start** after the first limit: from 8 req/s (or what passed in the last
-  second), doubling every 0.1 s of being the bottleneck, at most once an answer. Its
-  requests are the pace's own guesses at a rate not yet known, sent while the first
-  ``Retry-After`` runs: a limit's push-back to one ends the slow start like any
-  overshoot, but does not hold the whole client (below).
-- **Measured, not guessed.** A limit's push-back says the service's bucket is empty;
-  between two of them it let through what it refilled. So what passed between two
-  push-backs over the time between measures what it allows (noise that held only its
-  own request counts as passed), when the pace was what held the requests back. The
-  end of the slow start goes on from half the overshoot (or that measure, if higher)
-  and climbs again, doubling a second; the next limit settles the rate at ``MARGIN``
-  (97%) of what passed. Settled, the rate grows 3% a second; coming back to the
-  allowance is no news, so only a push-back above it (by the margin) is a limit
-  there, and the allowance goes down only when clearly less passed. A limit that
-  cannot be measured (too soon, or the workers were idle) is a plain multiplicative
-  decrease (``BETA``). Answers to requests sent before a decrease do not decrease it
-  again (8 workers' answers to one burst are one signal).
+- **Limit or noise** (:meth:`Pace._is_limit`, :mod:`.pace_evidence`). A limit is the
+  rate's doing: above it the share of push-backs rises with the rate, below it there
+  are none. Noise (a flaky service's sporadic 429s) is a share that does not depend on
+  the rate. The first push-back among fewer than ``NOISE_MIN`` answers is acted on at
+  once, cold or early in a slow start (a limit must be found fast); later ones need
+  evidence: two or more among more than ``NOISE_SHARE`` of the answers, or, settled,
+  a rate above the allowance measured while nothing at or below it was pushed back.
+  A noise push-back holds its own request for its ``Retry-After`` and nothing else,
+  as a plain retry loop would.
+- **Undone when refuted.** Each answer is remembered with the rate it was sent at;
+  when the share of push-backs at the lower rates is as high as at the higher ones
+  (the rate does not explain them), the pace goes back up (at most ``RECOVER`` times,
+  in slow start); settled, a push-back at or below the allowance (a limit would not
+  give one) starts a probe above it: a slow start that a limit ends soon and noise
+  lets go on, the probes spaced ``PROBE_GAP`` doubling up to ``PROBE_MAX`` while they
+  find the limit where it was. A cut goes no deeper than ``BETA`` unless most recent
+  answers were pushed back, so cuts taken for a limit at a low rate cannot ratchet
+  the pace down.
+- **Slow start** after the first limit: from ``START_RATE`` (or what passed in the
+  last second), doubling every ``SLOW_START`` seconds of being the bottleneck, at most
+  once an answer. Its requests are the pace's own guesses at a rate not yet known,
+  sent while the first ``Retry-After`` runs: a limit's push-back to one ends the slow
+  start like any overshoot, but does not hold the whole client (below).
+- **Measured, not guessed** (:class:`.pace_evidence.Allowance`). A limit's push-back
+  says the service's bucket is empty; between two of them it let through what it
+  refilled. So what passed between two push-backs over the time between measures what
+  it allows, when the pace was what held the requests back. The end of the slow start
+  goes on from half the overshoot (or that measure, if higher) and climbs again,
+  doubling every ``CLIMB`` seconds; the next limit settles the rate at ``MARGIN`` of
+  what passed. Settled, the rate grows ``SETTLED_PROBE`` a second. A limit that cannot
+  be measured is a plain multiplicative decrease (``BETA``), climbing on until one is.
+  Answers to requests sent before a decrease do not decrease it again (the workers'
+  answers to one burst are one signal).
 - **One slot every ``1/rate``** (no burst): a waiting thread sleeps until the next
   free slot and takes it if no other thread did; a change of rate applies to the
   waiting threads at once. A request held by its ``Retry-After`` waits that out first
   and then takes a slot, so it does not hold the others.
-- **Retry-After** (seconds or an HTTP-date, :func:`retry_after_seconds`) is the least
-  the answered request waits before it is sent again, capped at ``retry_after_max``,
-  with jitter; without one, one or two slots. It holds the whole client only when a
-  limit's push-back comes while an earlier ``Retry-After`` still runs and nothing
-  passed in between (the service then means everyone), from the end of the slow start.
+- **Retry-After** (seconds or an HTTP-date, :func:`.retry_after.retry_after_seconds`)
+  is the least the answered request waits before it is sent again, capped at
+  ``retry_after_max``, with jitter; without one, one or two slots. It holds the whole
+  client only when a limit's push-back comes while an earlier ``Retry-After`` still
+  runs and nothing passed in between (the service then means everyone), from the end
+  of the slow start.
 
 Why this and not AWS' or TCP's rule: the AWS SDKs' adaptive retry (botocore's
 ``CubicCalculator`` on the measured send rate) and TCP's loss-based control (Reno,
-CUBIC) take every throttle or loss as congestion and cut the rate on each (to 70% in
-the AWS SDKs); under random loss they shrink as the loss rate grows (TCP's throughput
-falls as ``1/sqrt(p)``), which is what made a flaky service cost this pace 33x a plain
-loop. Delivery-rate designs (TCP Westwood, BBR) set the rate from what was delivered
-and tolerate a share of loss. The pace keeps the measured allowance (Westwood, BBR's
-delivery rate) and a quick reaction to the first push-backs (a token bucket is still
-found as fast as before), and adds a test of whether the rate explains a push-back.
-Known gap: sporadic 429s that come together among the first answers are taken as a
-limit (by design), and from such a start the pace can still sink far below what passes
-(2 of 10 benchmark runs at 10% sporadic 429s); a real limit with sporadic 429s on top is
-found, but may settle under it.
+CUBIC) take every throttle or loss as congestion and cut the rate on each; under
+random loss they shrink as the loss rate grows (TCP's throughput falls as
+``1/sqrt(p)``). Delivery-rate designs (TCP Westwood, BBR) set the rate from what was
+delivered and tolerate a share of loss, and BBR probes above its estimate on a
+schedule. The pace keeps the measured allowance (Westwood, BBR's delivery rate), a
+quick reaction to the first push-backs (a token bucket is found as fast as before),
+a test of whether the rate explains the push-backs, and probes above the allowance
+when it does not. What the benchmarks measure of it is in docs/performance.md.
 
 The 429 retry budget (``retry_budget``) is counted per call by
 :mod:`mddframes.http.attempts`, apart from the error retries (``max_retries``).
@@ -78,10 +84,10 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from email.utils import parsedate_to_datetime
 from typing import Any
 
-from mddframes.http.pace_evidence import NOISE_MAX, Phase, RateEvidence
+from mddframes.http.pace_evidence import NOISE_MAX, Phase, RateEvidence, measure_allowance
+from mddframes.http.retry_after import retry_after_seconds
 
 __all__ = [
     "Pace",
@@ -103,8 +109,6 @@ CLIMB = 1.0
 #: Growth a second, as a share of the rate, once settled: how slowly the pace probes
 #: whether the service allows more (a push-back every few seconds at most).
 SETTLED_PROBE = 0.03
-#: The shortest time between two push-backs over which what passed is measured.
-MEASURE_SPAN = 0.2
 #: Seconds of push-backs remembered to measure what the service allows.
 MEMORY = 30.0
 #: Requests a cold pace lets out in its first round; each round answered without a
@@ -406,8 +410,8 @@ class Pace:
             # pushed back again while an earlier Retry-After still runs, and nothing
             # passed since: the service means the whole client. Not in the slow start:
             # its requests are the pace's own guesses at a rate not yet known, and a
-            # guess too fast says only that (holding then cost a service of R=5 a whole
-            # Retry-After, 1.6x the ideal time of a short job)
+            # guess too fast says only that (holding then would cost a slow service a
+            # whole Retry-After)
             previous = self.last_throttle
             hold = (
                 limit
@@ -574,32 +578,17 @@ class Pace:
         self._grown_at = now
 
     def _measure(self, now: float) -> float | None:
-        """What the service allows, from the successes between push-backs.
-
-        A push-back says the service's bucket was empty; between two of them it let
-        through what it refilled (within a request), less what it dropped while full.
-        So the successes since the last push-back, over the time since, measure its
-        rate (a little under, when the pace was slower than the service for a
-        while); None when that was less than ``MEASURE_SPAN`` ago.
-        """
+        """What the service allows, from the successes between push-backs
+        (:func:`.pace_evidence.measure_allowance`); keeps it as ``_floor``."""
         marks = self._marks
         while marks and (marks[0][0] < now - MEMORY or len(marks) > 8):
             marks.popleft()
         if not marks:
             return None
-        at, passed, sent, rate = marks[-1]
-        span = now - at
-        if span < MEASURE_SPAN or self._sent - sent < 0.8 * rate * span:
-            return None  # too short, or the pace was not what held the requests back
-        sample = (self._passed - passed - 0.25) / span
-        if sample <= MIN_RATE:
-            return None
-        floor = self._floor
-        if floor is None or sample > floor or sample < MARGIN * floor:
-            # up freely; down only when clearly less passed (a lower limit), not by
-            # the little that sporadic 429s and the measure's own margin take off
-            self._floor = floor = sample
-        return floor
+        measured = measure_allowance(marks[-1], now, self._passed, self._sent, self._floor)
+        if measured is not None:
+            self._floor = measured
+        return measured
 
     # -- telling -------------------------------------------------------------------
 
@@ -646,35 +635,3 @@ def current_pace_note() -> str | None:
         return max(throttled, key=lambda p: p.last_throttle or 0.0).describe()
     declared = [p for p in paces if p.max_rate is not None and p.waited > 0]
     return declared[0].describe() if declared else None
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """The seconds a ``Retry-After`` header asks for: delta-seconds or an HTTP-date.
-
-    Parameters
-    ----------
-    value : str or None
-        The header (``"7"`` or ``"Wed, 21 Oct 2026 07:28:00 GMT"``).
-    now : float, optional
-        The wall clock (``time.time()``) to count an HTTP-date from.
-
-    Returns
-    -------
-    float or None
-        Seconds (0 for a date already past); None when absent or unreadable.
-    """
-    if value is None:
-        return None
-    text = value.strip()
-    if not text:
-        return None
-    if text.isdigit():
-        return float(text)
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        return None
-    current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
