@@ -143,7 +143,7 @@ RECOVER = 2.0
 #: Seconds between two probes above the allowance at first; doubled, up to
 #: ``PROBE_MAX``, each time a probe finds the limit within ``PROBE_FOUND`` times the
 #: rate it began at.
-PROBE_GAP = 1.0
+PROBE_GAP = 4.0
 PROBE_MAX = 30.0
 PROBE_FOUND = 2.0
 
@@ -462,8 +462,14 @@ class Pace:
         if target is None or rate is None or target <= rate:
             return
         target = min(target, RECOVER * rate)
+        if self._floor is not None:
+            # not past an allowance measured between limits: that is the probes' job
+            target = min(target, self._floor / MARGIN)
+        if target <= rate:
+            return
         self.rate = target if self.max_rate is None else min(target, self.max_rate)
         self._phase = "slow"
+        self._recent.clear()  # what the faster rate meets decides, as at a start
         self._floor = None
         self._next_free = min(self._next_free, self._last_slot + 1.0 / self.rate)
         logger.debug("push-backs the rate does not explain: back to %.1f req/s", self.rate)
@@ -547,9 +553,15 @@ class Pace:
                 self._probe_gap = min(PROBE_MAX, 2 * self._probe_gap) if found else PROBE_GAP
                 self._probe_at = now + self._probe_gap
                 self._probe_from = None
-            self._phase = "climb"
-            self.rate = max(MIN_RATE, MARGIN * max(rate / 2, floor or 0.0))
-            self.rate = min(self.rate, BETA * rate)
+                if found and floor is not None:
+                    # the allowance held: back to it, settled (climbing again from
+                    # half the overshoot would only overshoot once more)
+                    self._phase = "settled"
+                    self.rate = max(MIN_RATE, min(MARGIN * floor, BETA * rate))
+            if self._phase == "slow":
+                self._phase = "climb"
+                self.rate = max(MIN_RATE, MARGIN * max(rate / 2, floor or 0.0))
+                self.rate = min(self.rate, BETA * rate)
         elif measured is None:
             # too soon after the last push-back to measure, or the pace was not what
             # held the requests back: a plain decrease; with no allowance measured
@@ -570,10 +582,11 @@ class Pace:
                 "now %.1f", rate, passed, floor, self.rate,
             )  # fmt: skip
         # the service's bucket is empty: the next slot one interval of the new rate on
-        self._next_free = now + 1.0 / self.rate
+        new_rate = self.rate or MIN_RATE  # every branch above set it
+        self._next_free = now + 1.0 / new_rate
 
         self._probe_at = max(self._probe_at, now + self._probe_gap)
-        self._marks.append((now, self._passed, self._sent, self.rate))
+        self._marks.append((now, self._passed, self._sent, new_rate))
         self._decreased_at = now
         self._grown_at = now
 
