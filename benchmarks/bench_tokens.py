@@ -24,11 +24,9 @@ import logging
 import os
 import statistics
 import tempfile
-import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from benchmarks.common import Result, remote_emulator
 from mddframes import Client
@@ -57,28 +55,6 @@ def _runs() -> int:
 def _wanted(label: str) -> bool:
     words = [w.strip() for w in os.environ.get("BENCH_TOKENS_CASES", "").split(",")]
     return all(w in label for w in words if w)
-
-
-@contextmanager
-def token_churn(emu: EmulatorHandle) -> Iterator[list[int]]:
-    """Tokens living ``TOKEN_TTL`` and all revoked every ``REVOKE_EVERY`` seconds."""
-    emu.set_token_ttl(TOKEN_TTL)
-    stop = threading.Event()
-    revocations: list[int] = []
-
-    def revoke() -> None:
-        while not stop.wait(REVOKE_EVERY):
-            emu.revoke_tokens()
-            revocations.append(1)
-
-    revoker = threading.Thread(target=revoke, name="bench-revoker", daemon=True)
-    revoker.start()
-    try:
-        yield revocations
-    finally:
-        stop.set()
-        revoker.join()
-        emu.set_token_ttl(300)
 
 
 Work = Callable[[], tuple[int, list[str]]]
@@ -123,7 +99,7 @@ def _one_run(emu: EmulatorHandle, faults: dict[str, float], prepare: Callable[..
     with Client.from_emulator(emu) as client:
         work = prepare(client, ids, run)
         repeats_before = client.http.unauthorized_repeats
-        with token_churn(emu) as revocations:
+        with emu.churn_tokens(REVOKE_EVERY, ttl=TOKEN_TTL) as revocations:
             emu.inject_faults(seed=run, **faults)  # type: ignore[arg-type]
             emu.reset_counters()
             started = time.perf_counter()

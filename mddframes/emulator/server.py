@@ -22,6 +22,7 @@ import uvicorn
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from mddframes.emulator.app import TOKEN_PATH, create_app
+from mddframes.emulator.churn import token_churn
 from mddframes.emulator.dataset import Dataset
 from mddframes.emulator.faults import CONNECTIONS
 from mddframes.emulator.state import API_PREFIX, DEMO_CLIENT_ID, EmulatorConfig, EmulatorState
@@ -295,6 +296,13 @@ class EmulatorHandle:
         """Invalidate every token issued so far; returns how many were active."""
         answer = self._admin("POST", "/tokens/revoke")
         return _answer_part(answer["revoked"], int, "the revoke answer's count")
+
+    def churn_tokens(
+        self, every: float, *, ttl: float | None = None
+    ) -> contextlib.AbstractContextManager[list[int]]:
+        """Revoke every token each ``every`` seconds while the ``with`` block runs
+        (tokens living ``ttl`` meanwhile): :func:`mddframes.emulator.churn.token_churn`."""
+        return token_churn(self, every, ttl=ttl)
 
     def set_legacy(self, flag: bool) -> None:
         """``True``: behave as a service without batch export (404 on start)."""

@@ -41,7 +41,7 @@ so the workers of every bulk call of that client draw from one budget. Only what
   free slot and takes it if no other thread did; a change of rate applies to the
   waiting threads at once. A request held by its ``Retry-After`` waits that out first
   and then takes a slot, so it does not hold the others.
-- **Retry-After** (seconds or an HTTP-date, :func:`retry_after_seconds`) is the least
+- **Retry-After** (seconds or an HTTP-date, :func:`.retry_after.retry_after_seconds`) is the least
   the answered request waits before it is sent again, capped at ``retry_after_max``,
   with jitter; without one, one or two slots. It holds the whole client only when a
   limit's push-back comes while an earlier ``Retry-After`` still runs and nothing
@@ -49,17 +49,16 @@ so the workers of every bulk call of that client draw from one budget. Only what
 
 Why this and not AWS' or TCP's rule: the AWS SDKs' adaptive retry (botocore's
 ``CubicCalculator`` on the measured send rate) and TCP's loss-based control (Reno,
-CUBIC) take every throttle or loss as congestion and cut the rate on each (to 70% in
-the AWS SDKs); under random loss they shrink as the loss rate grows (TCP's throughput
-falls as ``1/sqrt(p)``), which is what made a flaky service cost this pace 33x a plain
-loop. Delivery-rate designs (TCP Westwood, BBR) set the rate from what was delivered
-and tolerate a share of loss. The pace keeps the measured allowance (Westwood, BBR's
-delivery rate) and a quick reaction to the first push-backs (a token bucket is still
-found as fast as before), and adds a test of whether the rate explains a push-back.
-Known gap: sporadic 429s that come together among the first answers are taken as a
-limit (by design), and from such a start the pace can still sink far below what passes
-(2 of 10 benchmark runs at 10% sporadic 429s); a real limit with sporadic 429s on top is
-found, but may settle under it.
+CUBIC) take every throttle or loss as congestion and cut the rate on each; under
+random loss they shrink as the loss rate grows (TCP's throughput falls as
+``1/sqrt(p)``). Delivery-rate designs (TCP Westwood, BBR) set the rate from what was
+delivered and tolerate a share of loss. The pace keeps the measured allowance
+(Westwood, BBR's delivery rate) and a quick reaction to the first push-backs (a token
+bucket is found as fast as before), and adds a test of whether the rate explains a
+push-back. Known gap: sporadic 429s that come together among the first answers are
+taken as a limit (by design), and from such a start the pace can still sink far below
+what passes; a real limit with sporadic 429s on top is found, but may settle under it.
+What the benchmarks measure of it is in docs/performance.md.
 
 The 429 retry budget (``retry_budget``) is counted per call by
 :mod:`mddframes.http.attempts`, apart from the error retries (``max_retries``).
@@ -78,8 +77,10 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from email.utils import parsedate_to_datetime
 from typing import Any
+
+from mddframes.http.pace_measure import Phase, measure_allowance
+from mddframes.http.retry_after import retry_after_seconds
 
 __all__ = [
     "Pace",
@@ -101,8 +102,6 @@ CLIMB = 1.0
 #: Growth a second, as a share of the rate, once settled: how slowly the pace probes
 #: whether the service allows more (a push-back every few seconds at most).
 SETTLED_PROBE = 0.03
-#: The shortest time between two push-backs over which what passed is measured.
-MEASURE_SPAN = 0.2
 #: Seconds of push-backs remembered to measure what the service allows.
 MEMORY = 30.0
 #: Requests a cold pace lets out in its first round; each round answered without a
@@ -191,7 +190,7 @@ class Pace:
         self._retry_until = 0.0  # when the last 429's Retry-After runs out
         self._decreased_at = -math.inf
         # cold (rate None), then "slow" (slow start), "climb", "settled"
-        self._phase = "cold" if max_rate is None else "settled"
+        self._phase: Phase = "cold" if max_rate is None else "settled"
         self._successes: deque[float] = deque()
         self._last_success = -math.inf
         self._last_wait = -math.inf  # when a thread last waited for a slot
@@ -372,8 +371,8 @@ class Pace:
             # pushed back again while an earlier Retry-After still runs, and nothing
             # passed since: the service means the whole client. Not in the slow start:
             # its requests are the pace's own guesses at a rate not yet known, and a
-            # guess too fast says only that (holding then cost a service of R=5 a whole
-            # Retry-After, 1.6x the ideal time of a short job)
+            # guess too fast says only that (holding then would cost a slow service a
+            # whole Retry-After)
             previous = self.last_throttle
             hold = (
                 limit
@@ -467,32 +466,17 @@ class Pace:
         self._grown_at = now
 
     def _measure(self, now: float) -> float | None:
-        """What the service allows, from the successes between push-backs.
-
-        A push-back says the service's bucket was empty; between two of them it let
-        through what it refilled (within a request), less what it dropped while full.
-        So the successes since the last push-back, over the time since, measure its
-        rate (a little under, when the pace was slower than the service for a
-        while); None when that was less than ``MEASURE_SPAN`` ago.
-        """
+        """What the service allows, from the successes between push-backs
+        (:func:`.pace_measure.measure_allowance`); kept as ``_floor``."""
         marks = self._marks
         while marks and (marks[0][0] < now - MEMORY or len(marks) > 8):
             marks.popleft()
         if not marks:
             return None
-        at, passed, sent, rate = marks[-1]
-        span = now - at
-        if span < MEASURE_SPAN or self._sent - sent < 0.8 * rate * span:
-            return None  # too short, or the pace was not what held the requests back
-        sample = (self._passed - passed - 0.25) / span
-        if sample <= MIN_RATE:
-            return None
-        floor = self._floor
-        if floor is None or sample > floor or sample < MARGIN * floor:
-            # up freely; down only when clearly less passed (a lower limit), not by
-            # the little that sporadic 429s and the measure's own margin take off
-            self._floor = floor = sample
-        return floor
+        measured = measure_allowance(marks[-1], now, self._passed, self._sent, self._floor)
+        if measured is not None:
+            self._floor = measured
+        return measured
 
     # -- telling -------------------------------------------------------------------
 
@@ -539,35 +523,3 @@ def current_pace_note() -> str | None:
         return max(throttled, key=lambda p: p.last_throttle or 0.0).describe()
     declared = [p for p in paces if p.max_rate is not None and p.waited > 0]
     return declared[0].describe() if declared else None
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """The seconds a ``Retry-After`` header asks for: delta-seconds or an HTTP-date.
-
-    Parameters
-    ----------
-    value : str or None
-        The header (``"7"`` or ``"Wed, 21 Oct 2026 07:28:00 GMT"``).
-    now : float, optional
-        The wall clock (``time.time()``) to count an HTTP-date from.
-
-    Returns
-    -------
-    float or None
-        Seconds (0 for a date already past); None when absent or unreadable.
-    """
-    if value is None:
-        return None
-    text = value.strip()
-    if not text:
-        return None
-    if text.isdigit():
-        return float(text)
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        return None
-    current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)

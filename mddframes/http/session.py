@@ -43,14 +43,9 @@ from mddframes import errors
 from mddframes.codec import depth
 from mddframes.config import Secret, Settings
 from mddframes.http.advice import realm_not_found_message
-from mddframes.http.attempts import (
-    MAY_HAVE_ACTED,
-    Budget,
-    lost_answer_error,
-    repeatable,
-    send_paced,
-)
-from mddframes.http.auth import BearerAuth, HeldToken, TokenGrant, TokenProvider, refusal_error
+from mddframes.http.attempts import MAY_HAVE_ACTED, Budget, lost_answer_error, repeatable
+from mddframes.http.auth import BearerAuth, TokenGrant, TokenProvider, refusal_error
+from mddframes.http.authorised import send_authorised
 from mddframes.http.decoding import (
     BodyStream,
     attachment_filename,
@@ -269,76 +264,27 @@ class HttpSession:
         headers: Mapping[str, str] | None = None,
         path_params: Mapping[str, object] | None = None,
     ) -> requests.Response:
-        """Send with a token, paced; on a 401 renew it and repeat while it keeps changing.
+        """Send with a token, paced; on a 401 renew it and repeat
+        (:func:`~mddframes.http.authorised.send_authorised`)."""
 
-        The returned answer's ``mdd_renewals`` says how often the call was sent again
-        with a renewed token, and ``mdd_refused_fresh`` whether its last 401 was the real
-        refusal (a token fetched just before, refused twice in a row).
-        """
-        what = ", ".join(f"{k} {v!r}" for k, v in (path_params or {}).items())
-        started = time.monotonic()
-        refusals = self.tokens.refusals()
-        attempts = lost = limited = 0
-        while True:
-            held: list[HeldToken] = []
-            try:
-                response = send_paced(
-                    partial(
-                        self._send_with_token,
-                        held,
-                        entry,
-                        url,
-                        body=body,
-                        files=files,
-                        stream=stream,
-                        extra_headers=headers,
-                    ),  # fmt: skip
-                    entry,
-                    url,
-                    self.pace,
-                    self._budget,
-                    describe=what,
-                    started=started,  # the deadline covers the repeats after a 401 too
-                )
-            except _TokenNotFetched as exc:
-                raise exc.error from exc.error.__cause__
-            attempts += int(getattr(response, "mdd_attempts", 1))
-            lost += int(getattr(response, "mdd_lost", 0))
-            limited += int(getattr(response, "mdd_rate_limited", 0))
-            if response.status_code != 401 or not held:
-                if held and response.status_code < 500 and response.status_code != 429:
-                    self.tokens.accepted()  # past the API's token check: credentials work
-                break
-            # The call was refused before being processed: renew the token and repeat,
-            # unless a just-fetched token was refused twice or the deadline has come.
-            if refusals.refused(held[-1]):
-                response.mdd_refused_fresh = True  # type: ignore[attr-defined]
-                break
-            if time.monotonic() - started >= self._budget.deadline:
-                break
-            response.close()
-            with self._counter_lock:
-                self.unauthorized_repeats += 1
-            logger.info("%s %s: token refused (401); renewing it and repeating", entry.method, url)
-        response.mdd_renewals = refusals.seen - (response.status_code == 401)  # type: ignore[attr-defined]
-        response.mdd_attempts = attempts  # type: ignore[attr-defined]
-        response.mdd_lost = lost  # type: ignore[attr-defined]
-        response.mdd_rate_limited = limited  # type: ignore[attr-defined]
-        return response
+        def send(secret: Secret) -> requests.Response:
+            return self._send(entry, url, token=secret, body=body, files=files, stream=stream,
+                              extra_headers=headers)  # fmt: skip
 
-    def _send_with_token(
-        self, held: list[HeldToken], entry: Endpoint, url: str, **kwargs: Any
-    ) -> requests.Response:
-        """:meth:`_send` with the current token, taken now: after the pace's wait, so a
-        token renewed meanwhile goes out, not one that expired while the call waited."""
-        try:
-            token = self.tokens.current()
-        except errors.TransportError as exc:
-            # not this call's answer lost: its request has not gone out (the token
-            # request is repeated by its own adapter, :mod:`.retry`)
-            raise _TokenNotFetched(exc) from exc
-        held.append(token)
-        return self._send(entry, url, token=token.secret, **kwargs)
+        return send_authorised(
+            send,
+            entry,
+            url,
+            tokens=self.tokens,
+            pace=self.pace,
+            budget=self._budget,
+            describe=", ".join(f"{k} {v!r}" for k, v in (path_params or {}).items()),
+            on_repeat=self._count_repeat,
+        )
+
+    def _count_repeat(self) -> None:
+        with self._counter_lock:
+            self.unauthorized_repeats += 1
 
     def probe(self, entry: Endpoint, url: str) -> requests.Response:
         """GET ``url`` with a token and return the answer whatever its status.
@@ -506,15 +452,6 @@ class HttpSession:
         return transport_error(
             exc, entry, url, status=status, max_retries=self.settings.max_retries
         )
-
-
-class _TokenNotFetched(Exception):
-    """A token request failed at a call's send: carried past the attempts' handling of
-    a call's own transport failures (which would take it for a lost answer)."""
-
-    def __init__(self, error: errors.TransportError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 class EncodedJson:

@@ -88,26 +88,6 @@ class IssuedTokens:
 
 
 @contextlib.contextmanager
-def token_churn(emu: Any, every: float = REVOKE_EVERY) -> Iterator[list[int]]:
-    """Revoke every token each ``every`` seconds in a thread; yields the revocation counts."""
-    stop = threading.Event()
-    counts: list[int] = []
-
-    def revoke() -> None:
-        while not stop.wait(every):
-            with contextlib.suppress(Exception):  # a busy emulator: the next round revokes
-                counts.append(emu.revoke_tokens())
-
-    thread = threading.Thread(target=revoke, name="chaos-token-churn", daemon=True)
-    thread.start()
-    try:
-        yield counts
-    finally:
-        stop.set()
-        thread.join(10)
-
-
-@contextlib.contextmanager
 def private_temp_dir(folder: Path) -> Iterator[Path]:
     """Temporary files of the run (a recording's spools) go into ``folder``, so the scan
     of "every file written by the run" sees those still there."""

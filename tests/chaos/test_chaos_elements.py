@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from chaos_world import (
+    REVOKE_EVERY,
     SECRET,
     TOKEN_TTL,
     Bounded,
@@ -44,7 +45,6 @@ from chaos_world import (
     private_temp_dir,
     spellings,
     step,
-    token_churn,
 )
 from secret_search import CredentialSearch
 
@@ -172,7 +172,7 @@ def test_creates_package_additions_deploys_and_an_applied_folder_under_every_con
         emu.set_token_ttl(TOKEN_TTL)
         inject_all(emu, SEED)
         bounded = Bounded(BUDGET, grace=15.0)
-        with private_temp_dir(run / "tmp"), token_churn(emu) as revocations:
+        with private_temp_dir(run / "tmp"), emu.churn_tokens(REVOKE_EVERY) as revocations:
             bounded.run(work, client.close)
         emu.clear_faults()
         emu.set_token_ttl(300)

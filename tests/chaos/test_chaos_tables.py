@@ -40,6 +40,7 @@ from typing import Any
 
 import pytest
 from chaos_world import (
+    REVOKE_EVERY,
     SECRET,
     TOKEN_TTL,
     Bounded,
@@ -52,7 +53,6 @@ from chaos_world import (
     private_temp_dir,
     spellings,
     step,
-    token_churn,
 )
 from secret_search import CredentialSearch
 
@@ -166,7 +166,7 @@ def test_a_thousand_tables_read_edited_and_written_back_under_every_condition(
         emu.set_token_ttl(TOKEN_TTL)
         inject_all(emu, SEED)
         bounded = Bounded(BUDGET, grace=15.0)
-        with private_temp_dir(run / "tmp"), token_churn(emu) as revocations:
+        with private_temp_dir(run / "tmp"), emu.churn_tokens(REVOKE_EVERY) as revocations:
             bounded.run(work, client.close)
         emu.clear_faults()
         emu.set_token_ttl(300)

@@ -182,3 +182,24 @@ def test_a_bulk_read_rides_through_token_churn_without_a_failure(emu, client):
         assert not frame.attrs.get("failures"), frame.attrs.get("failures")
         assert frame.shape == calm.shape
         assert set(frame["table_id"].astype(str)) == set(calm["table_id"].astype(str))
+
+
+@pytest.mark.emulator
+def test_churn_tokens_revokes_every_token_while_its_block_runs(emu):
+    import requests
+
+    def status(token: str) -> int:
+        answer = requests.get(f"{emu.api_url}/api/system/{SYSTEM}/tree",
+                              headers={"Authorization": f"Bearer {token}"}, timeout=10)  # fmt: skip
+        return answer.status_code
+
+    before = emu.token()
+    assert status(before) == 200
+    with emu.churn_tokens(0.05, ttl=30) as revocations:
+        time.sleep(0.5)
+        assert status(before) == 401  # revoked under the block
+    done = len(revocations)
+    assert done >= 3 and revocations[0] >= 1  # the first found the token fetched before
+    time.sleep(0.2)
+    assert len(revocations) == done  # the thread stops with the block
+    assert status(emu.token()) == 200  # a token fetched after lives on
