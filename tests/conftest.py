@@ -17,6 +17,7 @@ import os
 import pytest
 from hypothesis import settings
 from needs import require_for_markers, under_ci
+from pandas_ends import pandas_calls
 
 from mddframes.emulator import serve
 from mddframes.emulator import server as emulator_server
@@ -68,6 +69,22 @@ def pytest_collection_modifyitems(items):
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     require_for_markers({mark.name for mark in item.iter_markers()})
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A ``pandas_free`` test that runs pandas' code fails (tests/pandas_ends.py)."""
+    if item.get_closest_marker("pandas_free") is None:
+        return (yield)
+    with pandas_calls() as found:
+        result = yield
+    if found:
+        pytest.fail(
+            f"{item.nodeid} is marked pandas_free (so CI skips it on the oldest pandas) but "
+            f"ran pandas' code: {', '.join(found)}; remove the mark",
+            pytrace=False,
+        )
+    return result
 
 
 #: The test running now (the emulator-start guard's question: does it carry the marker?)

@@ -4,12 +4,15 @@ marker (tests/conftest.py), so ``-m "not emulator"`` starts none."""
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from pathlib import Path
 
 import needs
 import pytest
 from needs import Tool, require
+from pandas_ends import pandas_calls
 
 from mddframes.emulator import serve
 from mddframes.emulator._fallback import tiny_dataset
@@ -95,3 +98,48 @@ def own_emulator():
 def test_a_fixture_that_starts_an_emulator_marks_its_tests(request, own_emulator):
     assert request.node.get_closest_marker("emulator") is not None
     assert own_emulator.base_url.startswith("http://127.0.0.1:")
+
+
+needs_monitoring = pytest.mark.skipif(
+    sys.version_info < (3, 12), reason="sys.monitoring (Python 3.12+) watches the calls"
+)
+
+
+@needs_monitoring
+def test_the_pandas_free_check_sees_pandas_code_run():
+    import pandas as pd
+
+    with pandas_calls() as found:
+        pd.DataFrame({"a": [1, 2]}).sum()
+    assert found and all("pandas" in entry for entry in found)
+
+
+@needs_monitoring
+def test_the_pandas_free_check_sees_it_again_in_the_next_block():
+    import pandas as pd
+
+    for _ in range(2):
+        with pandas_calls() as found:
+            pd.DataFrame({"a": [1, 2]}).sum()
+        assert found
+
+
+@needs_monitoring
+def test_the_pandas_free_check_passes_code_without_pandas():
+    with pandas_calls() as found:
+        json.dumps({"a": sorted([3, 1, 2])})
+    assert found == []
+
+
+def test_the_oldest_pandas_pass_skips_only_pandas_free_and_once_only_markers():
+    """.ci/run's oldest-pandas selection names the marks whose tests run once."""
+    run = (REPO / ".ci" / "run").read_text()
+    selection = re.search(r'test-oldest .*-m "([^"]+)"', run)
+    assert selection is not None
+    assert set(re.findall(r"not (\w+)", selection.group(1))) == {
+        "pandas_free",
+        "browser",
+        "docs",
+        "packaging",
+        "spark",
+    }

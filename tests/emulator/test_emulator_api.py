@@ -13,6 +13,9 @@ import requests
 from mddframes.emulator import serve
 from mddframes.emulator._fallback import tiny_dataset
 
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
+
 SPRING_KEYS = {"timestamp", "status", "error", "message", "path"}
 
 

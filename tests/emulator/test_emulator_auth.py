@@ -14,6 +14,9 @@ from requests_oauthlib import OAuth2Session
 from mddframes.emulator import serve
 from mddframes.emulator._fallback import tiny_dataset
 
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
+
 
 @pytest.fixture(scope="module")
 def server():

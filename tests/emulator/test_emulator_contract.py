@@ -35,6 +35,9 @@ from schemathesis.specs.openapi.checks import (
 from mddframes.emulator import serve
 from mddframes.http.endpoints import ENDPOINTS
 
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
+
 CHECKS = [
     not_a_server_error,
     status_code_conformance,

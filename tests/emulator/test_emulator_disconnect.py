@@ -10,6 +10,9 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
+
 
 class Records(logging.Handler):
     def __init__(self) -> None:

@@ -12,6 +12,9 @@ from mddframes.emulator import serve
 from mddframes.emulator._fallback import tiny_dataset
 from mddframes.emulator.server import AdminCallError
 
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
+
 
 @pytest.fixture(scope="module")
 def server():

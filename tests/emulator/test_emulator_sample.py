@@ -35,6 +35,9 @@ from mddframes.emulator.sample import (
 )
 from mddframes.emulator.scale import big_table, build_scale
 
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
+
 DATA_TYPES = {
     "STRING",
     "INTEGER",

@@ -18,7 +18,8 @@ from mddframes.emulator import serve
 from mddframes.emulator._fallback import tiny_dataset
 
 # every test here starts an emulator (serve, or `mddframes emulator` in a subprocess)
-pytestmark = pytest.mark.emulator
+# pandas_free: runs once, on the newest pandas (tests/pandas_ends.py)
+pytestmark = [pytest.mark.emulator, pytest.mark.pandas_free]
 
 
 def auth(emu) -> dict[str, str]:

@@ -13,6 +13,9 @@ from mddframes.emulator import serve
 from mddframes.emulator._fallback import tiny_dataset
 from mddframes.emulator.tasks import safe_id, zip_entry_name
 
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
+
 TABLE_ELEMENTS = [f"dwh-{n:04d}" for n in range(2, 8)]
 
 

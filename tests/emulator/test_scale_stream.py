@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import types
 
+import pytest
+
 from mddframes.emulator.dataset import Dataset
 from mddframes.emulator.scale import build_scale, scale_records
 from mddframes.emulator.store import Store
+
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
 
 
 def test_the_records_are_a_generator_of_the_built_dataset():

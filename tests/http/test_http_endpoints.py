@@ -13,6 +13,9 @@ from hypothesis import strategies as st
 from mddframes.errors import InvalidArgumentError
 from mddframes.http.endpoints import ENDPOINTS, build_path, endpoint
 
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
+
 # docs/internals.md, "Operation ids".
 OPERATIONS = {
     "getToken": ("POST", "/auth/realms/{realm}/protocol/openid-connect/token"),

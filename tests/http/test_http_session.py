@@ -21,6 +21,9 @@ from mddframes.errors import (
     TransportError,
 )
 
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
+
 
 def test_truncated_json_is_a_response_format_error(script):
     plan, url = script

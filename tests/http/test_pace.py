@@ -26,6 +26,9 @@ from mddframes.http.pace import (
     retry_after_seconds,
 )
 
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
+
 
 class FakeClock:
     """A monotonic clock that only moves when slept on (or told to)."""

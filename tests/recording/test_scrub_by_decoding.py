@@ -32,6 +32,9 @@ from web_spellings import (
 
 from mddframes.recording.scrub import Scrubber
 
+# runs once, on the newest pandas: checks the service's wire, not pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_free
+
 # what client secrets and tokens are made of (Keycloak's, JWTs, opaque tokens)
 SECRET_ALPHABET = string.ascii_letters + string.digits + "-._~+/=!*@$"
 MASKS = st.one_of(st.just(-1), st.just(0x5555_5555), st.integers(min_value=0, max_value=2**40))
