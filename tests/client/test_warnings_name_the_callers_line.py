@@ -134,5 +134,4 @@ def test_the_default_sample_is_quiet(tmp_path):
             tree = client.read_tree("DWH")
             client.read_tables(tree["table_id"].dropna(), progress=False)
             client.doctor()
-            pytest.importorskip("pyarrow")
             client.snapshot("DWH", Path(tmp_path) / "snap", progress=False)
