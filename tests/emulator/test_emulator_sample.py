@@ -42,6 +42,7 @@ DATA_TYPES = {
     "STRING",
     "INTEGER",
     "BIGINT",
+    "HUGEINT",  # 128 bits: external_ref, whose values go beyond 64 (issue 44: no misfits)
     "DECIMAL",
     "DOUBLE",
     "BOOLEAN",
@@ -205,13 +206,13 @@ def test_sample_is_deterministic_and_fresh_on_every_call(sample):
 SAMPLE_DIGESTS = {
     "systems": "a18f67d714b5b56b22cf4a7563e7022f0c5546ba7dcd8463b14a42ffa3e5dcd0",
     "elements": "3c00da964a6584f27cf0b22665d35d40da7b720a1274d75d983f564b9ac23dad",
-    "tables": "01fa8d6d62f93f90d73d6f8f45225831c5c36fead2a951072dc6aac758d5b4b9",
+    "tables": "e679e1ad46874fed664d2684a1b99f4a51a7951a8e1992a56ce968261477b964",  # issue 44: HUGEINT
     "mappings": "8234483f56ccf289cf2f77c15de2dc434b80b0e4694e158a6d8bfa04b4205424",
     "object_types": "40d9739874b24fbc1c6f4be88670aaf35c418a4e9470e19fb034d1240fbadb5e",
     "packages": "474a0b51f0a5274afd3f192de01762c52d4d076cf99d2c9a94a829ae86c89d60",
 }
-SAMPLE_DIGEST = "995f63b796e7c6fae354812e99945618c759e0674b9da918e92ec45fd8f4570e"
-SAMPLE_WITH_FLOW_DIGEST = "99ce1f8ca60ab3967493d40a2a574bcde639aac7b15c4abdcee34e0dee0e5c82"
+SAMPLE_DIGEST = "0d0d14abdbc79a8c91d4fb924cfaf54870742b60399c4785fa51a4b87a460b94"
+SAMPLE_WITH_FLOW_DIGEST = "8e7cd3603911b561491c13655aac9b08973a222fe21e01f56ff313d4031202f4"
 
 
 def _digest(value: Any) -> str:
@@ -253,8 +254,9 @@ def test_sample_tables_have_columns_and_rows(sample):
 def _conforms(data_type: str, value: Any) -> bool:
     if data_type == "STRING":
         return isinstance(value, str)
-    if data_type in ("INTEGER", "BIGINT"):
-        return type(value) is int and (data_type == "BIGINT" or abs(value) < 2**31)
+    if data_type in ("INTEGER", "BIGINT", "HUGEINT"):
+        bits = {"INTEGER": 31, "BIGINT": 63, "HUGEINT": 127}[data_type]
+        return type(value) is int and -(2**bits) <= value < 2**bits
     if data_type == "DECIMAL":
         try:
             return isinstance(value, str) and Decimal(value).is_finite()
