@@ -431,7 +431,7 @@ def _first_value(values: Any) -> int:
     array = values.array if isinstance(values, pd.Series) else values
     present = ~np.asarray(pd.isna(array) if isinstance(array, np.ndarray) else array.isna(),
                           dtype=bool)  # fmt: skip
-    position = int(present.argmax()) if len(present) else 0
+    position = int(np.argmax(present)) if len(present) else 0
     return position if len(present) and present[position] else -1
 
 

@@ -337,7 +337,7 @@ def _walk(ids: pd.Series, parents: pd.Series, names: pd.Series, what: str) -> tu
         parent_pos = np.where(parent_codes < n, parent_codes, -1)
     else:
         warn_duplicates(id_values, what)
-        first = np.full(codes.max() + 1, -1, dtype=np.int64)
+        first = np.full(int(np.max(codes)) + 1, -1, dtype=np.int64)
         unique_codes, first_positions = np.unique(id_codes, return_index=True)
         first[unique_codes] = first_positions
         parent_pos = np.where(parent_codes >= 0, first[np.maximum(parent_codes, 0)], -1)
