@@ -376,7 +376,7 @@ def to_payload(
     kind: Kind = "table",
     columns: Sequence[JsonObject] | None = None,
 ) -> JsonObject:
-    """The full payload to send for an edited frame (see :func:`overlay` for the rules).
+    """The full payload to send for an edited frame (see :func:`~mddframes.codec.frame_overlay.overlay` for the rules).
 
     ``to_payload(from_payload(p), p)`` is deep-equal to ``p`` with the same Python
     types and key order, for any table or mapping payload ``p``.
