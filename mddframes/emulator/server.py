@@ -323,6 +323,24 @@ class EmulatorHandle:
         self._admin("DELETE", "/counters")
 
 
+def _wait_started(
+    server: uvicorn.Server,
+    thread: threading.Thread,
+    failure: list[BaseException],
+    startup_timeout: float,
+) -> None:
+    """Return once ``server`` accepts connections; raise if it stopped or took too long."""
+    deadline = time.monotonic() + startup_timeout
+    while not server.started:
+        if failure or not thread.is_alive():
+            raise RuntimeError(
+                f"the emulator stopped while starting: {failure[0] if failure else 'unknown reason'}"
+            )
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the emulator did not start within {startup_timeout} s")
+        time.sleep(0.01)
+
+
 @contextlib.contextmanager
 def serve(
     *,
@@ -423,15 +441,7 @@ def serve(
 
         thread = threading.Thread(target=run, name="mddframes-emulator", daemon=True)
         thread.start()
-        deadline = time.monotonic() + startup_timeout
-        while not server.started:
-            if failure or not thread.is_alive():
-                raise RuntimeError(
-                    f"the emulator stopped while starting: {failure[0] if failure else 'unknown reason'}"
-                )
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the emulator did not start within {startup_timeout} s")
-            time.sleep(0.01)
+        _wait_started(server, thread, failure, startup_timeout)
         bound_host, bound_port = sock.getsockname()[:2]
         url_host = f"[{bound_host}]" if ":" in bound_host else bound_host
         handle = EmulatorHandle(f"http://{url_host}:{bound_port}", config, state)

@@ -31,13 +31,11 @@ EMULATOR_TABLES = {
 #: Long ones whose split is another helper's issue-45 work, still in flight when this
 #: test was written; delete each entry once that work is merged (the test says when).
 IN_FLIGHT = {
-    "recording/recorder.py:Recorder._write": "split by the settings work (HAR, scrub, copy)",
     "http/attempts.py:send_paced": "the pace's sending loop, changed by the pace work",
 }
 
 #: Modules over the bound, each another helper's issue-45 work in flight.
 LONG_MODULES = {
-    "client.py": "one setting declared once (the settings work) shortens connect's forwarding",
     "api.py": "the wire profile (the wire work) takes the table/mapping twins apart",
 }
 
