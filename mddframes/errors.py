@@ -541,6 +541,9 @@ def renamed(method: Callable[_P, _R], old: str) -> Callable[_P, _R]:
 
     alias.__name__ = old
     alias.__qualname__ = method.__qualname__.rsplit(".", 1)[0] + "." + old
-    alias.__doc__ = f"Deprecated: the former name of :meth:`{method.__name__}`."
-    setattr(alias, "__deprecated__", alias.__doc__)  # noqa: B010 (a dunder mypy does not know)
+    alias.__doc__ = (
+        f"Deprecated: the former name of :meth:`{method.__name__}`.\n\n"
+        f"Returns\n-------\nobject\n    What :meth:`{method.__name__}` returns.\n"
+    )
+    setattr(alias, "__deprecated__", f"Deprecated: the former name of {method.__name__}().")  # noqa: B010 (a dunder mypy does not know)
     return alias

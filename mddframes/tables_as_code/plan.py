@@ -151,7 +151,7 @@ class Plan:
 
     @property
     def frame(self) -> pd.DataFrame:
-        """One row per object: the columns of :data:`PLAN_COLUMNS` (a new frame each time)."""
+        """One row per object: the columns of ``PLAN_COLUMNS`` (a new frame each time)."""
         rows = [
             {"kind": o.kind, "id": o.id, "file": o.file, "status": o.status,
              "changed_cells": o.changedCells, "added_rows": o.addedRows,

@@ -381,7 +381,7 @@ ROWS: tuple[Row, ...] = (
         "nothing (no `ETag`, no `If-Match`)",
         (
             "no `ETag`; an `If-Match` is ignored. Across machines a write is then protected only "
-            "by the lock window (DESIGN section 8): mddframes' lock keeps writers on one machine "
+            "by the lock window: mddframes' lock keeps writers on one machine "
             "apart, and each write compares what the service holds with what was read just before"
             " its PUT; a write from another machine between that check and the PUT can be "
             "overwritten"

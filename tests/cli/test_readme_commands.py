@@ -73,6 +73,7 @@ EMULATOR = {
     ".venv/bin/mddframes emulator --port 8080": 0,  # stopped by Ctrl-C (0, or 130)
     "mddframes emulator --dialect spring-page": 0,
     "mddframes emulator --elements 100000": 0,  # served at --elements 100 here
+    "mddframes emulator --misfits": 0,  # docs/guide/reading.md: the sample with its misfit
     "mddframes --help": 0,
     "mddframes demo": 0,  # getting-started's install blocks: tests/docs/test_install.py
 }
@@ -288,6 +289,7 @@ def test_help_lists_the_exit_codes(sh):
         (".venv/bin/mddframes emulator --port 8080", {"--port 8080": "--port 0"}),
         ("mddframes emulator --dialect spring-page", {}),
         ("mddframes emulator --elements 100000", {"--elements 100000": "--elements 100"}),
+        ("mddframes emulator --misfits", {}),
         ("mddframes emulator --replay tenant.har", {}),
         ("mddframes emulator --dialect-from tenant.har", {}),
     ],

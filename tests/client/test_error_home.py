@@ -24,7 +24,7 @@ SIGNALS = {
     "codec.streamed_overlay:StreamUnsupported": "writing.changes: the parsed write",
     "frames.tree_arrow:StepAside": "frames.tree_arrow: the default read",
     "http.guard:BoundExceeded": "http.translation: ResponseFormatError or TransportError",
-    "http.session:_TokenNotFetched": "http.session: the token's own error",
+    "http.authorised:_TokenNotFetched": "http.authorised: the token's own error",
     "spreadsheet.cells:CellError": "spreadsheet: DataShapeError naming the cell",
     "tables_as_code.apply:_Refused": "tables_as_code.apply: a refused object's row",
     "tables_as_code.csvtext:CsvSyntaxError": "tables_as_code.files: DataShapeError naming the file",

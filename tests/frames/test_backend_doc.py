@@ -16,7 +16,7 @@ def test_every_reader_taking_a_backend_shows_its_entry_in_full():
         doc = reader.__doc__ or ""
         assert "{dtype_backend}" not in doc, reader
         assert '    dtype_backend : {"numpy_nullable", "pyarrow"}' in doc, reader
-        assert "        columns (needs ``mddframes[arrow]``" in doc, reader
+        assert "        columns (values no Arrow type holds exactly stay" in doc, reader
 
 
 def test_a_docstring_without_the_line_is_refused():
