@@ -179,7 +179,9 @@ def test_progress_bar_on_counts_every_item_and_failures(recorded_bars, capsys):
         run_bulk(_double_unless_three, range(6), progress=True, desc="numbers", errors="skip")
     (bar,) = recorded_bars
     assert (bar.n, bar.total, bar.desc) == (6, 6, "numbers")
-    assert bar.postfix == "failed=1"
+    # the pace's note may follow: it is process-wide, and a client of another test in this
+    # worker may have been pushed back in the last seconds
+    assert bar.postfix.split(", ")[0] == "failed=1"
     assert "numbers" in capsys.readouterr().err  # drawn on stderr in a terminal
 
 
