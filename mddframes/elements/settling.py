@@ -22,14 +22,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from mddframes.config import DEFAULT_MAX_RETRIES
 from mddframes.elements.records import field_of
 from mddframes.errors import AnswerLostError
 
 T = TypeVar("T")
 
 #: How often a request is sent when its answers are lost and the service shows each
-#: time that it did not act.
-LOST_ASKS = 4
+#: time that it did not act: as often as a call safe to repeat is (the first send and
+#: ``max_retries``' default), since a request shown not to have acted is safe to repeat.
+LOST_ASKS = 1 + DEFAULT_MAX_RETRIES
 
 
 @dataclass(frozen=True)
