@@ -29,14 +29,15 @@ def facade_of(function: Callable[..., Any]) -> Callable[[Callable[P, R]], Callab
 
     def decorate(method: Callable[P, R]) -> Callable[P, R]:
         lines = (function.__doc__ or "").splitlines()
-        kept, skipping = [], False
+        kept, entry_indent = [], None
         for line in lines:
+            indent = len(line) - len(line.lstrip())
             if line.strip().startswith("api : "):
-                skipping = True
+                entry_indent = indent  # 4 spaces, or 0 where Python 3.13 dedents docstrings
                 continue
-            if skipping and line.startswith(" " * 8) and line.strip():
+            if entry_indent is not None and line.strip() and indent > entry_indent:
                 continue  # the api entry's description
-            skipping = False
+            entry_indent = None
             kept.append(line)
         method.__doc__ = "\n".join(kept)
         # a function object takes any attribute, but typeshed's FunctionType declares none
