@@ -138,18 +138,11 @@ def send_paced(
             response = send()
         except errors.TransportError as exc:
             pace.unanswered(sent_at)
-            if not answer_lost(exc):
-                raise
-            if can_repeat and errors_used < budget.max_retries:
-                wait = _backoff(errors_used)
-                _within(budget, clock() - started + wait, entry, url, None)
-                errors_used += 1
-                lost += 1
-                sleep(wait)
-                continue
-            if not can_repeat:
-                raise lost_answer_error(exc, entry, url) from exc
-            raise
+            _raise_unless_repeated(exc, entry, url, can_repeat, errors_used < budget.max_retries)
+            _sleep_backoff(budget, clock() - started, errors_used, entry, url, None, sleep)
+            errors_used += 1
+            lost += 1
+            continue
         except BaseException:
             pace.unanswered(sent_at)
             raise
@@ -179,11 +172,9 @@ def send_paced(
         elif status in ERROR_STATUSES and can_repeat and errors_used < budget.max_retries:
             # an error, not a limit: this request alone backs off, the pace stays
             pace.unanswered(sent_at)
-            wait = _backoff(errors_used)
             response.close()
-            _within(budget, clock() - started + wait, entry, url, status)
+            _sleep_backoff(budget, clock() - started, errors_used, entry, url, status, sleep)
             errors_used += 1
-            sleep(wait)
             continue
         elif status in ERROR_STATUSES:
             pace.unanswered(sent_at)
@@ -193,6 +184,37 @@ def send_paced(
         response.mdd_lost = lost  # type: ignore[attr-defined]
         response.mdd_rate_limited = limited  # type: ignore[attr-defined]
         return response
+
+
+def _raise_unless_repeated(
+    exc: errors.TransportError, entry: Endpoint, url: str, can_repeat: bool, retries_left: bool
+) -> None:
+    """Return when a call whose request failed goes again: its answer was lost, the method
+    is repeatable and ``max_retries`` not spent. Else raise what the caller sees: ``exc``
+    itself, or the :class:`~mddframes.errors.AnswerLostError` of a POST that acts."""
+    if not answer_lost(exc):
+        raise exc
+    if can_repeat and retries_left:
+        return
+    if not can_repeat:
+        raise lost_answer_error(exc, entry, url) from exc
+    raise exc
+
+
+def _sleep_backoff(
+    budget: Budget,
+    elapsed: float,
+    done: int,
+    entry: Endpoint,
+    url: str,
+    status: int | None,
+    sleep: Callable[[float], None],
+) -> None:
+    """Sleep the back-off before error repeat ``done + 1``, or raise the deadline's
+    ``TransportError`` if that repeat would start past it (``elapsed`` so far)."""
+    wait = _backoff(done)
+    _within(budget, elapsed + wait, entry, url, status)
+    sleep(wait)
 
 
 def _within(budget: Budget, elapsed: float, entry: Endpoint, url: str, status: int | None) -> None:
