@@ -9,6 +9,7 @@ Users reach it as ``client.api``.
 Method names are the snake_case of the operation ids of the service description
 (``getTree`` -> ``get_tree``), except ``tableUpdate``/``mappingUpdate``, which read
 as what they do: ``put_table``/``put_mapping``. :data:`OPERATION_METHODS` is the table.
+How an answer is read (decoded, spelled, paged, tagged) is :mod:`mddframes.api_answers`.
 """
 
 from __future__ import annotations
@@ -16,40 +17,36 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
 
+from mddframes.api_answers import AnswerReader
 from mddframes.api_bodies import (
     attachment_filename_fallback,
     deployment_info_bytes,
-    json_object,
     require_document,
 )
 from mddframes.codec.values import JsonObject, JsonValue
 from mddframes.config import Settings
 from mddframes.context import ContextRegistry
-from mddframes.errors import InvalidArgumentError, MddError, ResponseFormatError
+from mddframes.errors import MddError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
-from mddframes.http.etags import Tagged, etag_of, if_match_headers
-from mddframes.http.paging import ASKED_PAGE_SIZE, collect_pages, is_page, worth_bigger_pages
+from mddframes.http.etags import Tagged, if_match_headers
 from mddframes.http.session import (
     BodyStream,
     EncodedJson,
     HttpSession,
     attachment_filename,
-    decode_json,
     decode_text,
     stream_to_file,
 )
 from mddframes.ids import id_list
 from mddframes.known_ids import KnownIds
-from mddframes.wire.profile import PAGE_PARAMETERS
-from mddframes.wire.spelling import is_snake_case, spelling, to_camel, to_snake
+from mddframes.wire.spelling import to_snake
 
 DEPLOYMENT_INFO_FILENAME = "deployment-info.json"
 
-#: The Api method of every service operation (all but the token, which the session gets).
 logger = logging.getLogger(__name__)
 
+#: The Api method of every service operation (all but the token, which the session gets).
 OPERATION_METHODS: dict[str, str] = {
     "getTree": "get_tree",
     "getStructure": "get_structure",
@@ -71,12 +68,7 @@ OPERATION_METHODS: dict[str, str] = {
 }
 
 
-# Table and mapping documents are written back whole, so their keys stay as served
-# (the codec reads a column's dataType/data_type and primaryKey/primary_key either way).
-_KEPT_AS_SERVED = frozenset({"getTable", "tableUpdate", "getMapping", "mappingUpdate"})
-
-
-class Api:
+class Api(AnswerReader):
     """The service's operations, one method each, over one HTTP session.
 
     Parameters
@@ -124,72 +116,6 @@ class Api:
 
     def __repr__(self) -> str:
         return f"Api(tenant={self.settings.tenant!r}, base_url={self.settings.base_url!r})"
-
-    def _json(
-        self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
-    ) -> Any:
-        return self._json_answer(operation, path_params, **kwargs)[0]
-
-    def _json_answer(
-        self, operation: str, path_params: dict[str, Any] | None, **kwargs: Any
-    ) -> tuple[Any, str, str | None]:
-        """The decoded answer, its URL and its strong ETag (:mod:`.http.etags`)."""
-        entry = endpoint(operation)
-        response = self.http.call(operation, path_params, **kwargs)
-        try:
-            value = decode_json(entry, response.url, response)
-        finally:
-            response.close()
-        etag = etag_of(response.headers)
-        if operation in _KEPT_AS_SERVED:  # written back whole: the service's own keys
-            if is_snake_case(value):
-                self._saw_snake_case(operation)
-            return value, response.url, etag
-        renamed = to_camel(value)
-        if renamed is not value:
-            self._saw_snake_case(operation)
-        elif self.key_style is None and spelling(value) == "camelCase":
-            self.key_style = "camelCase"
-        return renamed, response.url, etag
-
-    def _saw_snake_case(self, operation: str) -> None:
-        self.snake_case_answers.add(operation)  # a set: adding is atomic under the GIL
-        self.key_style = "snake_case"
-
-    def _json_object(
-        self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        return self._tagged(operation, path_params, **kwargs).document
-
-    def _tagged(
-        self, operation: str, path_params: dict[str, Any] | None = None, **kwargs: Any
-    ) -> Tagged:
-        value, url, etag = self._json_answer(operation, path_params, **kwargs)
-        return Tagged(json_object(value, operation, url), etag)
-
-    def _list(self, operation: str, path_params: dict[str, Any] | None, what: str, row: int) -> Any:
-        """A list answer; a Spring page is followed to its end (:mod:`.http.paging`)."""
-        value = self._json(operation, path_params)
-        if not is_page(value):
-            return value
-
-        def fetch(page: int, size: int) -> Any:
-            return self._json(
-                operation, path_params, query=dict(zip(PAGE_PARAMETERS, (page, size), strict=True))
-            )
-
-        if worth_bigger_pages(value):
-            bigger = fetch(0, ASKED_PAGE_SIZE)
-            value = bigger if is_page(bigger) else value  # not a page: keep the first one
-        entries = collect_pages(value, fetch, what=what, row=row, progress=self.progress)
-        self.paged[operation] = len(entries)
-        return entries
-
-    @staticmethod
-    def _nonempty(ids: list[str], method: str) -> list[str]:
-        if not ids:
-            raise InvalidArgumentError(f"{method}(): ids is empty; give at least one element id")
-        return ids
 
     def get_tree(self, system: str) -> JsonValue:
         """The element tree of ``system`` as the service sent it (``getTree``).

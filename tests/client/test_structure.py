@@ -33,9 +33,7 @@ EMULATOR_TABLES = {
 IN_FLIGHT: dict[str, str] = {}
 
 #: Modules over the bound, each another helper's issue-45 work in flight.
-LONG_MODULES = {
-    "api.py": "the wire profile (the wire work) takes the table/mapping twins apart",
-}
+LONG_MODULES: dict[str, str] = {}
 
 
 def _bodies() -> dict[str, int]:
