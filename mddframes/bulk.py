@@ -29,6 +29,7 @@ from typing import Any, Generic, Literal, TypeVar, cast, overload
 import pandas as pd
 from tqdm.auto import tqdm
 
+from mddframes.doc_sections import documented
 from mddframes.errors import InvalidArgumentError, PartialFailureWarning, issue_warning
 from mddframes.http.pace import current_pace_note
 from mddframes.progress import progress_shown
@@ -211,6 +212,7 @@ def run_bulk(
     return BulkResult(run.items, run.results, failures, run.exceptions)
 
 
+@documented
 def iter_bulk(
     fn: Callable[[T], Any],
     items: Iterable[T],
@@ -241,8 +243,7 @@ def iter_bulk(
         1); None starts every item at once, as :func:`run_bulk` does.
     max_workers : int, optional
         Concurrent calls; default :data:`DEFAULT_MAX_WORKERS`.
-    progress : bool, optional
-        Show a ``tqdm.auto`` progress bar: by default only on a terminal or in Jupyter.
+    {progress}
     errors : {"raise", "skip"}, default "raise"
         As in :func:`run_bulk`.
     desc : str, optional

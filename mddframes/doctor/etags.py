@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from mddframes.doc_sections import documented
 from mddframes.doctor.findings import Finding
 from mddframes.errors import MddError
 from mddframes.http.etags import strong_etag
@@ -46,13 +47,13 @@ def _shown(value: str) -> str:
     return repr(value if len(value) <= 40 else value[:37] + "...")
 
 
+@documented
 def check_etags(api: Api, ids: Mapping[str, str]) -> Finding:
     """Whether the table and the mapping of ``ids`` are read with a usable ``ETag``.
 
     Parameters
     ----------
-    api : Api
-        The raw layer.
+    {api}
     ids : mapping
         ``"table"`` and ``"mapping"`` ids picked from a tree (either may be missing).
 

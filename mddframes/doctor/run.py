@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from mddframes.doc_sections import documented
 from mddframes.doctor.access import check_api_prefix, check_token_realm
 from mddframes.doctor.findings import Finding, report_frame
 from mddframes.doctor.openapi import check_endpoints, fetch_document
@@ -24,6 +25,7 @@ _AFTER_TOKEN = (("API prefix", "2"), ("OpenAPI document", "3"), ("endpoints", "2
                 ("ETag", "29"))  # fmt: skip
 
 
+@documented
 def run_doctor(api: Api, system: str | None = None) -> pd.DataFrame:
     """Check a service against the assumptions of docs/wire-format.md, read-only.
 
@@ -38,8 +40,7 @@ def run_doctor(api: Api, system: str | None = None) -> pd.DataFrame:
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     system : str, optional
         A system whose tree, elements, table, mapping and packages are read; without
         it those checks are ``unknown``.

@@ -12,6 +12,7 @@ import pandas as pd
 
 from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
 from mddframes.codec.values import JsonObject, JsonValue
+from mddframes.doc_sections import documented
 from mddframes.elements.records import as_list, cell, element_series, require_text
 from mddframes.elements.settling import Acted, deployed_under, settle_lost
 from mddframes.errors import (
@@ -27,12 +28,13 @@ if TYPE_CHECKING:
     from mddframes.api import Api
 
 
+@documented
 def deploy(api: Api, structure_id: str, deployment_id: str) -> pd.Series:
     """Mark one element as deployed.
 
     Parameters
     ----------
-    api : Api
+    {api}
     structure_id : str
     deployment_id : str
 
@@ -92,6 +94,7 @@ def _read_after_loss(api: Api, sid: str, exc: AnswerLostError, where: str) -> Js
         ) from exc
 
 
+@documented
 def deploy_many(
     api: Api,
     items: Ids,
@@ -105,14 +108,14 @@ def deploy_many(
 
     Parameters
     ----------
-    api : Api
+    {api}
     items : DataFrame, list or Series
         A frame with an ``id`` column and a ``deployment_id`` (or ``deploymentId``)
         column, or ids with ``deployment_id`` given for all.
     deployment_id : str, optional
         The deployment of every id (overrides no frame column: give one or the other).
-    max_workers : int, optional
-    progress : bool
+    {max_workers}
+    {progress}
     on_progress : callable, optional
         Called as ``on_progress(done, total)`` after each element (see :func:`run_bulk`).
 
@@ -315,12 +318,13 @@ def _not_confirmed(element: Any, unknown: bool, wanted: Any) -> str | None:
     return None
 
 
+@documented
 def confirm_deployed(api: Api, info: str | os.PathLike[str] | JsonObject | bytes) -> pd.DataFrame:
     """Mark the elements of a deployment info file as deployed.
 
     Parameters
     ----------
-    api : Api
+    {api}
     info : path, dict, str or bytes
         The deployment info file made by the service's "push to git" action (a path to
         it, or its content): ``{"deploymentId", "systemName", "commit",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mddframes.archive import ExportArchive, archive_entry_name
 from mddframes.bulk import ProgressCallback, resolve_workers, run_bulk
 from mddframes.disk_modes import open_private
+from mddframes.doc_sections import documented
 from mddframes.errors import (
     ExportFailedError,
     LegacyExportWarning,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from mddframes.api import Api
 
 
+@documented
 def export_batch(
     api: Api,
     ids: Ids,
@@ -49,7 +51,7 @@ def export_batch(
 
     Parameters
     ----------
-    api : Api
+    {api}
     ids : list, Series or DataFrame
     object_type_id : str
     dest : path
@@ -58,7 +60,7 @@ def export_batch(
         See :meth:`ExportTask.wait`.
     max_workers : int, optional
         Concurrency of the legacy fallback.
-    progress : bool
+    {progress}
     on_progress : callable, optional
         Called as ``on_progress(done, total)`` while the task runs (or after each
         single export of the fallback).

@@ -18,6 +18,7 @@ import pandas as pd
 from mddframes.api_bodies import attachment_filename_fallback
 from mddframes.bulk import ProgressCallback, bulk_status_frame, resolve_workers
 from mddframes.disk_names import bare_name, id_file_name, served_file_name
+from mddframes.doc_sections import documented
 from mddframes.errors import MddError
 from mddframes.exports.tasks import require_object_type
 from mddframes.ids import Ids
@@ -108,12 +109,13 @@ def _highlight(file_name: str, text: str) -> str:
     return highlight(text, lexer, HtmlFormatter(noclasses=True, nowrap=False))
 
 
+@documented
 def export_script(api: Api, structure_id: str, object_type_id: str) -> Script:
     """Generate the output script of one element.
 
     Parameters
     ----------
-    api : Api
+    {api}
     structure_id : str
         The element.
     object_type_id : str
@@ -136,6 +138,7 @@ def export_script(api: Api, structure_id: str, object_type_id: str) -> Script:
     )
 
 
+@documented
 def fallback_name(api: Api, structure_id: str, object_type_id: str) -> str:
     """The file name of a script whose served name is unusable (none, ``..``, ``/``):
     the element id (:func:`~mddframes.disk_names.id_file_name`) with the object type's
@@ -143,7 +146,7 @@ def fallback_name(api: Api, structure_id: str, object_type_id: str) -> str:
 
     Parameters
     ----------
-    api : Api
+    {api}
     structure_id : str
         The element.
     object_type_id : str
@@ -168,6 +171,7 @@ def fallback_name(api: Api, structure_id: str, object_type_id: str) -> str:
     return f"{id_file_name(str(structure_id))}.{extension}"
 
 
+@documented
 def export_scripts(
     api: Api,
     ids: Ids,
@@ -182,7 +186,7 @@ def export_scripts(
 
     Parameters
     ----------
-    api : Api
+    {api}
     ids : list, Series or DataFrame
         The elements (a frame needs an ``id`` column); duplicates are exported once.
     object_type_id : str
@@ -190,10 +194,8 @@ def export_scripts(
     dest : path, optional
         A folder: each script is written there under its file name and the frame's
         ``text`` column stays empty, so memory does not grow with the batch.
-    max_workers : int, optional
-        Concurrency; the client's ``max_workers`` by default.
-    progress : bool
-        Show a progress bar.
+    {max_workers}
+    {progress}
     on_progress : callable, optional
         Called as ``on_progress(done, total)`` after each export (see :func:`run_bulk`).
 

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from mddframes.codec.frame import INDEX_NAME
+from mddframes.doc_sections import documented_with
 from mddframes.errors import DataShapeError, InvalidArgumentError, MissingDependencyError
 from mddframes.frames.record_frames import string_array
 
@@ -113,30 +114,21 @@ dtype_backend : {"numpy_nullable", "pyarrow"}, default "numpy_nullable"
     columns (values no Arrow type holds exactly stay
     ``object``, see :func:`~mddframes.frames.backends.to_backend`)."""
 
+_BACKEND_DOCUMENTED = documented_with({"dtype_backend": DTYPE_BACKEND_DOC}, "dtype_backend")
 _Documented = TypeVar("_Documented")
 
 
 def backend_documented(function: _Documented) -> _Documented:
     """``function``, its docstring's ``{dtype_backend}`` line replaced by
-    :data:`DTYPE_BACKEND_DOC` (indented as that line).
+    :data:`DTYPE_BACKEND_DOC` (indented as that line), and its shared ``{api}``,
+    ``{max_workers}`` and ``{progress}`` lines filled (:mod:`mddframes.doc_sections`).
 
     Raises
     ------
     ValueError
-        The docstring has no such line (a decorator that would do nothing).
+        The docstring has no ``{dtype_backend}`` line (a decorator that would do nothing).
     """
-    doc = getattr(function, "__doc__", None) or ""
-    lines: list[str] = []
-    for line in doc.splitlines():
-        if line.strip() == "{dtype_backend}":
-            indent = line[: len(line) - len(line.lstrip())]
-            lines.extend(indent + part for part in DTYPE_BACKEND_DOC.splitlines())
-        else:
-            lines.append(line)
-    if len(lines) == len(doc.splitlines()):
-        raise ValueError(f"{function!r}: its docstring has no {{dtype_backend}} line")
-    function.__doc__ = "\n".join(lines)
-    return function
+    return _BACKEND_DOCUMENTED(function)
 
 
 def to_backend(

@@ -15,6 +15,7 @@ import pandas as pd
 
 from mddframes.bulk import ErrorPolicy
 from mddframes.codec.kinds import Kind
+from mddframes.doc_sections import documented
 from mddframes.frames.backends import (
     DtypeBackend,
     backend_documented,
@@ -70,15 +71,12 @@ def read_tables(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     ids : iterable of str
         Table ids (a list, or a Series such as ``tree["table_id"].dropna()``);
         repeats are read once.
-    max_workers : int, optional
-        Concurrent requests; default ``api.max_workers``.
-    progress : bool, optional
-        Show a ``tqdm.auto`` progress bar: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
     errors : {"raise", "skip"}, default "raise"
         ``"raise"`` stops at the first failure and raises it; ``"skip"`` reads the
         others and reports the failures (see the module docstring).
@@ -127,15 +125,12 @@ def read_mappings(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     ids : iterable of str
         Mapping ids (a list, or a Series such as ``tree["mapping_id"].dropna()``);
         repeats are read once.
-    max_workers : int, optional
-        Concurrent requests; default ``api.max_workers``.
-    progress : bool, optional
-        Show a ``tqdm.auto`` progress bar: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
     errors : {"raise", "skip"}, default "raise"
         ``"raise"`` stops at the first failure and raises it; ``"skip"`` reads the
         others and reports the failures.
@@ -155,6 +150,7 @@ def read_mappings(
     return to_backend(frame, dtype_backend, consume=True)
 
 
+@documented
 def iter_tables(
     api: Api,
     ids: Iterable[str],
@@ -189,14 +185,12 @@ def iter_tables(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     ids : iterable of str
         Table ids; repeats are read once.
     chunksize : int, default 100
         Tables per chunk (``1``: one frame per table). A table is never split.
-    max_workers : int, optional
-        Concurrent requests; default ``api.max_workers``.
+    {max_workers}
     progress : bool, optional
         Show one ``tqdm.auto`` progress bar over all ids: by default only on a terminal or in Jupyter.
     errors : {"raise", "skip"}, default "raise"
@@ -232,6 +226,7 @@ def iter_tables(
     return _in_backend(chunks, dtype_backend)
 
 
+@documented
 def iter_mappings(
     api: Api,
     ids: Iterable[str],
@@ -250,14 +245,12 @@ def iter_mappings(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     ids : iterable of str
         Mapping ids; repeats are read once.
     chunksize : int, default 100
         Mappings per chunk (``1``: one frame per mapping).
-    max_workers : int, optional
-        Concurrent requests; default ``api.max_workers``.
+    {max_workers}
     progress : bool, optional
         Show one ``tqdm.auto`` progress bar over all ids: by default only on a terminal or in Jupyter.
     errors : {"raise", "skip"}, default "raise"
@@ -287,6 +280,7 @@ def iter_mappings(
     return _in_backend(chunks, dtype_backend)
 
 
+@documented
 def iter_parts(
     api: Api,
     ids: Iterable[str],
@@ -308,18 +302,15 @@ def iter_parts(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     ids : iterable of str
         Table or mapping ids; repeats are read once.
     kind : {"table", "mapping"}
         What the ids are.
     chunksize : int, default 100
         Objects per chunk.
-    max_workers : int, optional
-        Concurrent requests; default ``api.max_workers``.
-    progress : bool, optional
-        Show a progress bar: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
     errors : {"raise", "skip"}, default "raise"
         As in :func:`iter_tables`.
     ahead : int, optional

@@ -29,6 +29,7 @@ from mddframes.bulk import iter_bulk
 from mddframes.codec import depth
 from mddframes.codec.dtypes import declared_dtype
 from mddframes.codec.frame import declared_columns, declared_type
+from mddframes.doc_sections import documented
 from mddframes.errors import MddError
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ def _declarations(api: Api, table_id: str) -> list[dict[str, Any]] | None:
         return None
 
 
+@documented
 def mixed_declared_names(
     api: Api, ids: list[str], *, max_workers: int, progress: bool | None, desc: str
 ) -> set[str]:
@@ -127,8 +129,7 @@ def mixed_declared_names(
 
     Parameters
     ----------
-    api : Api
-        The raw layer.
+    {api}
     ids : list of str
         The tables of the run.
     max_workers : int

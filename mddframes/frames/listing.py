@@ -8,6 +8,7 @@ import pandas as pd
 
 from mddframes.codec.dtypes import in_time_unit
 from mddframes.codec.values import JsonValue, json_type
+from mddframes.doc_sections import documented
 from mddframes.errors import InvalidArgumentError
 from mddframes.frames.backends import (
     DtypeBackend,
@@ -47,8 +48,7 @@ def read_object_types(api: Api, *, dtype_backend: DtypeBackend = "numpy_nullable
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     {dtype_backend}
 
     Returns
@@ -80,8 +80,7 @@ def read_packages(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     system : str
         The system name.
     {dtype_backend}
@@ -137,13 +136,13 @@ def packages_frame(payload: Any, *, what: str = "packages") -> pd.DataFrame:
     return _leading(frame, PACKAGE_COLUMNS)
 
 
+@documented
 def read_raw_data(api: Api, structure_id: str, *, flatten: bool = False) -> JsonValue:
     """Read the data the service feeds to a template for one element.
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     structure_id : str
         The element id.
     flatten : bool, default False

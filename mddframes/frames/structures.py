@@ -9,6 +9,7 @@ import pandas as pd
 
 from mddframes.bulk import ErrorPolicy, resolve_workers, run_bulk
 from mddframes.codec.dtypes import in_time_unit
+from mddframes.doc_sections import documented
 from mddframes.errors import DataShapeError
 from mddframes.frames.backends import (
     DtypeBackend,
@@ -73,13 +74,13 @@ def _flatten(value: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     return flat
 
 
+@documented
 def read_structure(api: Api, structure_id: str) -> pd.Series:
     """Read one element as a Series, nested attributes flattened with dots.
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     structure_id : str
         The element id.
 
@@ -109,15 +110,12 @@ def read_structures(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     ids : iterable of str
         Element ids (a list, a Series such as ``tree["id"]``, ...); repeats are read
         once.
-    max_workers : int, optional
-        Concurrent requests; default ``api.max_workers``.
-    progress : bool, optional
-        Show a progress bar: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
     errors : {"raise", "skip"}, default "raise"
         See :func:`mddframes.bulk.run_bulk`. With ``"skip"`` the failed ids are
         listed in ``frame.attrs["failures"]`` (records of ``id``, ``error_type``,

@@ -32,6 +32,7 @@ from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
 from mddframes.codec.read_route import Route, choose_route
 from mddframes.codec.stream import KeptJson, frame_from_chunks, keep_whole
 from mddframes.context import ReadContext, record_read, registry_for
+from mddframes.doc_sections import documented
 from mddframes.frames.backends import (
     DtypeBackend,
     arrow_array,
@@ -68,8 +69,7 @@ def read_table(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     table_id : str
         The table id.
     {dtype_backend}
@@ -238,6 +238,7 @@ def fetch_table_arrays(
     return _payload_builder(api, payload, "table", table_id, defer_dates, unbuilt, finite, kept)
 
 
+@documented
 def fetch_mapping_arrays(
     api: Api, mapping_id: str, *, unbuilt: bool = False
 ) -> Callable[[], tuple[dict[str, Any], pd.Index]]:
@@ -246,8 +247,7 @@ def fetch_mapping_arrays(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     mapping_id : str
         The mapping id.
     unbuilt : bool, default False
@@ -304,8 +304,7 @@ def read_mapping(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     mapping_id : str
         The mapping id.
     {dtype_backend}
@@ -361,6 +360,7 @@ def _fits(values: list[Any], field_name: str) -> bool:
     return all(v is None or type(v) is wanted for v in values)
 
 
+@documented
 def read_table_columns(api: Api, table_id: str) -> pd.DataFrame:
     """The column metadata of a table as a DataFrame (see :func:`~mddframes.frames.table.columns_frame`).
 
@@ -368,8 +368,7 @@ def read_table_columns(api: Api, table_id: str) -> pd.DataFrame:
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     table_id : str
         The table id.
 

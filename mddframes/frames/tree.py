@@ -19,6 +19,7 @@ from pandas.api.types import infer_dtype
 from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.frame import frame_of_arrays
 from mddframes.codec.values import JsonValue
+from mddframes.doc_sections import documented
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.errors import TreeIntegrityWarning as TreeIntegrityWarning  # its old import path
 from mddframes.frames.backends import DtypeBackend, check_dtype_backend, to_backend
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from mddframes.api import Api
 
 
+@documented
 def read_tree(
     api: Api,
     system: str,
@@ -54,8 +56,7 @@ def read_tree(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     system : str
         The system name.
     types : str or iterable of str, optional

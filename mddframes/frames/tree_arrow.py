@@ -32,6 +32,7 @@ import pandas as pd
 
 from mddframes.codec.arrow_columns import read_pool
 from mddframes.codec.splitter import RowSplitter
+from mddframes.doc_sections import documented
 from mddframes.frames.backends import arrow_array, assemble_frame, require_module
 from mddframes.frames.record_frames import column_array, key_order
 from mddframes.frames.shaping import snake_case
@@ -61,13 +62,13 @@ class StepAside(Exception):
     """This route cannot vouch for the answer: read it the default way."""
 
 
+@documented
 def stream_tree_columns(api: Api, system: str) -> tuple[dict[str, list[Any]], int] | None:
     """The tree answer's fields as per-batch Arrow arrays (or Python lists), streamed.
 
     Parameters
     ----------
-    api : Api
-        The raw layer.
+    {api}
     system : str
         The system name.
 
@@ -253,6 +254,7 @@ def frame_of_columns(columns: dict[str, Any], size: int) -> pd.DataFrame:
     return assemble_frame(arrays, pd.RangeIndex(size), pd.Index(list(columns)))
 
 
+@documented
 def read_tree_arrow(
     api: Api, system: str, *, types: list[str] | None, what: str
 ) -> pd.DataFrame | None:
@@ -260,8 +262,7 @@ def read_tree_arrow(
 
     Parameters
     ----------
-    api : Api
-        The raw layer.
+    {api}
     system : str
         The system name.
     types : list of str or None

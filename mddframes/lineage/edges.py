@@ -18,6 +18,7 @@ import pandas as pd
 from mddframes.api import Api
 from mddframes.bulk import ProgressCallback, run_bulk
 from mddframes.codec.fastjson import gc_paused
+from mddframes.doc_sections import documented
 from mddframes.errors import MappingShapeWarning, issue_warning
 from mddframes.frames.tree import read_tree
 from mddframes.wire.spelling import to_camel
@@ -40,6 +41,7 @@ _ROW = "row 17 of docs/wire-format.md"
 _NAMED_LIMIT = 20  # how many mapping ids the warning lists before it just counts
 
 
+@documented
 def read_lineage(
     api: Api,
     system: str,
@@ -56,14 +58,11 @@ def read_lineage(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     system : str
         The system whose mappings are read.
-    max_workers : int, optional
-        Concurrent requests; default ``api.max_workers``.
-    progress : bool, optional
-        Show a ``tqdm.auto`` progress bar: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
     on_progress : callable, optional
         Called as ``on_progress(done, total)`` after each mapping (notebook panels).
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from mddframes.api import Api
 from mddframes.codec import depth
+from mddframes.doc_sections import documented
 from mddframes.errors import InvalidArgumentError
 from mddframes.frames.bulk_tables import ROW_COLUMN, read_mappings, read_tables
 from mddframes.frames.tree import read_tree
@@ -34,6 +35,7 @@ HIT_COLUMNS: tuple[str, ...] = (
 )
 
 
+@documented
 def search(
     api: Api,
     system: str,
@@ -47,8 +49,7 @@ def search(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     system : str
         The system to search.
     text_or_regex : str or re.Pattern
@@ -59,10 +60,8 @@ def search(
         Where to look: element ``"names"``, ``"tables"`` (every cell of every table,
         as text) and ``"mappings"`` (every cell of every column mapping: source,
         target, transformation...).
-    max_workers : int, optional
-        Concurrent requests; default ``api.max_workers``.
-    progress : bool, optional
-        Show ``tqdm.auto`` progress bars: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
 
     Returns
     -------

@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from mddframes.doc_sections import documented
+
 if TYPE_CHECKING:
     from mddframes.api import Api
     from mddframes.snapshot.diff import SnapshotDiff
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["Snapshot", "SnapshotDiff", "diff_snapshots", "read_snapshot", "snapshot"]
 
 
+@documented
 def snapshot(
     api: Api,
     system: str,
@@ -47,17 +50,14 @@ def snapshot(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     system : str
         The system to snapshot.
     path : str or os.PathLike
         The snapshot folder; it must not exist yet (or be empty). An interrupted
         snapshot into it is resumed.
-    max_workers : int, optional
-        Concurrent requests; default ``api.max_workers``.
-    progress : bool, optional
-        Show progress bars: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
     structures : bool, default True
         Read every element's record (one request per element); ``False`` leaves
         ``structures.parquet`` out (the tree keeps each element's main fields).
@@ -121,6 +121,7 @@ def read_snapshot(path: str | os.PathLike[str]) -> Snapshot:
     return Snapshot(path)
 
 
+@documented
 def diff_snapshots(
     old: Snapshot | str | os.PathLike[str],
     new: Snapshot | str | os.PathLike[str] | Api,
@@ -145,8 +146,7 @@ def diff_snapshots(
         once for its digest).
     cells : bool, default True
         List the changed cells of changed tables and mappings too.
-    max_workers : int, optional
-        Concurrent requests against the service; default ``api.max_workers``.
+    {max_workers}
     progress : bool, optional
         Show a progress bar while the service is read: by default only on a terminal or in Jupyter.
 

@@ -26,6 +26,7 @@ import pandas as pd
 
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ContextGroup
+from mddframes.doc_sections import documented
 from mddframes.errors import InvalidArgumentError, MddError
 from mddframes.frames.bulk_tables import long_frame
 from mddframes.tables_as_code.files import ObjectFile, read_object
@@ -83,6 +84,7 @@ def _long_frame(kind: str, items: list[tuple[ObjectFile, dict[str, Any]]]) -> pd
     return frame
 
 
+@documented
 def apply_plan(
     api: Api,
     plan: Plan,
@@ -102,10 +104,8 @@ def apply_plan(
     backup_dir : path, optional
         Root folder of the backups and journals; default
         the ``backup_dir`` setting, else the user's data folder.
-    max_workers : int, optional
-        Concurrent calls; default ``api.max_workers``.
-    progress : bool, optional
-        Show progress bars: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
 
     Returns
     -------

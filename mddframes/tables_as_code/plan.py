@@ -39,6 +39,7 @@ import pandas as pd
 from mddframes.bulk import run_bulk
 from mddframes.codec.frame import payload_rows
 from mddframes.codec.values import ABSENT, JsonObject, digest
+from mddframes.doc_sections import documented
 from mddframes.errors import (
     ConcurrentModificationError,
     DataShapeError,
@@ -337,6 +338,7 @@ def plan_object(api: Api, folder: Path, path: Path, *, allow_deletes: bool) -> P
     return entry
 
 
+@documented
 def plan_folder(
     api: Api,
     folder: str | os.PathLike[str],
@@ -349,16 +351,14 @@ def plan_folder(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     folder : path
         A tables-as-code folder (see :func:`mddframes.tables_as_code.pull_folder`).
     allow_deletes : bool, default False
         Plan deleted rows (else an object that deletes rows is refused).
     max_workers : int, optional
         Concurrent objects; default ``api.max_workers``.
-    progress : bool, optional
-        Show a progress bar: by default only on a terminal or in Jupyter.
+    {progress}
 
     Returns
     -------

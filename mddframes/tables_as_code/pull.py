@@ -19,6 +19,7 @@ import pandas as pd
 
 from mddframes.bulk import run_bulk
 from mddframes.codec.kinds import Kind
+from mddframes.doc_sections import documented
 from mddframes.errors import DeclaredTypeWarning, InvalidArgumentError
 from mddframes.frames.table import read_mapping, read_table
 from mddframes.frames.tree import read_tree
@@ -75,6 +76,7 @@ def system_objects(
     return list(chosen)
 
 
+@documented
 def pull_folder(
     api: Api,
     system: str,
@@ -89,8 +91,7 @@ def pull_folder(
 
     Parameters
     ----------
-    api : Api
-        The raw layer (``client.api``).
+    {api}
     system : str
         The system whose tree lists the tables and mappings.
     folder : path
@@ -100,10 +101,8 @@ def pull_folder(
         Only these tables, mappings or elements' objects.
     fmt : {"csv", "json", "xlsx"}, optional
         The format of the files; default each object's existing format, else csv.
-    max_workers : int, optional
-        Concurrent reads; default ``api.max_workers``.
-    progress : bool, optional
-        Show a progress bar: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
 
     Returns
     -------

@@ -27,6 +27,7 @@ from mddframes.codec import CheckReport, Diff
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ContextGroup, context_of
+from mddframes.doc_sections import documented
 from mddframes.errors import IncompletePayloadError, InvalidArgumentError, MddError
 from mddframes.frames.backends import from_user_frame
 from mddframes.frames.bulk_tables import iter_groups
@@ -291,6 +292,7 @@ def _results_frame(
     return frame
 
 
+@documented
 def write_tables(
     api: Api,
     frame: pd.DataFrame,
@@ -322,10 +324,8 @@ def write_tables(
         Split with :func:`mddframes.frames.iter_groups`.
     dry_run, allow_deletes, force, backup_dir
         As for :func:`write_table`, applied to every table.
-    max_workers : int, optional
-        Concurrent calls; default ``api.max_workers``.
-    progress : bool, optional
-        Show ``tqdm.auto`` progress bars: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
 
     Returns
     -------
@@ -362,6 +362,7 @@ def write_tables(
                        progress=progress)  # fmt: skip
 
 
+@documented
 def write_mappings(
     api: Api,
     frame: pd.DataFrame,
@@ -386,10 +387,8 @@ def write_mappings(
         column with each row's original position, as for :func:`write_tables`.
     dry_run, allow_deletes, force, backup_dir
         As for :func:`write_mapping`, applied to every mapping.
-    max_workers : int, optional
-        Concurrent calls; default ``api.max_workers``.
-    progress : bool, optional
-        Show ``tqdm.auto`` progress bars: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
 
     Returns
     -------

@@ -24,6 +24,7 @@ import pandas as pd
 from mddframes.bulk import resolve_workers, run_bulk
 from mddframes.codec.kinds import KINDS, Kind
 from mddframes.codec.values import digest
+from mddframes.doc_sections import documented
 from mddframes.errors import ConcurrentModificationError, JournalError
 from mddframes.writing.backups import load_backup
 from mddframes.writing.batch import describe
@@ -144,6 +145,7 @@ def pending_writes(
     )  # fmt: skip
 
 
+@documented
 def resume(
     api: Api,
     batch: str | os.PathLike[str],
@@ -167,10 +169,8 @@ def resume(
         The batch id (``pending_writes()["batch"]``) or its journal file.
     backup_dir : path, optional
         The root folder of the backups given to the write.
-    max_workers : int, optional
-        Concurrent calls; default ``api.max_workers``.
-    progress : bool, optional
-        Show a progress bar: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
 
     Returns
     -------
@@ -190,6 +190,7 @@ def resume(
                     progress=progress)  # fmt: skip
 
 
+@documented
 def roll_back(
     api: Api,
     batch: str | os.PathLike[str],
@@ -214,10 +215,8 @@ def roll_back(
         The batch id (``pending_writes()["batch"]``) or its journal file.
     backup_dir : path, optional
         The root folder of the backups given to the write.
-    max_workers : int, optional
-        Concurrent calls; default ``api.max_workers``.
-    progress : bool, optional
-        Show a progress bar: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
 
     Returns
     -------

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import resolve_workers, run_bulk
+from mddframes.doc_sections import documented
 from mddframes.errors import InvalidArgumentError
 from mddframes.writing.backups import load_backup
 from mddframes.writing.batch import (
@@ -176,6 +177,7 @@ def restore(
     return result
 
 
+@documented
 def restore_backups(
     api: Api,
     backups: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
@@ -207,10 +209,8 @@ def restore_backups(
         Root folder for the backups taken before restoring, and for the batch's
         journal (``<root>/<tenant>/journal``); default
         the ``backup_dir`` setting, else the user's data folder.
-    max_workers : int, optional
-        Concurrent calls; default ``api.max_workers``.
-    progress : bool, optional
-        Show ``tqdm.auto`` progress bars: by default only on a terminal or in Jupyter.
+    {max_workers}
+    {progress}
 
     Returns
     -------
