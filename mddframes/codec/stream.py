@@ -38,6 +38,7 @@ import re
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -263,6 +264,20 @@ class _Unsure(Exception):
     """Something only ``json.loads`` can vouch for."""
 
 
+@contextmanager
+def _parse_failures(exact: bool) -> Iterator[None]:
+    """ijson's failures as this route's: a number too large for the fast parser asks for
+    the exact one (unless this is it), anything else makes the route unsure."""
+    try:
+        yield
+    except ijson.IncompleteJSONError as exc:
+        if "overflow" in str(exc) and not exact:
+            raise _NeedsExact from None
+        raise _Unsure(str(exc)) from None
+    except (ijson.JSONError, UnicodeDecodeError, ValueError) as exc:
+        raise _Unsure(str(exc)) from None
+
+
 def _parse(chunks: Iterable[bytes], kind: Kind, *, exact: bool, on_chunk: Any = None) -> Any:
     """Feed ``chunks`` to the row parser (and the metadata parser of a table).
 
@@ -285,31 +300,19 @@ def _parse(chunks: Iterable[bytes], kind: Kind, *, exact: bool, on_chunk: Any = 
             first = False
             if chunk.startswith(b"\xef\xbb\xbf") or b"\x00" in chunk[:4]:
                 raise _Unsure("a byte-order mark or a UTF-16/32 encoding")
-        try:
+        with _parse_failures(exact):
             if metadata_parser is not None:
                 metadata_parser.send(chunk)
                 if metadata:
                     metadata_parser = None
             rows_parser.send(chunk)
-        except ijson.IncompleteJSONError as exc:
-            if "overflow" in str(exc) and not exact:
-                raise _NeedsExact from None
-            raise _Unsure(str(exc)) from None
-        except (ijson.JSONError, UnicodeDecodeError, ValueError) as exc:
-            raise _Unsure(str(exc)) from None
         columns.flush(at_least=BATCH_ROWS)
         if columns.bad_row:
             raise _Unsure("a row that is not an object")
-    try:
+    with _parse_failures(exact):
         rows_parser.close()
         if metadata_parser is not None:
             metadata_parser.close()
-    except ijson.IncompleteJSONError as exc:
-        if "overflow" in str(exc) and not exact:
-            raise _NeedsExact from None
-        raise _Unsure(str(exc)) from None
-    except (ijson.JSONError, UnicodeDecodeError, ValueError) as exc:
-        raise _Unsure(str(exc)) from None
     columns.flush()
     if columns.bad_row:
         raise _Unsure("a row that is not an object")

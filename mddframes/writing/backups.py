@@ -41,6 +41,7 @@ from mddframes.codec.kinds import Kind
 from mddframes.codec.stream import KeptJson
 from mddframes.disk_modes import private_dir
 from mddframes.disk_names import id_file_name
+from mddframes.doc_sections import documented_with
 from mddframes.errors import BackupError, DataShapeError, MddWarning, issue_warning
 
 if TYPE_CHECKING:
@@ -94,6 +95,16 @@ def backup_root(api: Api | None, backup_dir: str | os.PathLike[str] | None = Non
 #: tenant's folder has this name (a leading dot is escaped in file names of ids).
 EMULATOR_FOLDER = ".emulator"
 
+#: The parameters naming one backed-up object, written once for the functions taking them.
+_documented = documented_with(
+    {
+        "backed_up": "api : Api\n    The connection (its tenant names a level of the folder).\n"
+        "kind : {'table', 'mapping'}\n    Which kind of object.\n"
+        "object_id : str\n    The object's id."
+    },
+    "backed_up",
+)
+
 
 def emulator_backup_root() -> Path:
     """The backup root of a client of an emulator: ``<backup root>/.emulator``.
@@ -136,6 +147,7 @@ def path_segment(value: str) -> str:
     return id_file_name(value)
 
 
+@_documented
 def backup_folder(
     api: Api, kind: Kind, object_id: str, backup_dir: str | os.PathLike[str] | None = None
 ) -> Path:
@@ -143,12 +155,7 @@ def backup_folder(
 
     Parameters
     ----------
-    api : Api
-        The connection (its tenant names a level of the folder).
-    kind : {'table', 'mapping'}
-        Which kind of object.
-    object_id : str
-        The object's id.
+    {backed_up}
     backup_dir : str or os.PathLike, optional
         The backup root (the ``backup_dir`` setting when None).
 
@@ -161,6 +168,7 @@ def backup_folder(
     return backup_root(api, backup_dir) / path_segment(str(tenant)) / kind / path_segment(object_id)
 
 
+@_documented
 def save_backup(
     api: Api,
     kind: Kind,
@@ -178,12 +186,7 @@ def save_backup(
 
     Parameters
     ----------
-    api : Api
-        The connection (its tenant names a level of the folder).
-    kind : {'table', 'mapping'}
-        Which kind of object.
-    object_id : str
-        The object's id.
+    {backed_up}
     payload : dict
         What the service holds, to back up.
     backup_dir : str or os.PathLike, optional
