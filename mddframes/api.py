@@ -27,6 +27,7 @@ from mddframes.api_bodies import (
 from mddframes.codec.values import JsonObject, JsonValue
 from mddframes.config import Settings
 from mddframes.context import ContextRegistry
+from mddframes.doc_sections import documented_with
 from mddframes.errors import MddError, ResponseFormatError
 from mddframes.http.endpoints import endpoint
 from mddframes.http.etags import Tagged, if_match_headers
@@ -66,6 +67,18 @@ OPERATION_METHODS: dict[str, str] = {
     "deployStructure": "deploy_structure",
     "confirmStructureDeployment": "confirm_structure_deployment",
 }
+
+
+#: What the table and mapping twins' docstrings share, written once.
+_documented = documented_with(
+    {
+        "tagged": "Tagged\n    ``(document, etag)``; ``etag`` is what the matching put "
+        "(``put_table``,\n    ``put_mapping``) takes as ``if_match``, ``None`` when the service "
+        "sent no\n    strong ETag (row 29).",
+        "refused": "Raises\n------\nConcurrentModificationError\n"
+        "    If the service answered 412 (``If-Match`` failed); nothing was written.",
+    }
+)
 
 
 class Api(AnswerReader):
@@ -152,9 +165,7 @@ class Api(AnswerReader):
         BodyStream
             The unread answer (a context manager).
         """
-        operation = "getTree"
-        response = self.http.call(operation, {"name": system}, stream=True)
-        return BodyStream(endpoint(operation), response.url, response)
+        return self._stream("getTree", {"name": system})
 
     def get_structure(self, structure_id: str) -> JsonObject:
         """The latest version of one element (``getStructure``).
@@ -211,6 +222,7 @@ class Api(AnswerReader):
         """
         return self._json_object("getTable", {"tableId": table_id})
 
+    @_documented
     def get_table_with_etag(self, table_id: str) -> Tagged:
         """:meth:`Api.get_table` with the answer's strong ``ETag`` (``getTable``).
 
@@ -221,9 +233,7 @@ class Api(AnswerReader):
 
         Returns
         -------
-        Tagged
-            ``(document, etag)``; ``etag`` is what ``put_table(..., if_match=etag)``
-            takes, ``None`` when the service sent no strong ETag (row 29).
+        {tagged}
         """
         return self._tagged("getTable", {"tableId": table_id})
 
@@ -244,10 +254,9 @@ class Api(AnswerReader):
         BodyStream
             The unread answer (a context manager).
         """
-        operation = "getTable"
-        response = self.http.call(operation, {"tableId": table_id}, stream=True)
-        return BodyStream(endpoint(operation), response.url, response)
+        return self._stream("getTable", {"tableId": table_id})
 
+    @_documented
     def put_table(
         self,
         table_id: str,
@@ -281,10 +290,7 @@ class Api(AnswerReader):
             The decoded answer, or ``None`` if the service sent no body (or ``answer``
             is False).
 
-        Raises
-        ------
-        ConcurrentModificationError
-            If the service answered 412 (``If-Match`` failed); nothing was written.
+        {refused}
         """
         if not isinstance(payload, EncodedJson):
             require_document("put_table", "payload", payload)
@@ -314,6 +320,7 @@ class Api(AnswerReader):
         """
         return self._json_object("getMapping", {"mappingId": mapping_id})
 
+    @_documented
     def get_mapping_with_etag(self, mapping_id: str) -> Tagged:
         """:meth:`Api.get_mapping` with the answer's strong ``ETag`` (``getMapping``).
 
@@ -324,12 +331,11 @@ class Api(AnswerReader):
 
         Returns
         -------
-        Tagged
-            ``(document, etag)``; ``etag`` is what ``put_mapping(..., if_match=etag)``
-            takes, ``None`` when the service sent no strong ETag (row 29).
+        {tagged}
         """
         return self._tagged("getMapping", {"mappingId": mapping_id})
 
+    @_documented
     def put_mapping(
         self, mapping_id: str, payload: JsonObject, *, if_match: str | None = None
     ) -> JsonValue:
@@ -349,10 +355,7 @@ class Api(AnswerReader):
         Any
             The decoded answer, or ``None`` if the service sent no body.
 
-        Raises
-        ------
-        ConcurrentModificationError
-            If the service answered 412 (``If-Match`` failed); nothing was written.
+        {refused}
         """
         require_document("put_mapping", "payload", payload)
         headers = if_match_headers(if_match, "put_mapping")

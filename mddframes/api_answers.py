@@ -16,7 +16,7 @@ from mddframes.errors import InvalidArgumentError
 from mddframes.http.endpoints import endpoint
 from mddframes.http.etags import Tagged, etag_of
 from mddframes.http.paging import ASKED_PAGE_SIZE, collect_pages, is_page, worth_bigger_pages
-from mddframes.http.session import HttpSession, decode_json
+from mddframes.http.session import BodyStream, HttpSession, decode_json
 from mddframes.wire.profile import PAGE_PARAMETERS
 from mddframes.wire.spelling import is_snake_case, spelling, to_camel
 
@@ -76,6 +76,11 @@ class AnswerReader:
     ) -> Tagged:
         value, url, etag = self._json_answer(operation, path_params, **kwargs)
         return Tagged(json_object(value, operation, url), etag)
+
+    def _stream(self, operation: str, path_params: dict[str, Any]) -> BodyStream:
+        """The answer with its body still unread (a context manager)."""
+        response = self.http.call(operation, path_params, stream=True)
+        return BodyStream(endpoint(operation), response.url, response)
 
     def _list(self, operation: str, path_params: dict[str, Any] | None, what: str, row: int) -> Any:
         """A list answer; a Spring page is followed to its end (:mod:`.http.paging`)."""
