@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.codec.values import JsonValue, is_missing_cell
+from mddframes.doc_sections import documented
 from mddframes.elements.asking import ChildIndex
 from mddframes.elements.records import cell, element_id, element_series, json_value, require_text
 from mddframes.elements.settling import Acted, settle_lost
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 _RESERVED = ("key", "parent", "parent_key", "type", "name")
 
 
+@documented
 def create_child(
     api: Api, parent_id: str, type: str, name: str, **attributes: JsonValue
 ) -> pd.Series:
@@ -35,7 +37,7 @@ def create_child(
 
     Parameters
     ----------
-    api : Api
+    {api}
     parent_id : str
         The existing parent element.
     type : str
@@ -278,12 +280,13 @@ def _create_row(
     return "created", _create_asking(api, index, parent_id, row_type, row_name, attributes)
 
 
+@documented
 def create_children(api: Api, frame: pd.DataFrame, *, progress: bool | None = None) -> pd.DataFrame:
     """Create many elements from a frame, parents before children.
 
     Parameters
     ----------
-    api : Api
+    {api}
     frame : pandas.DataFrame
         One row per new element. ``parent``: an existing element id, or the ``key`` of
         another row (which is then created first and its new id used); ``parent_key``

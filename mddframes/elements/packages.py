@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from mddframes.doc_sections import documented
 from mddframes.elements.records import as_list, require_text
 from mddframes.elements.settling import Acted, settle_lost
 from mddframes.errors import (
@@ -121,12 +122,13 @@ def _tree_ids(api: Api, system: str) -> set[str]:
     return found
 
 
+@documented
 def add_to_package(api: Api, system: str, package: str, ids: Ids) -> pd.DataFrame:
     """Add elements to an open deployment package.
 
     Parameters
     ----------
-    api : Api
+    {api}
     system : str
         The system that owns the package.
     package : str

@@ -22,6 +22,7 @@ from mddframes.archive import ExportArchive
 from mddframes.bulk import ProgressCallback
 from mddframes.disk_modes import as_output
 from mddframes.disk_names import id_file_name
+from mddframes.doc_sections import documented
 from mddframes.errors import (
     DataShapeError,
     ExportFailedError,
@@ -146,6 +147,7 @@ class ExportStatus(Mapping[str, Any]):
         return len(self.raw)
 
 
+@documented
 class ExportTask:
     """A batch export task running on the service.
 
@@ -154,7 +156,7 @@ class ExportTask:
 
     Parameters
     ----------
-    api : Api
+    {api}
     task_id : str
     structure_ids : list of str, optional
         The elements the task exports, when known (they make ``list_files()`` exact).
@@ -402,12 +404,13 @@ def unknown_object_type(api: Api, object_type_id: str) -> InvalidArgumentError |
     )
 
 
+@documented
 def start_export(api: Api, ids: Ids, object_type_id: str) -> ExportTask:
     """Start a batch export on the service.
 
     Parameters
     ----------
-    api : Api
+    {api}
     ids : list, Series or DataFrame
         The elements (duplicates are sent once).
     object_type_id : str

@@ -154,6 +154,7 @@ class SentBatch:
     journal: str | None = None
 
 
+@documented
 def send_batch(
     api: Api,
     operation: str,
@@ -172,7 +173,7 @@ def send_batch(
 
     Parameters
     ----------
-    api : Api
+    {api}
     operation : str
         The batch's operation, written in its plan (``write_tables``...).
     changes : list of Change
@@ -317,7 +318,7 @@ def write_tables(
 
     Parameters
     ----------
-    api : Api
+    {api}
     frame : pandas.DataFrame
         A long frame from ``read_tables``: a ``table_id`` column and a ``row`` column
         with each row's original position (NA for a new row); its index is not used.
@@ -381,7 +382,7 @@ def write_mappings(
 
     Parameters
     ----------
-    api : Api
+    {api}
     frame : pandas.DataFrame
         A long frame from ``read_mappings``: a ``mapping_id`` column and a ``row``
         column with each row's original position, as for :func:`write_tables`.

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from mddframes.doc_sections import documented
 from mddframes.errors import ConcurrentModificationError, MddError, TransportError
 from mddframes.writing.documents import fetch, put
 
@@ -34,12 +35,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+@documented
 def put_landed(api: Api, change: Change) -> None:
     """PUT the change's document; after a lost answer, find out whether it landed.
 
     Parameters
     ----------
-    api : Api
+    {api}
     change : Change
         The prepared change (its new document, and the ETag of its read).
 
