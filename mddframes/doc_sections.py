@@ -49,7 +49,7 @@ def filled(doc: str, sections: Mapping[str, str] = SECTIONS) -> tuple[str, set[s
         if name not in sections:
             raise ValueError(f"the docstring line {{{name}}} names no shared section")
         indent = line[: len(line) - len(line.lstrip())]
-        lines.extend(indent + part for part in sections[name].splitlines())
+        lines.extend(indent + part if part else "" for part in sections[name].splitlines())
         names.add(name)
     return "\n".join(lines), names
 

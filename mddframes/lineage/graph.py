@@ -8,10 +8,24 @@ import networkx as nx
 import pandas as pd
 
 from mddframes.codec.fastjson import gc_paused
+from mddframes.doc_sections import documented_with
 from mddframes.errors import InvalidArgumentError, renamed
 from mddframes.lineage.addressing import Address, ColumnNode, Node, resolve
 from mddframes.lineage.answer import Direction, LineageAnswer, answer, traverse
 from mddframes.lineage.edges import EDGE_COLUMNS
+
+#: What the docstrings of ``upstream`` and ``downstream`` share, written once.
+_documented = documented_with(
+    {
+        "address": "address : str or tuple of (str, str)\n"
+        '    An element, or a column (``"element_id.column"`` or a tuple).',
+        "walked": "Returns\n-------\nLineageAnswer\n"
+        "    The nodes found, with depth and path; ``.to_frame()`` lists them.\n\n"
+        "Raises\n------\nInvalidArgumentError\n"
+        "    For an unknown element or column, or a depth below 1.",
+    },
+    "walked",
+)
 
 
 class Lineage:
@@ -150,25 +164,17 @@ class Lineage:
         """
         return resolve(address, names=self.names, columns=self.columns_of)
 
+    @_documented
     def upstream(self, address: Address, depth: int | None = None) -> LineageAnswer:
         """What feeds ``address``: the elements (or columns) it is loaded from.
 
         Parameters
         ----------
-        address : str or tuple of (str, str)
-            An element, or a column (``"element_id.column"`` or a tuple).
+        {address}
         depth : int, optional
             How many mappings back to go; default: all the way to the sources.
 
-        Returns
-        -------
-        LineageAnswer
-            The nodes found, with depth and path; ``.to_frame()`` lists them.
-
-        Raises
-        ------
-        InvalidArgumentError
-            For an unknown element or column, or a depth below 1.
+        {walked}
 
         Examples
         --------
@@ -179,25 +185,17 @@ class Lineage:
         """
         return self._walk("upstream", address, depth)
 
+    @_documented
     def downstream(self, address: Address, depth: int | None = None) -> LineageAnswer:
         """What ``address`` feeds: the elements (or columns) loaded from it.
 
         Parameters
         ----------
-        address : str or tuple of (str, str)
-            An element, or a column (``"element_id.column"`` or a tuple).
+        {address}
         depth : int, optional
             How many mappings forward to go; default: all the way.
 
-        Returns
-        -------
-        LineageAnswer
-            The nodes found, with depth and path; ``.to_frame()`` lists them.
-
-        Raises
-        ------
-        InvalidArgumentError
-            For an unknown element or column, or a depth below 1.
+        {walked}
 
         Examples
         --------
