@@ -30,12 +30,7 @@ def test_a_line_naming_no_section_is_refused():
 
 def test_a_docstring_with_nothing_to_fill_is_refused():
     def reader() -> None:
-        """Reads.
-
-        Parameters
-        ----------
-        progress : bool
-        """
+        """Reads; its entries are written out, none is left to fill."""
 
     with pytest.raises(ValueError, match="no {name} line"):
         documented(reader)
