@@ -3,7 +3,9 @@
 CI runs the whole suite once on the newest pandas (on the newest Python) and again, on the
 oldest pandas supported (on Python 3.11), only the tests whose outcome can depend on
 pandas' version. A test (or a whole file, through ``pytestmark``) marked ``pandas_free``
-runs on the newest end only. The mark is a claim, checked at run time instead of trusted:
+or ``pandas_once`` runs on the newest end only: ``pandas_once`` marks mechanisms (faults,
+crashes, concurrency, pacing, recording) whose pandas code the conversion tests run on
+both ends; it is a judgement, not checked, and ``pandas_free`` is checked (below). The mark is a claim, checked at run time instead of trusted:
 on Python 3.12+ (``sys.monitoring``), while a ``pandas_free`` test's body runs, the first
 call of every Python function is watched, and a test that runs code of pandas fails,
 naming the function. (numpy is not watched: ``pytest.approx`` calls it in tests that use no

@@ -52,7 +52,7 @@ import mddframes
 from mddframes import Client
 from mddframes.emulator import serve
 
-pytestmark = [pytest.mark.chaos, pytest.mark.emulator, pytest.mark.slow]
+pytestmark = [pytest.mark.chaos, pytest.mark.emulator, pytest.mark.slow, pytest.mark.pandas_once]
 
 ELEMENTS = 2_000  # 99 tables, 49 mappings: three times the 32 reads a client holds
 SYSTEM = "SCALE"

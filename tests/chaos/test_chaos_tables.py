@@ -61,7 +61,7 @@ from mddframes.emulator import serve
 from mddframes.emulator.scale import big_table
 from mddframes.errors import MddError
 
-pytestmark = [pytest.mark.chaos, pytest.mark.emulator, pytest.mark.slow]
+pytestmark = [pytest.mark.chaos, pytest.mark.emulator, pytest.mark.slow, pytest.mark.pandas_once]
 
 ELEMENTS = 20_000  # a table for about one element in 20: 1,000 tables
 TABLES = 1_000

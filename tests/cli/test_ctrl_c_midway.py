@@ -28,7 +28,7 @@ from mddframes.emulator.state import sample_dataset
 from mddframes.snapshot.layout import partial_folder
 from mddframes.tables_as_code import pull_folder
 
-pytestmark = [pytest.mark.slow, pytest.mark.emulator]
+pytestmark = [pytest.mark.slow, pytest.mark.emulator, pytest.mark.pandas_once]
 
 WORKTREE = Path(__file__).resolve().parents[2]
 #: The element types the sample's 'sql-ddl' object type applies to.

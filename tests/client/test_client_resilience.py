@@ -16,6 +16,9 @@ from mddframes.errors import (
     ServerError,
 )
 
+# a mechanism, checked once, on the newest pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_once
+
 SYSTEM = "DWH"
 
 POST_OPERATIONS = (

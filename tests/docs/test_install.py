@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from doc_blocks import first_installs, marked_blocks, python_blocks
 
+import mddframes
+
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "guide" / "getting-started.md"
 RUNNER = REPO / "tests" / "doc_blocks.py"
@@ -68,6 +70,12 @@ class FreshInstall:
         env.update(HOME=str(root), XDG_CACHE_HOME=str(root / "cache"),
                    XDG_DATA_HOME=str(root / "data"), XDG_CONFIG_HOME=str(root / "config"),
                    XDG_STATE_HOME=str(root / "state"))  # fmt: skip
+        # pip's download cache stays the machine's: what is checked is that the block
+        # installs and runs, not the network; each install still resolves and unpacks
+        # every package into its fresh venv
+        env["PIP_CACHE_DIR"] = os.environ.get("PIP_CACHE_DIR") or str(
+            Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pip"
+        )
         self.env = env
         self.output = self.bash(install_blocks()[marker], timeout=840)
 
@@ -110,10 +118,12 @@ def test_the_documented_install_runs_as_written_in_a_fresh_venv(marker, request,
     assert "written: verified=True" in fresh.output
     installed = subprocess.run(
         [str(fresh.clone / ".venv" / "bin" / "python"), "-c",
-         "import mddframes; print(mddframes.__file__)"],
+         "import mddframes, mddframes.emulator; print(mddframes.__file__, mddframes.__version__)"],
         cwd=fresh.root, env=fresh.env, capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert str(fresh.clone / ".venv") in installed.stdout  # installed, not the checkout
+    where, version = installed.stdout.split()
+    assert where.startswith(str(fresh.clone / ".venv"))  # installed, not the checkout
+    assert version == mddframes.__version__
 
 
 @pytest.mark.emulator  # the README's tour starts one

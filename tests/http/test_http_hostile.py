@@ -24,6 +24,9 @@ from mddframes.client import Client
 from mddframes.config import Settings
 from mddframes.errors import MddError, ResponseFormatError, ServiceError, TransportError
 
+# a mechanism, checked once, on the newest pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_once
+
 TOKEN_PATH = "/auth/realms/acme/protocol/openid-connect/token"
 API = "/api/mdd-backend/api"
 TABLE_PATH = f"{API}/table/t1"

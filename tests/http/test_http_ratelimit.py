@@ -14,6 +14,9 @@ from mddframes import Client
 from mddframes.errors import RateLimitError
 from mddframes.http.pace import retry_after_seconds
 
+# a mechanism, checked once, on the newest pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_once
+
 TABLE = "tbl-0001"
 
 

@@ -23,6 +23,9 @@ import pytest
 from mddframes import Client
 from mddframes.errors import AuthError
 
+# a mechanism, checked once, on the newest pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_once
+
 SYSTEM = "DWH"
 
 

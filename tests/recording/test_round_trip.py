@@ -17,6 +17,9 @@ from mddframes import Client, run_doctor
 from mddframes.emulator import serve
 from mddframes.emulator.recordings import Recording, learn
 
+# a mechanism, checked once, on the newest pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_once
+
 DIALECTS = ["default", "spring-page", "snake-case", "nested-tree", "unprefixed",
             "literal-realm", "etag"]  # fmt: skip
 TABLE_OWNER = "dwh-0005"

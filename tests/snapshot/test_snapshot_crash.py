@@ -26,6 +26,7 @@ KILLS = 8
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX"),
+    pytest.mark.pandas_once,
 ]
 
 

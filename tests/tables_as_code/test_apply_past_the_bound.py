@@ -21,7 +21,7 @@ from mddframes.context import RECENT_CONTEXTS
 from mddframes.emulator import serve
 from mddframes.tables_as_code.csvtext import format_csv, parse_csv
 
-pytestmark = pytest.mark.emulator
+pytestmark = [pytest.mark.emulator, pytest.mark.pandas_once]
 
 #: Elements of the small and the large ``SCALE`` system (a table per 20 elements).
 SMALL, LARGE = 1_000, 20_000

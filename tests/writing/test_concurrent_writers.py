@@ -46,6 +46,9 @@ from test_journal import crash, stored
 from mddframes import LockTimeoutError
 from mddframes.emulator import serve
 
+# a mechanism, checked once, on the newest pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_once
+
 WRITERS = 6
 SEEDS = range(20)
 PROCESS_WRITERS = 6

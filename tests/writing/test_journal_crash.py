@@ -36,7 +36,7 @@ from crash_writer import edit, recover, run
 
 from mddframes import Client
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.pandas_once]
 
 TABLES = 40
 LATENCY = 0.01

@@ -13,6 +13,9 @@ from mddframes.emulator import serve
 from mddframes.emulator.state import sample_dataset
 from mddframes.errors import AnswerLostError, ConcurrentModificationError
 
+# a mechanism, checked once, on the newest pandas (tests/pandas_ends.py)
+pytestmark = pytest.mark.pandas_once
+
 
 @pytest.fixture(scope="module")
 def etag_emulator():
