@@ -19,6 +19,8 @@ from typing import Any, TypeVar
 
 import requests
 import uvicorn
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from mddframes.emulator.app import TOKEN_PATH, create_app
@@ -118,6 +120,12 @@ class EmulatorHandle:
         self.client_secret = config.client_secret
         self._state = state
         self._session = requests.Session()
+        # the server closes a connection idle past its keep-alive (uvicorn: 5 s); one
+        # reused just then is reset before the request is read: sent once more, on a
+        # new connection (the control channel's calls are safe to repeat)
+        self._session.mount(
+            "http://", HTTPAdapter(max_retries=Retry(total=1, allowed_methods=None, status=0))
+        )
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
