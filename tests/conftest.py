@@ -64,6 +64,16 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if _starts_an_emulator(item):
             item.add_marker(pytest.mark.emulator)
+    # the files that hold a slow or docs test first, in their order: pytest-xdist's loadfile
+    # hands files to the workers in collection order (scripts/test: --no-loadscope-reorder),
+    # so the long ones start at once instead of one of them running alone at the end (a
+    # stable sort; every worker sorts alike)
+    slow_files = {
+        item.path
+        for item in items
+        if item.get_closest_marker("slow") or item.get_closest_marker("docs")
+    }
+    items.sort(key=lambda item: item.path not in slow_files)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -18,6 +18,9 @@ import pytest
 from mddframes import Client
 from mddframes.tables_as_code.csvtext import format_csv, parse_csv
 
+# each test runs the command line many times, a process each
+pytestmark = pytest.mark.slow
+
 SCRIPT = str(Path(sys.executable).with_name("mddframes"))
 
 

@@ -30,6 +30,9 @@ from doc_blocks import code_files, marked_blocks
 from mddframes import Client
 from mddframes.emulator.app import TOKEN_PATH
 
+# each test runs the command line many times, a process each
+pytestmark = pytest.mark.slow
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 README = REPOSITORY / "README.md"
 #: README.md and the user guide's pages: their commands are the same promise
