@@ -25,7 +25,6 @@ from __future__ import annotations
 import hmac
 import logging
 import os
-import re
 import stat
 import tomllib
 from collections.abc import Mapping
@@ -57,6 +56,7 @@ from mddframes.config_values import (
     parse_verify,
 )
 from mddframes.config_values import is_loopback_host as is_loopback_host  # public here too
+from mddframes.doc_sections import filled
 from mddframes.errors import ConfigurationError
 from mddframes.wire.profile import API_PREFIX
 
@@ -402,20 +402,14 @@ def resolve_settings(
 
     Parameters
     ----------
-    tenant : str, optional
-        Tenant name (``MDD_TENANT``, ``--tenant``); fills ``{tenant}`` in the base URL
-        and is the default realm.
+    {tenant}
     profile : str, optional
         The profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
     environ : mapping, optional
         The environment to read (default ``os.environ``); for tests.
     config_file : path, optional
         The configuration file (default :func:`config_file_path`).
-    **settings
-        The other settings, by name (None counts as not given; a required one may come
-        from its variable or the profile instead):
-
-        {settings}
+    {settings}
 
     Returns
     -------
@@ -526,16 +520,27 @@ PROFILE_KEYS = frozenset(setting.profile_key for setting in SETTINGS)
 ARGUMENT_TYPES: dict[str, Any] = {"tenant": str, **get_type_hints(SettingArguments)}
 
 
+#: The ``tenant`` entry of connect()'s and resolve_settings()'s docstrings.
+_TENANT_ENTRY = (
+    "tenant : str, optional\n"
+    "    Tenant name (``MDD_TENANT``, ``--tenant``); fills ``{tenant}`` in the base URL\n"
+    "    and is the default realm."
+)
+#: The head of their ``**settings`` entry, above the other settings' entries.
+_SETTINGS_HEAD = (
+    "**settings\n"
+    "    The other settings, by name (None counts as not given; a required one may come\n"
+    "    from its variable or the profile instead):"
+)
+
+
 def document_settings(doc: str | None) -> str:
-    """``doc`` with its line ``{settings}`` replaced by the settings' numpydoc parameter
-    entries, at that line's indent (all but ``tenant``, which the docstrings describe)."""
+    """``doc`` with its lines ``{tenant}`` and ``{settings}`` replaced by the numpydoc
+    entries of ``tenant`` and ``**settings`` (the other settings' parameter entries under
+    it), each at its line's indent (see :func:`~mddframes.doc_sections.filled`)."""
     others = [s for s in SETTINGS if s.name != "tenant"]
-    return re.sub(
-        r"^( *)\{settings\}$",
-        lambda found: parameters_doc(others, ARGUMENT_TYPES, found.group(1)),
-        doc or "",
-        flags=re.MULTILINE,
-    )
+    settings = _SETTINGS_HEAD + "\n\n" + parameters_doc(others, ARGUMENT_TYPES, "    ")
+    return filled(doc or "", {"tenant": _TENANT_ENTRY, "settings": settings})[0]
 
 
 Settings.__doc__ = (Settings.__doc__ or "").replace(

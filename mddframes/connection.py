@@ -28,16 +28,10 @@ def connect(
 
     Parameters
     ----------
-    tenant : str, optional
-        Tenant name (``MDD_TENANT``, ``--tenant``); fills ``{tenant}`` in the base URL
-        and is the default realm.
+    {tenant}
     profile : str, optional
         Profile of the configuration file (``MDD_PROFILE``), default ``"default"``.
-    **settings
-        The other settings, by name (None counts as not given; a required one may come
-        from its variable or the profile instead):
-
-        {settings}
+    {settings}
 
     Returns
     -------

@@ -27,6 +27,14 @@ DOCUMENT = Endpoint("openApiDocument", *ROUTES["openApiDocument"])
 _PLACEHOLDER = re.compile(r"\{[^}/]*\}")
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 _SHOWN = 4  # how many mismatches the evidence names before it just counts
+#: Each kind of mismatch with the document: what the evidence calls it and what to do,
+#: in the order the finding says them.
+_MISMATCHES = (
+    ("renamed", "under other ids", "mddframes calls paths, not ids: nothing to do"),
+    ("no batch", "no batch export", "export_batch falls back to single exports (row 25)"),
+    ("moved", "elsewhere", "mddframes would call the wrong path for those: report it"),
+    ("missing", "not in the document", "those operations would answer 404: report it"),
+)
 
 
 def fetch_document(api: Api) -> tuple[Finding, dict[str, Any] | None]:
@@ -125,7 +133,7 @@ def check_endpoints(api: Api, document: dict[str, Any] | None) -> Finding:
     by_id = {op_id: (method, path) for op_id, method, path in documented if op_id}
     by_route = {(method, path): op_id for op_id, method, path in documented}
     results: list[str] = []
-    notes: dict[str, list[str]] = {"renamed": [], "moved": [], "missing": [], "no batch": []}
+    notes: dict[str, list[str]] = {kind: [] for kind, _, _ in _MISMATCHES}
     for entry in ENDPOINTS.values():
         if entry.operation == "getToken":
             continue  # the identity provider's, not the service's (checked by the token)
@@ -155,18 +163,10 @@ def check_endpoints(api: Api, document: dict[str, Any] | None) -> Finding:
     evidence = [f"{compared} operations compared, {results.count('ok')} match by id, method "
                 f"and path; the document has {extra} other operations"]  # fmt: skip
     actions = []
-    if notes["renamed"]:
-        evidence.append("under other ids: " + _some(notes["renamed"]))
-        actions.append("mddframes calls paths, not ids: nothing to do")
-    if notes["no batch"]:
-        evidence.append("no batch export: " + _some(notes["no batch"]))
-        actions.append("export_batch falls back to single exports (row 25)")
-    if notes["moved"]:
-        evidence.append("elsewhere: " + _some(notes["moved"]))
-        actions.append("mddframes would call the wrong path for those: report it")
-    if notes["missing"]:
-        evidence.append("not in the document: " + _some(notes["missing"]))
-        actions.append("those operations would answer 404: report it")
+    for kind, called, action in _MISMATCHES:
+        if notes[kind]:
+            evidence.append(f"{called}: {_some(notes[kind])}")
+            actions.append(action)
     return Finding("endpoints", "2, 3", worst(results), "; ".join(evidence), "; ".join(actions))
 
 

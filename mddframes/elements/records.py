@@ -17,6 +17,7 @@ import pandas as pd
 
 from mddframes.codec.values import is_missing_cell
 from mddframes.errors import DataShapeError, InvalidArgumentError
+from mddframes.frames.shaping import listed_in
 from mddframes.wire.profile import ENTRY_ID_KEYS, PACKAGE_ENVELOPE_KEYS
 
 
@@ -95,11 +96,7 @@ def cell(frame: pd.DataFrame, pos: int, column: str) -> str | None:
 def as_list(answer: Any, what: str) -> list[Any]:
     """The list an answer carries, bare or under an envelope key (``what`` names it in
     the error)."""
-    if isinstance(answer, list):
-        return answer
-    if isinstance(answer, Mapping):
-        for key in PACKAGE_ENVELOPE_KEYS:
-            listed = answer.get(key)
-            if isinstance(listed, list):
-                return listed
-    raise DataShapeError(f"{what}: expected a list, got {type(answer).__name__}")
+    listed = listed_in(answer, PACKAGE_ENVELOPE_KEYS)
+    if listed is None:
+        raise DataShapeError(f"{what}: expected a list, got {type(answer).__name__}")
+    return listed

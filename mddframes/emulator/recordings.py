@@ -39,8 +39,7 @@ from mddframes.wire.profile import (
     ROUTES,
 )
 
-__all__ = ["DIALECT_OF", "Call", "Learned", "Recording", "RecordingError", "attachment_name",
-           "learn"]  # fmt: skip
+__all__ = ["DIALECT_OF", "Call", "Learned", "Recording", "RecordingError", "learn"]
 
 
 class RecordingError(ValueError):
@@ -225,22 +224,6 @@ def _recognised(method: str, path: str) -> tuple[str, dict[str, str], str]:
                       if p.startswith("{")}  # fmt: skip
             return operation, params, "/".join(segments[:cut])
     return "", {}, ""
-
-
-def attachment_name(header: str) -> str | None:
-    """The file name of a ``Content-Disposition`` header (RFC 6266/2231), if any."""
-    if not header:
-        return None
-    from email.message import Message
-    from email.utils import collapse_rfc2231_value
-
-    message = Message()
-    message["Content-Disposition"] = header
-    params = message.get_params(header="content-disposition", failobj=[])[1:]
-    names = [v for k, v in params if k.lower() == "filename"]
-    extended = [v for v in names if isinstance(v, tuple)]
-    chosen = extended[0] if extended else (names[0] if names else None)
-    return collapse_rfc2231_value(chosen).strip() if chosen else None
 
 
 DEFAULT_PREFIX = API_PREFIX

@@ -31,7 +31,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mddframes.emulator.dataset import JSON, Dataset
 from mddframes.emulator.dialects import TO_CAMEL, rename_keys
-from mddframes.emulator.recordings import Call, Learned, Recording, attachment_name, learn
+from mddframes.emulator.recordings import Call, Learned, Recording, learn
+from mddframes.wire.disposition import disposition_file_name
 from mddframes.wire.profile import ASYNC_PATH, CHILDREN_KEYS, PAGE_CONTENT, PAGE_TOTALS, PAGEABLE
 
 __all__ = ["Replay", "ReplayMiddleware", "load_replay"]
@@ -272,7 +273,7 @@ def _recorded_scripts(recording: Recording) -> dict[tuple[str, str], tuple[str, 
     scripts: dict[tuple[str, str], tuple[str, str]] = {}
     for call in recording.of("externalExportStructure"):
         key = (call.params.get("id", ""), call.params.get("objectTypeId", ""))
-        name = attachment_name(call.headers.get("content-disposition", "")) or f"{key[0]}.txt"
+        name = disposition_file_name(call.headers.get("content-disposition", "")) or f"{key[0]}.txt"
         scripts.setdefault(key, (name, call.body.decode("utf-8", "replace")))
     tasks: dict[str, tuple[str, list[str]]] = {}  # task id -> object type, element ids
     for call in recording.of("structureMassExportAsync"):

@@ -22,6 +22,32 @@ _CAMEL_BOUNDARY_2 = re.compile(r"([a-z0-9])([A-Z])")
 _NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
 
 
+def listed_in(payload: Any, keys: Iterable[str]) -> list[Any] | None:
+    """The list an answer is, or holds directly under the first of ``keys`` that has one.
+
+    Parameters
+    ----------
+    payload : Any
+        Decoded JSON.
+    keys : iterable of str
+        The envelope keys to try, in order.
+
+    Returns
+    -------
+    list or None
+        The list itself (not a copy); None when ``payload`` is neither a list nor an
+        object with a list under one of ``keys``.
+    """
+    if isinstance(payload, list):
+        return payload
+    if isinstance(payload, Mapping):
+        for key in keys:
+            value = payload.get(key)
+            if isinstance(value, list):
+                return value
+    return None
+
+
 def unwrap_list(payload: Any, *, what: str, keys: Iterable[str] = ENVELOPE_KEYS) -> list[Any]:
     """Return the list a response carries, bare or under an envelope key.
 
@@ -46,20 +72,15 @@ def unwrap_list(payload: Any, *, what: str, keys: Iterable[str] = ENVELOPE_KEYS)
         When no list is found; the message names ``what`` and the keys that were there.
     """
     keys = tuple(keys)
-    if isinstance(payload, list):
-        return payload
+    listed = listed_in(payload, keys)
+    if listed is not None:
+        return listed
     if isinstance(payload, Mapping):
         for key in keys:
             value = payload.get(key)
-            if isinstance(value, list):
-                return value
-        for key in keys:
-            value = payload.get(key)
-            if isinstance(value, Mapping):
-                for inner in keys:
-                    found_list = value.get(inner)
-                    if isinstance(found_list, list):
-                        return found_list
+            nested = listed_in(value, keys) if isinstance(value, Mapping) else None
+            if nested is not None:
+                return nested
         found = ", ".join(repr(k) for k in list(payload)[:10]) or "none"
         raise DataShapeError(
             f"expected a list for the {what}, bare or under one of the keys "

@@ -13,7 +13,6 @@ import os
 import tempfile
 from collections.abc import Iterator
 from email.message import Message
-from email.utils import collapse_rfc2231_value
 from pathlib import Path, PurePosixPath
 from typing import Any, Self
 
@@ -26,6 +25,7 @@ from mddframes.http.endpoints import Endpoint
 from mddframes.http.etags import etag_of
 from mddframes.http.guard import BoundExceeded
 from mddframes.http.translation import bound_error, format_error, transport_error
+from mddframes.wire.disposition import disposition_file_name
 
 CHUNK_SIZE = 64 * 1024
 
@@ -191,23 +191,6 @@ def decode_text(entry: Endpoint, url: str, response: requests.Response) -> str:
             url,
             status=response.status_code,
         ) from None
-
-
-def disposition_file_name(value: str) -> str | None:
-    """The file name a ``Content-Disposition`` value gives (RFC 6266/2231), as sent.
-
-    ``filename*`` (RFC 2231-encoded, parsed as a tuple) wins over the plain ``filename``,
-    which servers send as an ASCII fallback (``"Zürich.md"`` -> ``"Z_rich.md"``).
-    """
-    if not value:
-        return None
-    message = Message()
-    message["Content-Disposition"] = value
-    params = message.get_params(header="content-disposition", failobj=[])[1:]
-    names = [v for k, v in params if k.lower() == "filename"]
-    extended = [v for v in names if isinstance(v, tuple)]
-    chosen = extended[0] if extended else (names[0] if names else None)
-    return collapse_rfc2231_value(chosen).strip() if chosen else None
 
 
 def attachment_filename(response: requests.Response) -> str | None:

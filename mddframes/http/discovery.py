@@ -14,12 +14,23 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
+from typing import Literal
 
 from mddframes.config import Settings
 from mddframes.wire.profile import API_PREFIX as DEFAULT_API_PREFIX
 from mddframes.wire.profile import LITERAL_REALM as LITERAL_REALM  # (read from here too)
 
 logger = logging.getLogger(__name__)
+
+# the warnings of a value found other than the configured one (that one, then the found)
+_OTHER_PREFIX = (
+    "the synchronous operations answer without the configured prefix %r, under %r: using "
+    "it for this client (docs/wire-format.md row 2; set api_prefix to skip the probe)"
+)
+_OTHER_REALM = (
+    "the token realm %r is unknown to the service; %r granted a token: using it for this "
+    "client (docs/wire-format.md row 4; set realm to skip the probe)"
+)
 
 
 @dataclass
@@ -56,31 +67,22 @@ class Discovery:
 
     def settle_prefix(self, prefix: str) -> None:
         """Remember the prefix the synchronous operations answered under."""
-        with self._lock:
-            if self.sync_prefix is None:
-                self.sync_prefix = prefix
-                if prefix != self.settings.api_prefix:
-                    logger.warning(
-                        "the synchronous operations answer without the configured prefix "
-                        "%r, under %r: using it for this client (docs/wire-format.md row 2; "
-                        "set api_prefix to skip the probe)",
-                        self.settings.api_prefix,
-                        prefix,
-                    )
+        self._settle("sync_prefix", prefix, self.settings.api_prefix, _OTHER_PREFIX)
 
     def settle_realm(self, realm: str) -> None:
         """Remember the realm a token was granted under."""
+        self._settle("realm", realm, self.settings.realm, _OTHER_REALM)
+
+    def _settle(
+        self, name: Literal["sync_prefix", "realm"], found: str, configured: str, warning: str
+    ) -> None:
+        # the first answer wins (concurrent first calls may each find one); a value that
+        # is not the configured one is logged once, with ``configured`` and ``found``
         with self._lock:
-            if self.realm is None:
-                self.realm = realm
-                if realm != self.settings.realm:
-                    logger.warning(
-                        "the token realm %r is unknown to the service; %r granted a token: "
-                        "using it for this client (docs/wire-format.md row 4; set realm to "
-                        "skip the probe)",
-                        self.settings.realm,
-                        realm,
-                    )
+            if getattr(self, name) is None:
+                setattr(self, name, found)
+                if found != configured:
+                    logger.warning(warning, configured, found)
 
     def report(self) -> dict[str, object]:
         """What was configured and what was found (``None``: not found out yet)."""

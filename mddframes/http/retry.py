@@ -84,22 +84,14 @@ def make_retry(max_retries: int, methods: frozenset[str] = RETRY_METHODS) -> Ret
         The methods that may be repeated.
     """
     extra: dict[str, Any] = {"retry_after_max": RETRY_AFTER_MAX} if _CAP_RETRY_AFTER else {}
-    return IdempotentRetry(
+    return _policy(
+        max_retries,
         **extra,
-        total=max_retries,
-        connect=max_retries,
         read=max_retries,
         status=max_retries,
-        other=0,
-        redirect=False,
-        backoff_factor=BACKOFF_FACTOR,
-        backoff_jitter=BACKOFF_JITTER,
-        backoff_max=BACKOFF_MAX,
         status_forcelist=RETRY_STATUSES,
         allowed_methods=methods,
         respect_retry_after_header=True,
-        raise_on_status=False,
-        raise_on_redirect=False,
     )
 
 
@@ -115,19 +107,29 @@ def make_connect_retry(max_retries: int) -> Retry:
     max_retries : int
         Repeats after the first attempt (0 disables them).
     """
-    return IdempotentRetry(
-        total=max_retries,
-        connect=max_retries,
+    return _policy(
+        max_retries,
         read=False,
         status=0,
-        other=0,
-        redirect=False,
-        backoff_factor=BACKOFF_FACTOR,
-        backoff_jitter=BACKOFF_JITTER,
-        backoff_max=BACKOFF_MAX,
         status_forcelist=None,
         allowed_methods=None,
         respect_retry_after_header=False,
-        raise_on_status=False,
+    )
+
+
+def _policy(max_retries: int, **which: Any) -> IdempotentRetry:
+    """What both policies share: ``max_retries`` in all and for connecting, the same
+    back-off, no other errors or redirects repeated, and the last answer returned rather
+    than raised; ``which`` says what else is repeated."""
+    return IdempotentRetry(
+        total=max_retries,
+        connect=max_retries,
+        backoff_factor=BACKOFF_FACTOR,
+        backoff_jitter=BACKOFF_JITTER,
+        backoff_max=BACKOFF_MAX,
+        other=0,
+        redirect=False,
         raise_on_redirect=False,
+        raise_on_status=False,
+        **which,
     )

@@ -8,6 +8,7 @@ elements of a warehouse.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -28,8 +29,22 @@ def _graph(what: LineageAnswer | Lineage) -> nx.DiGraph[Any]:
     return what.graph
 
 
-def _edge_label(data: dict[str, Any]) -> str:
-    return str(data.get("transformation") or "")
+def _statements(
+    what: LineageAnswer | Lineage,
+    node: Callable[[str, str], str],
+    edge: Callable[[str, str, str], str],
+) -> list[str]:
+    """The lines of a graph's nodes, then of its edges, indented: ``node(id, label)`` and
+    ``edge(id, id, transformation)`` write them in one notation, the nodes named ``n0``,
+    ``n1``... in the graph's order (a label may hold any character; an id is safe)."""
+    graph = _graph(what)
+    ids = {name: f"n{i}" for i, name in enumerate(graph)}
+    nodes = [node(ids[name], str(data.get("label", name))) for name, data in graph.nodes(data=True)]
+    edges = [
+        edge(ids[a], ids[b], str(data.get("transformation") or ""))
+        for a, b, data in graph.edges(data=True)
+    ]
+    return [f"  {line}" for line in [*nodes, *edges]]
 
 
 def to_dot(what: LineageAnswer | Lineage, *, name: str = "lineage") -> str:
@@ -66,17 +81,13 @@ def to_dot(what: LineageAnswer | Lineage, *, name: str = "lineage") -> str:
       n2 -> n4 [label="CASE WHEN src.total_amount > 1000 THEN 'HIGH' ELSE 'LOW' END"];
     }
     """
-    graph = _graph(what)
-    ids = {node: f"n{i}" for i, node in enumerate(graph)}
-    lines = [f"digraph {json.dumps(name)} {{", "  rankdir=LR;", "  node [shape=box];"]
-    for node, data in graph.nodes(data=True):
-        lines.append(f"  {ids[node]} [label={json.dumps(str(data.get('label', node)))}];")
-    for a, b, data in graph.edges(data=True):
-        text = _edge_label(data)
-        attributes = f" [label={json.dumps(text)}]" if text else ""
-        lines.append(f"  {ids[a]} -> {ids[b]}{attributes};")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    statements = _statements(
+        what,
+        lambda n, label: f"{n} [label={json.dumps(label)}];",
+        lambda a, b, text: f"{a} -> {b}" + (f" [label={json.dumps(text)}]" if text else "") + ";",
+    )
+    head = [f"digraph {json.dumps(name)} {{", "  rankdir=LR;", "  node [shape=box];"]
+    return "\n".join([*head, *statements, "}"]) + "\n"
 
 
 def to_mermaid(what: LineageAnswer | Lineage) -> str:
@@ -108,16 +119,12 @@ def to_mermaid(what: LineageAnswer | Lineage) -> str:
       n3 --> n2
       n4 --> n2
     """
-    graph = _graph(what)
-    ids = {node: f"n{i}" for i, node in enumerate(graph)}
-    lines = ["flowchart LR"]
-    for node, data in graph.nodes(data=True):
-        lines.append(f'  {ids[node]}["{_mermaid_text(str(data.get("label", node)))}"]')
-    for a, b, data in graph.edges(data=True):
-        text = _edge_label(data)
-        arrow = f' -->|"{_mermaid_text(text)}"| ' if text else " --> "
-        lines.append(f"  {ids[a]}{arrow}{ids[b]}")
-    return "\n".join(lines) + "\n"
+    statements = _statements(
+        what,
+        lambda n, label: f'{n}["{_mermaid_text(label)}"]',
+        lambda a, b, text: f'{a} -->|"{_mermaid_text(text)}"| {b}' if text else f"{a} --> {b}",
+    )
+    return "\n".join(["flowchart LR", *statements]) + "\n"
 
 
 def _mermaid_text(text: str) -> str:

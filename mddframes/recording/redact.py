@@ -26,8 +26,8 @@ from datetime import UTC, datetime, timedelta
 from typing import IO, Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
-from mddframes.http.decoding import disposition_file_name
 from mddframes.http.endpoints import ENDPOINTS
+from mddframes.wire.disposition import disposition_file_name
 from mddframes.wire.profile import PAGE_PARAMETERS, PAGEABLE, USER_KEYS, served_page
 from mddframes.wire.spelling import TO_SNAKE
 

@@ -63,11 +63,12 @@ def compare_snapshots(
     old: Snapshot | str | os.PathLike[str],
     new: Snapshot | str | os.PathLike[str] | Api,
     *,
-    cells: bool = True,
-    max_workers: int | None = None,
-    progress: bool | None = None,
+    cells: bool,
+    max_workers: int | None,
+    progress: bool | None,
 ) -> SnapshotDiff:
-    """The work of :func:`mddframes.snapshot.diff_snapshots`, documented there (same arguments).
+    """The work of :func:`mddframes.snapshot.diff_snapshots`, documented there (same
+    arguments, every one given: the defaults are that function's).
 
     That public function imports this module, and with it pyarrow, only when called.
 

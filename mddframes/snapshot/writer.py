@@ -134,11 +134,12 @@ def write_snapshot(
     system: str,
     path: str | os.PathLike[str],
     *,
-    max_workers: int | None = None,
-    progress: bool | None = None,
-    structures: bool = True,
+    max_workers: int | None,
+    progress: bool | None,
+    structures: bool,
 ) -> dict[str, Any]:
-    """The work of :func:`mddframes.snapshot.snapshot`, documented there (same arguments).
+    """The work of :func:`mddframes.snapshot.snapshot`, documented there (same arguments,
+    every one given: the defaults are that function's).
 
     That public function imports this module, and with it pyarrow, only when called.
 

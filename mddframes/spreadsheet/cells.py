@@ -358,13 +358,19 @@ def _decode_text(raw: Any) -> Any:
     )
 
 
+def _numeral(raw: str, pattern: re.Pattern[str], what: str) -> str | None:
+    """A text cell's numeral, stripped; None when blank (``what``: "an integer"...)."""
+    text = raw.strip()
+    if text and not pattern.fullmatch(text):
+        raise CellError(f"holds {raw!r}, which is not {what}")
+    return text or None
+
+
 def _decode_integer(raw: Any, dtype: Any) -> Any:
     if isinstance(raw, str):
-        text = raw.strip()
-        if not text:
+        text = _numeral(raw, _INTEGER, "an integer")
+        if text is None:
             return None
-        if not _INTEGER.fullmatch(text):
-            raise CellError(f"holds {raw!r}, which is not an integer")
         number = int(text)
     elif isinstance(raw, bool) or not isinstance(raw, int | float):
         raise CellError(f"holds {_describe(raw)}, which is not an integer")
@@ -382,11 +388,9 @@ def _decode_integer(raw: Any, dtype: Any) -> Any:
 
 def _decode_number(raw: Any) -> Any:
     if isinstance(raw, str):
-        text = raw.strip()
-        if not text:
+        text = _numeral(raw, _NUMBER, "a number")
+        if text is None:
             return None
-        if not _NUMBER.fullmatch(text):
-            raise CellError(f"holds {raw!r}, which is not a number")
         number = float(text)
         return None if math.isnan(number) else number
     if isinstance(raw, bool) or not isinstance(raw, int | float):

@@ -57,6 +57,7 @@ from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest
 from mddframes.context import ATTRS_KEY, ReadContext
 from mddframes.disk_modes import as_output
+from mddframes.doc_sections import documented_with
 from mddframes.errors import DataShapeError, DeclaredTypeWarning, InvalidArgumentError
 from mddframes.tables_as_code.csvbooleans import settle_spellings, spelled
 from mddframes.tables_as_code.csvedits import resolve_bare_empties
@@ -67,6 +68,11 @@ from mddframes.tables_as_code.names import KIND_FOLDERS, sidecar_path, split_nam
 OBJECT_FORMAT = "mddframes-object/1"
 
 _TEXT, _JSON = "text", "json"
+
+#: The ``current`` entry of the docstrings of ``labels_for`` and ``frame_for``.
+_documented = documented_with(
+    {"current": "current : dict\n    The object as the service holds it now."}, "current"
+)
 _TEXT_FAMILIES = {None, "string", "date", "datetime", "decimal"}
 
 
@@ -117,6 +123,7 @@ class ObjectFile:
     rows_digest: str | None = None
     bare_empty: dict[str, list[int]] = field(default_factory=dict)
 
+    @_documented
     def labels_for(self, current: dict[str, Any]) -> list[int | None]:
         """Which row of ``current`` each file row is (None: a new row).
 
@@ -127,8 +134,7 @@ class ObjectFile:
 
         Parameters
         ----------
-        current : dict
-            The object as the service holds it now.
+        {current}
 
         Returns
         -------
@@ -145,6 +151,7 @@ class ObjectFile:
         # editor: compare rows without them
         return align_rows(_without_nulls(rows), _without_nulls(wanted), primary_key=keys)
 
+    @_documented
     def frame_for(self, current: dict[str, Any]) -> pd.DataFrame:
         """The frame to overlay on ``current`` (what the service holds now).
 
@@ -156,8 +163,7 @@ class ObjectFile:
 
         Parameters
         ----------
-        current : dict
-            The object as the service holds it now.
+        {current}
 
         Returns
         -------

@@ -104,6 +104,21 @@ class Panel(widgets.VBox):  # type: ignore[misc]  # VBox is Any: ipywidgets has 
             self._busy.release()
             self._refresh_buttons()
 
+    def _click_rereads(
+        self, button: widgets.Button, reread: Callable[[], Any], action: str
+    ) -> None:
+        """Make ``button`` call ``reread`` (a quick read, on the kernel's thread); what it
+        raises goes into the Output in words (``action`` names it): a click handler's
+        exception would be lost."""
+
+        def on_click(_: widgets.Button) -> None:
+            try:
+                reread()
+            except Exception as exc:
+                self._complain(describe_error(action, exc))
+
+        button.on_click(on_click)
+
     def _click_runs(self, button: widgets.Button, target: Callable[[], Any]) -> None:
         """Make ``button`` run ``target`` in a background thread."""
 

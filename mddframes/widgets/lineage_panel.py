@@ -13,7 +13,6 @@ import ipywidgets as widgets
 
 from mddframes.errors import InvalidArgumentError
 from mddframes.lineage import Lineage, LineageAnswer, draw
-from mddframes.widgets._messages import describe_error
 from mddframes.widgets._panel import Panel
 from mddframes.widgets.picker import ElementPicker
 
@@ -83,7 +82,7 @@ class LineagePanel(Panel):
         self.picker.observe(lambda _: self._on_element(), "selection")
         self.column.observe(lambda _: self._refresh_buttons(), "value")
         self.question.observe(lambda _: self._refresh_buttons(), "value")
-        self.refresh_button.on_click(lambda _: self._refresh_in_output())
+        self._click_rereads(self.refresh_button, self.refresh, "Reading the lineage")
         self._click_runs(self.button, self.run)
 
     def refresh(self) -> Lineage:
@@ -99,12 +98,6 @@ class LineagePanel(Panel):
         )
         self._on_element()
         return self.lineage
-
-    def _refresh_in_output(self) -> None:
-        try:
-            self.refresh()
-        except Exception as exc:  # a click handler: the error must reach the Output
-            self._complain(describe_error("Reading the lineage", exc))
 
     @property
     def element(self) -> str | None:

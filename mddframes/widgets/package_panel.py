@@ -13,7 +13,6 @@ import pandas as pd
 
 from mddframes.errors import InvalidArgumentError, PackageClosedError
 from mddframes.widgets._display import highlight_rows, id_summary
-from mddframes.widgets._messages import describe_error
 from mddframes.widgets._panel import Panel
 from mddframes.widgets.picker import ElementPicker
 
@@ -63,7 +62,7 @@ class PackagePanel(Panel):
         )
         self.package.observe(self._on_package, "value")
         self.picker.observe(lambda _: self._refresh_buttons(), "selection")
-        self.refresh_button.on_click(lambda _: self._refresh_in_output())
+        self._click_rereads(self.refresh_button, self.refresh, "Reading the packages")
         self._click_runs(self.button, self.run)
         self.refresh()
 
@@ -86,12 +85,6 @@ class PackagePanel(Panel):
             self.package.value = current if current in names else names[0]
         self._on_package()
         return self.packages
-
-    def _refresh_in_output(self) -> None:
-        try:
-            self.refresh()
-        except Exception as exc:  # a click handler: the error must reach the Output
-            self._complain(describe_error("Reading the packages", exc))
 
     def _on_package(self, _: Any = None) -> None:
         name = self.package.value
