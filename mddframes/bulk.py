@@ -159,8 +159,8 @@ def run_bulk(
         Concurrent calls; default :data:`DEFAULT_MAX_WORKERS` (8). Never more
         threads than items.
     progress : bool, optional
-        Show a ``tqdm.auto`` progress bar (a widget in notebooks, text in a: by default only on a terminal or in Jupyter.
-        terminal); it disappears when done.
+        Show a ``tqdm.auto`` progress bar (a widget in notebooks, text in a
+        terminal); it disappears when done. By default only on a terminal or in Jupyter.
     errors : {"raise", "skip"}, default "raise"
         ``"raise"``: at the first failure, cancel the items not yet started, wait for
         the running ones, and re-raise that failure (its type unchanged, with a note
