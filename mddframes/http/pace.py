@@ -12,14 +12,19 @@ so the workers of every bulk call of that client draw from one budget. Only what
   with a small burst answers one or two 429s, not one per worker; without a limit that
   costs a few round trips, once per client. ``max_rate`` declares a limit up front
   (``"400/min"``): the pace starts there and never goes above it.
-- **Limit or noise** (:meth:`Pace._is_limit`). A limit is the rate's doing: once the
+- **Limit or noise** (:meth:`Pace._judge`). A limit is the rate's doing: once the
   rate is over it its push-backs come together, and slowing down stops them. Noise (a
   flaky service's sporadic 429s) comes at any rate as a steady share of the answers.
   A push-back is taken as a limit when it is the first among fewer than ``NOISE_MIN``
-  answers (a limit must be acted on at once), when more than ``NOISE_SHARE`` of the
-  last ``NOISE_WINDOW`` answers were push-backs, or, settled, when the rate went above
-  the allowance last measured (below). Any other is noise: it holds its own request
-  for its ``Retry-After`` and nothing else, as a plain retry loop would.
+  answers (a limit must be acted on at once), in the slow start when it is not the
+  first to the slow start's own requests and they were pushed back more than
+  ``NOISE_SHARE`` of the time, after it when more than ``NOISE_SHARE`` of the last
+  ``NOISE_WINDOW`` answers were push-backs or the rate went above the allowance last
+  measured (below). Any other is noise: it holds its own request for its
+  ``Retry-After`` and nothing else, as a plain retry loop would. A push-back at or
+  below the measured allowance, where a token bucket pushes nothing back, says the
+  allowance was noise's measure: it is forgotten, and a slow start from the rate then
+  finds what the service allows again.
 - **Slow start** after the first limit: from 8 req/s (or what passed in the last
   second), doubling every 0.1 s of being the bottleneck, at most once an answer. Its
   requests are the pace's own guesses at a rate not yet known, sent while the first
@@ -28,8 +33,9 @@ so the workers of every bulk call of that client draw from one budget. Only what
 - **Measured, not guessed.** A limit's push-back says the service's bucket is empty;
   between two of them it let through what it refilled. So what passed between two
   push-backs over the time between measures what it allows (noise that held only its
-  own request counts as passed), when the pace was what held the requests back. The
-  end of the slow start goes on from half the overshoot (or that measure, if higher)
+  own request counts as passed), when the pace was what held the requests back, over
+  at least ``MEASURE_SUCCESSES`` successes. The end of the slow start goes on from half
+  the rate at which the overshoot began (its first push-back), or that measure if higher,
   and climbs again, doubling a second; the next limit settles the rate at ``MARGIN``
   (97%) of what passed. Settled, the rate grows 3% a second; coming back to the
   allowance is no news, so only a push-back above it (by the margin) is a limit
@@ -55,9 +61,11 @@ random loss they shrink as the loss rate grows (TCP's throughput falls as
 delivered and tolerate a share of loss. The pace keeps the measured allowance
 (Westwood, BBR's delivery rate) and a quick reaction to the first push-backs (a token
 bucket is found as fast as before), and adds a test of whether the rate explains a
-push-back. Known gap: sporadic 429s that come together among the first answers are
-taken as a limit (by design), and from such a start the pace can still sink far below
-what passes; a real limit with sporadic 429s on top is found, but may settle under it.
+push-back. Known gap: sporadic 429s that come together among the first answers (5
+of the first 12, as a limit of a few requests a second would answer) are taken as a
+limit, and at the low rate that follows the evidence that they were not comes slowly:
+such a start can cost a few times the plain loop's time; a real limit with sporadic
+429s on top is found, but may settle under it.
 What the benchmarks measure of it is in docs/performance.md.
 
 The 429 retry budget (``retry_budget``) is counted per call by
@@ -77,7 +85,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from mddframes.http.pace_measure import Phase, measure_allowance
 from mddframes.http.retry_after import retry_after_seconds
@@ -127,6 +135,9 @@ NOISE_MIN = 8
 #: The share of push-backs among the recent answers up to which one that the rate does
 #: not explain is noise (sporadic 429s of a flaky service), not a limit.
 NOISE_SHARE = 0.25
+
+#: What a fresh push-back is (:meth:`Pace._judge`).
+Verdict = Literal["limit", "noise", "unexplained"]
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -197,6 +208,12 @@ class Pace:
         self._grown_at = -math.inf  # when the slow start last grew the rate
         # the recent answers: True for a push-back, False for a success
         self._recent: deque[bool] = deque(maxlen=NOISE_WINDOW)
+        # answers to requests sent since the last decrease, and the push-backs among them
+        self._since_cut = self._pushed_since_cut = 0
+        # the rate when the first of them came: where an overshoot began
+        self._overshoot_from: float | None = None
+        # push-backs at or below the measured allowance since the last limit
+        self._quiet = 0
         self.throttles = 0
         #: Push-backs taken as noise: they held their own request, not the rate.
         self.noise = 0
@@ -229,6 +246,7 @@ class Pace:
             A time (the clock's) before which this request may not go (its own
             ``Retry-After``): waited first, then a slot is taken.
         """
+        waited = False
         while True:
             with self._lock:
                 now = self._clock()
@@ -250,8 +268,14 @@ class Pace:
                     wait = self._take_slot(now)
                     if wait <= 0:
                         self._sent += 1
+                        if waited:
+                            # the slot ends a wait: the pace held this request back
+                            # (marked when the wait ends, so a slot longer than BUSY
+                            # still counts, and a slow rate can grow)
+                            self._last_wait = now
                         return now
                     self._last_wait = now
+                    waited = True
                 self.waited += wait
             # wait for the next free slot, then compete for it again (the rate may
             # have changed meanwhile; one thread gets each slot)
@@ -310,6 +334,7 @@ class Pace:
         with self._lock:
             self._answered(sent_at, True)
             self._recent.append(False)
+            self._since_cut += sent_at > self._decreased_at
             now = self._clock()
             self._last_success = now
             self._successes.append(now)
@@ -360,7 +385,14 @@ class Pace:
             self.throttles += 1
             self._recent.append(True)
             fresh = sent_at > self._decreased_at  # sent after the last decrease
-            limit = fresh and self._is_limit()
+            self._since_cut += fresh
+            self._pushed_since_cut += fresh
+            if fresh and self._pushed_since_cut == 1:
+                self._overshoot_from = self.rate
+            verdict = self._judge(now) if fresh else None
+            limit = verdict == "limit"
+            if verdict == "unexplained":
+                self._forget_allowance()
             if fresh and not limit:
                 # noise: it holds its own request (below), not the others; the cold
                 # window's round counts it as answered, and what passed counts it as
@@ -398,31 +430,59 @@ class Pace:
             self._retry_until = max(self._retry_until, now + wait)
             return until
 
-    def _is_limit(self) -> bool:
+    def _judge(self, now: float) -> Verdict:
         """Whether a fresh push-back (already counted among the recent answers) is the
-        service's limit rather than noise (the lock held).
+        service's limit or noise (the lock held).
 
         A limit is the rate's doing: its push-backs come together once the rate is
         over it, and slowing down stops them. Noise comes at any rate, a steady share
         of the answers. So a push-back is a limit when it is the first among fewer
         than ``NOISE_MIN`` answers (a limit must be acted on at once to be found
-        fast), when more than ``NOISE_SHARE`` of the recent answers were push-backs,
-        or, once settled, when the rate went above what the service was measured to
-        allow at the last limit (the probe found it again). Else it is noise: the
-        pace is cold or in its slow start with few push-backs among many answers, or
-        the rate is at or below what has been passing.
+        fast); in the slow start, when it is the second or later of the push-backs
+        to what the slow start sent and more than ``NOISE_SHARE`` of its answers
+        (one is not yet an overshoot, and a cluster that ended the cold phase is not
+        held against it); after it, when more than ``NOISE_SHARE`` of the recent
+        answers were push-backs, or the rate went above what the service was
+        measured to allow (the probe found it again). At or below that allowance, a
+        token bucket pushes nothing back: such a push-back is "unexplained", noise
+        that says the allowance was noise's doing too. Anything else is noise.
         """
         recent = self._recent
         pushed = sum(recent)
-        if (pushed == 1 and len(recent) < NOISE_MIN) or pushed > NOISE_SHARE * len(recent):
-            return True
+        if pushed == 1 and len(recent) < NOISE_MIN:
+            return "limit"
+        if self._phase == "slow":
+            # the slow start's own answers: a cluster that ended the cold phase is not
+            # held against it, and one push-back among its guesses is not yet an
+            # overshoot
+            overshot = self._pushed_since_cut >= 2 and (
+                self._pushed_since_cut > NOISE_SHARE * self._since_cut
+            )
+            return "limit" if overshot else "noise"
+        if pushed > NOISE_SHARE * len(recent):
+            return "limit"
         rate, floor = self.rate, self._floor
-        if rate is None or floor is None or self._phase == "slow":
-            return False
+        if rate is not None and floor is None:
+            # after a cut that could not be measured: what passed since may measure it
+            floor = self._measure(now)
+        if rate is None or floor is None:
+            return "noise"
         # a little above it: probing back up to what passed is no news (the measure
-        # between two push-backs is near the rate that ran, so deciding right at it
-        # would settle a little lower on every sporadic 429)
-        return rate > floor / MARGIN
+        # between two push-backs is near the rate that ran)
+        if rate > floor / MARGIN:
+            return "limit"
+        # at or below it a token bucket pushes back only while its measure runs a
+        # little high (the burst); a second time since the last limit, it does not
+        self._quiet += 1
+        return "unexplained" if self._quiet >= 2 else "noise"
+
+    def _forget_allowance(self) -> None:
+        """Drop an allowance that noise measured, and find the rate again from a slow
+        start at the rate now (the lock held): a real limit is found as at first."""
+        self._floor = None
+        self._phase = "slow"
+        self._since_cut = self._pushed_since_cut = self._quiet = 0
+        self._overshoot_from = None
 
     def _decrease(self, now: float) -> None:
         while self._successes and self._successes[0] < now - WINDOW:
@@ -444,7 +504,8 @@ class Pace:
             # drained; half of it passed (or what was measured), and the rate climbs
             # again from there, more slowly
             self._phase = "climb"
-            self.rate = max(MIN_RATE, MARGIN * max(rate / 2, floor or 0.0))
+            began = self._overshoot_from or rate
+            self.rate = max(MIN_RATE, MARGIN * max(began / 2, floor or 0.0))
             self.rate = min(self.rate, BETA * rate)
         elif measured is None:
             # too soon after the last push-back to measure, or the pace was not what
@@ -463,6 +524,8 @@ class Pace:
 
         self._marks.append((now, self._passed, self._sent, self.rate))
         self._decreased_at = now
+        self._since_cut = self._pushed_since_cut = self._quiet = 0
+        self._overshoot_from = None
         self._grown_at = now
 
     def _measure(self, now: float) -> float | None:

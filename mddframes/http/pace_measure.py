@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["KEEP", "MEASURE_MIN", "MEASURE_SPAN", "Phase", "measure_allowance"]
+__all__ = [
+    "KEEP",
+    "MEASURE_MIN",
+    "MEASURE_SPAN",
+    "MEASURE_SUCCESSES",
+    "Phase",
+    "measure_allowance",
+]
 
 #: Where the pace is: no rate yet ("cold"), its slow start after the first limit
 #: ("slow"), climbing again after the slow start ("climb"), kept near the allowance
@@ -18,6 +25,8 @@ Phase = Literal["cold", "slow", "climb", "settled"]
 
 #: The shortest time between two push-backs over which what passed is measured.
 MEASURE_SPAN = 0.2
+#: The fewest successes between two push-backs that measure anything.
+MEASURE_SUCCESSES = 5
 #: A measure at or below this (requests a second) is no measure.
 MEASURE_MIN = 0.2
 #: The share of the allowance under which a new measure lowers it.
@@ -39,8 +48,11 @@ def measure_allowance(
     let through what it refilled (within a request), less what it dropped while full.
     So the successes since the last one, over the time since, measure its rate (a
     little under, when the pace was slower than the service for a while). Nothing is
-    measured when that was less than ``MEASURE_SPAN`` ago or the pace was not what held
-    the requests back (fewer than 80% of its slots used).
+    measured when that was less than ``MEASURE_SPAN`` ago, when fewer than
+    ``MEASURE_SUCCESSES`` passed (two or three successes at a low rate measure luck:
+    a sporadic 429 a few answers after another would set the allowance at a fraction
+    of what passes), or when the pace was not what held the requests back (fewer than
+    80% of its slots used).
 
     Parameters
     ----------
@@ -58,6 +70,8 @@ def measure_allowance(
     span = now - at
     if span < MEASURE_SPAN or sent - sent_then < 0.8 * rate * span:
         return None  # too short, or the pace was not what held the requests back
+    if passed - passed_then < MEASURE_SUCCESSES:
+        return None  # a few successes measure luck, not the service
     sample = (passed - passed_then - 0.25) / span
     if sample <= MEASURE_MIN:
         return None

@@ -192,8 +192,10 @@ def test_a_slow_start_guess_pushed_back_holds_only_its_own_request():
     probe = pace.acquire()  # the slow start's first slot, one 1/START_RATE on
     assert probe - clock.now == 0 and clock.slept == [pytest.approx(1 / START_RATE)]
     pace.throttled(probe, retry_after=1)  # within the first Retry-After, nothing passed
+    assert pace.rate == START_RATE  # one push-back to its guesses is not yet an overshoot
+    pace.throttled(pace.acquire(), retry_after=1)  # two of two are
     before = clock.now
-    pace.acquire()  # the guess was too fast: the others go on at a slower pace
+    pace.acquire()  # the guesses were too fast: the others go on at a slower pace
     assert clock.now - before < 1.0 and pace.rate is not None and pace.rate < START_RATE
     # from the end of the slow start on, the same answers hold the whole client
     until = pace.throttled(pace.acquire(), retry_after=1)
@@ -377,21 +379,21 @@ def test_a_token_bucket_is_still_found_and_kept_to(limit, style):
     # bucket's and never far above it
     assert clock.now - started <= 1.2 * (requests - 2) / limit
     assert pushed / (requests + pushed) <= 0.1
-    assert pace.rate is not None and 0.7 * limit <= pace.rate <= 1.1 * limit
+    # (the settled probe's sawtooth peaks near 1.11x at a low limit, where the
+    # bucket's burst of 2 takes seconds to drain at a few percent over it)
+    assert pace.rate is not None and 0.7 * limit <= pace.rate <= 1.15 * limit
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap (issue 43): sporadic 429s that come together among the first "
-    "answers are taken for a limit, and the pace then sinks with every later one",
-)
 @pytest.mark.parametrize(
-    ("start", "share", "seed"),
-    [("OPOPOO", 0.10, 1), ("POPOOP", 0.10, 0), ("OPPOOOOP", 0.10, 0),
+    ("start", "share", "seed", "within"),
+    [("OPOPOO", 0.10, 1, 60), ("POPOOP", 0.10, 0, 60), ("OPPOOOOP", 0.10, 0, 60),
+     # 5 of the first 12, as a limit of a few requests a second would answer: the
+     # evidence that it was not comes at that rate, slowly (before: 15,270 s at 0.2 req/s)
+     ("OPOPPOOPOOPO", 0.10, 7, 120),
      # hypothesis' counterexample to the property above (no forced start): 138 req/s
-     ("", 0.09765625, 58589)],
+     ("", 0.09765625, 58589, 60)],
 )  # fmt: skip
-def test_sporadic_429s_clustered_at_the_start_do_not_sink_the_pace(start, share, seed):
+def test_sporadic_429s_clustered_at_the_start_do_not_sink_the_pace(start, share, seed, within):
     # a flaky service's sporadic 429s (10%, Retry-After: 1, no limit) of which two or
     # three happen to come among the first answers ("P": a 429, "O": a success): taken
     # for a limit at first, as they cannot yet be told from one, the pace should find
@@ -407,8 +409,9 @@ def test_sporadic_429s_clustered_at_the_start_do_not_sink_the_pace(start, share,
 
     started = clock.now
     _send_all(pace, clock, answer, 3000, 0.002)
-    assert pace.throttles - pace.noise >= 1  # the early cluster was taken for a limit
+    if start:
+        assert pace.throttles - pace.noise >= 1  # the early cluster was taken for a limit
     # the sender does 500 a second (about 13 s with the 429s' waits when the pace
     # stays out of the way); sunk to 2 req/s, this took 20-30 minutes
     assert pace.rate is None or pace.rate >= 250
-    assert clock.now - started <= 60
+    assert clock.now - started <= within
