@@ -136,6 +136,10 @@ NOISE_MIN = 8
 #: not explain is noise (sporadic 429s of a flaky service), not a limit.
 NOISE_SHARE = 0.25
 
+#: Limits in a row whose measure lowered the allowance after which it is taken for
+#: noise's measure and forgotten.
+FALLS = 3
+
 #: What a fresh push-back is (:meth:`Pace._judge`).
 Verdict = Literal["limit", "noise", "unexplained"]
 
@@ -214,6 +218,7 @@ class Pace:
         self._overshoot_from: float | None = None
         # push-backs at or below the measured allowance since the last limit
         self._quiet = 0
+        self._falls = 0  # limits in a row whose measure lowered the allowance
         self.throttles = 0
         #: Push-backs taken as noise: they held their own request, not the rate.
         self.noise = 0
@@ -488,6 +493,7 @@ class Pace:
         while self._successes and self._successes[0] < now - WINDOW:
             self._successes.popleft()
         passed = float(len(self._successes))  # successes in the last second
+        previous = self._floor
         measured = self._measure(now)
         floor = self._floor
         rate = self.rate
@@ -515,6 +521,12 @@ class Pace:
         else:
             self._phase = "settled"
             self.rate = max(MIN_RATE, MARGIN * min(measured, rate))
+            # a token bucket's allowance holds still; one that falls at every limit is
+            # the measure of a rate that noise keeps cutting
+            self._falls = self._falls + 1 if previous is not None and measured < previous else 0
+            if self._falls >= FALLS:
+                self._falls = 0
+                self._forget_allowance()
             logger.debug(
                 "pushed back at %.1f req/s (%d passed in the last second, %s measured): "
                 "now %.1f", rate, passed, floor, self.rate,
