@@ -21,10 +21,11 @@ so the workers of every bulk call of that client draw from one budget. Only what
   ``NOISE_SHARE`` of the time, after it when more than ``NOISE_SHARE`` of the last
   ``NOISE_WINDOW`` answers were push-backs or the rate went above the allowance last
   measured (below). Any other is noise: it holds its own request for its
-  ``Retry-After`` and nothing else, as a plain retry loop would. A push-back at or
-  below the measured allowance, where a token bucket pushes nothing back, says the
-  allowance was noise's measure: it is forgotten, and a slow start from the rate then
-  finds what the service allows again.
+  ``Retry-After`` and nothing else, as a plain retry loop would. Two push-backs at or
+  below the measured allowance since the last limit (a token bucket pushes nothing
+  back there, but for one while its measure runs a little high), or an allowance that
+  fell at ``FALLS`` limits in a row, say the allowance was noise's measure: it is
+  forgotten, and a slow start from the rate then finds what the service allows again.
 - **Slow start** after the first limit: from 8 req/s (or what passed in the last
   second), doubling every 0.1 s of being the bottleneck, at most once an answer. Its
   requests are the pace's own guesses at a rate not yet known, sent while the first
@@ -136,8 +137,7 @@ NOISE_MIN = 8
 #: not explain is noise (sporadic 429s of a flaky service), not a limit.
 NOISE_SHARE = 0.25
 
-#: Limits in a row whose measure lowered the allowance after which it is taken for
-#: noise's measure and forgotten.
+#: Limits in a row that lowered the allowance, after which it is noise's and forgotten.
 FALLS = 3
 
 #: What a fresh push-back is (:meth:`Pace._judge`).
@@ -274,9 +274,8 @@ class Pace:
                     if wait <= 0:
                         self._sent += 1
                         if waited:
-                            # the slot ends a wait: the pace held this request back
-                            # (marked when the wait ends, so a slot longer than BUSY
-                            # still counts, and a slow rate can grow)
+                            # marked when the wait ends: a slot longer than BUSY still
+                            # counts as the pace holding requests back (slow rates grow)
                             self._last_wait = now
                         return now
                     self._last_wait = now
@@ -448,8 +447,10 @@ class Pace:
         (one is not yet an overshoot, and a cluster that ended the cold phase is not
         held against it); after it, when more than ``NOISE_SHARE`` of the recent
         answers were push-backs, or the rate went above what the service was
-        measured to allow (the probe found it again). At or below that allowance, a
-        token bucket pushes nothing back: such a push-back is "unexplained", noise
+        measured to allow (the probe found it again; after a cut that could not be
+        measured, what passed since is measured now). At or below that allowance a
+        token bucket pushes nothing back, but for one while its measure runs a little
+        high: the second such push-back since the last limit is "unexplained", noise
         that says the allowance was noise's doing too. Anything else is noise.
         """
         recent = self._recent
@@ -457,9 +458,8 @@ class Pace:
         if pushed == 1 and len(recent) < NOISE_MIN:
             return "limit"
         if self._phase == "slow":
-            # the slow start's own answers: a cluster that ended the cold phase is not
-            # held against it, and one push-back among its guesses is not yet an
-            # overshoot
+            # its own answers (a cluster that ended the cold phase is not held against
+            # it), and one push-back among its guesses is not yet an overshoot
             overshot = self._pushed_since_cut >= 2 and (
                 self._pushed_since_cut > NOISE_SHARE * self._since_cut
             )
