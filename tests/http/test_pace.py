@@ -159,6 +159,17 @@ def test_after_push_backs_the_pace_keeps_just_under_what_passed_between_them():
     assert settled < pace.rate < settled * 1.1
 
 
+def test_a_slow_rate_grows_when_the_pace_holds_the_requests_back():
+    # slots 0.8 s apart, longer than BUSY: each wait ends in a slot, so the pace is the
+    # bottleneck and the rate grows (before, it never grew below 2 req/s)
+    clock = FakeClock()
+    pace = pace_on(clock)
+    pace.rate, pace._phase = 1.25, "settled"
+    for _ in range(10):
+        pace.succeeded(pace.acquire())
+    assert pace.rate > 1.25 * 1.1
+
+
 def test_retry_after_is_capped_and_jittered_for_the_request_it_answered():
     clock = FakeClock()
     pace = pace_on(clock, retry_after_max=5.0)

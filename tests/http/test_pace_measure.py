@@ -16,3 +16,11 @@ def test_the_allowance_is_what_passed_between_two_limits():
     assert measure_allowance(mark, 101.0, 70, 80, 20.0) == 20.0
     assert measure_allowance(mark, 101.0, 60, 80, 20.0) == 9.75
     assert measure_allowance(mark, 101.0, 75, 80, 20.0) == 24.75
+
+
+def test_a_few_successes_measure_nothing():
+    mark = (100.0, 50, 60, 2.0)  # a slow pace: 2 a second
+    # two seconds, every slot used: 4 successes are luck (a sporadic 429 a few answers
+    # after another would set the allowance at a fraction of what passes), 5 a measure
+    assert measure_allowance(mark, 102.0, 54, 64, None) is None
+    assert measure_allowance(mark, 102.0, 55, 64, None) == (5 - 0.25) / 2
