@@ -63,10 +63,9 @@ delivered and tolerate a share of loss. The pace keeps the measured allowance
 (Westwood, BBR's delivery rate) and a quick reaction to the first push-backs (a token
 bucket is found as fast as before), and adds a test of whether the rate explains a
 push-back. Known gap: sporadic 429s that come together among the first answers (5
-of the first 12, as a limit of a few requests a second would answer) are taken as a
-limit, and at the low rate that follows the evidence that they were not comes slowly:
-such a start can cost a few times the plain loop's time; a real limit with sporadic
-429s on top is found, but may settle under it.
+of the first 12, as a limit of a few requests a second would answer) are taken for a
+limit, and at the low rate that follows the evidence against it comes slowly (a few
+times the plain loop's time); a real limit with sporadic 429s on top may settle under it.
 What the benchmarks measure of it is in docs/performance.md.
 
 The 429 retry budget (``retry_budget``) is counted per call by
@@ -170,6 +169,8 @@ class Pace:
         The source of jitter.
     """
 
+    _overshoot_from: float | None  # (set by _count_afresh)
+
     def __init__(
         self,
         max_rate: float | None = None,
@@ -212,12 +213,7 @@ class Pace:
         self._grown_at = -math.inf  # when the slow start last grew the rate
         # the recent answers: True for a push-back, False for a success
         self._recent: deque[bool] = deque(maxlen=NOISE_WINDOW)
-        # answers to requests sent since the last decrease, and the push-backs among them
-        self._since_cut = self._pushed_since_cut = 0
-        # the rate when the first of them came: where an overshoot began
-        self._overshoot_from: float | None = None
-        # push-backs at or below the measured allowance since the last limit
-        self._quiet = 0
+        self._count_afresh()
         self._falls = 0  # limits in a row whose measure lowered the allowance
         self.throttles = 0
         #: Push-backs taken as noise: they held their own request, not the rate.
@@ -447,11 +443,10 @@ class Pace:
         (one is not yet an overshoot, and a cluster that ended the cold phase is not
         held against it); after it, when more than ``NOISE_SHARE`` of the recent
         answers were push-backs, or the rate went above what the service was
-        measured to allow (the probe found it again; after a cut that could not be
-        measured, what passed since is measured now). At or below that allowance a
-        token bucket pushes nothing back, but for one while its measure runs a little
-        high: the second such push-back since the last limit is "unexplained", noise
-        that says the allowance was noise's doing too. Anything else is noise.
+        measured to allow (measured now, after a cut that could not be). At or below
+        that allowance a token bucket pushes nothing back, but for one while its
+        measure runs a little high: the second such push-back since the last limit is
+        "unexplained", noise that says the allowance was noise's too. Else noise.
         """
         recent = self._recent
         pushed = sum(recent)
@@ -486,6 +481,12 @@ class Pace:
         start at the rate now (the lock held): a real limit is found as at first."""
         self._floor = None
         self._phase = "slow"
+        self._count_afresh()
+
+    def _count_afresh(self) -> None:
+        """Count afresh what comes after a cut (the lock held): the answers to requests
+        sent since, the push-backs among them, the rate at the first (where an overshoot
+        began), and the push-backs at or below the measured allowance."""
         self._since_cut = self._pushed_since_cut = self._quiet = 0
         self._overshoot_from = None
 
@@ -536,8 +537,7 @@ class Pace:
 
         self._marks.append((now, self._passed, self._sent, self.rate))
         self._decreased_at = now
-        self._since_cut = self._pushed_since_cut = self._quiet = 0
-        self._overshoot_from = None
+        self._count_afresh()
         self._grown_at = now
 
     def _measure(self, now: float) -> float | None:
