@@ -24,6 +24,7 @@ from mddframes.ids import id_list
 
 if TYPE_CHECKING:
     from mddframes.api import Api
+    from mddframes.codec.stream import KeptJson
 
 #: A chunk of objects read: each object's id and part, and the failures among its ids.
 PartChunk = tuple[list[tuple[str, Part]], list[dict[str, Any]]]
@@ -47,8 +48,8 @@ def iter_many(
     """Long frames of ``chunksize`` objects each (None: one frame of all, even of none);
     with ``parts``, each chunk as its parts and failures instead (see :func:`iter_parts`);
     ``ahead``: objects read past the chunk being filled (default the workers);
-    ``scan_declared``: tables of more than one chunk have their declarations read first,
-    so that a name declared with types of different dtypes is ``object`` in every chunk
+    ``scan_declared``: tables of more than one chunk have their declarations read once
+    the first chunk is read (its own documents hold theirs), so that a name declared with types of different dtypes is ``object`` in every chunk
     (:mod:`mddframes.frames.declared_scan`).
 
     ``reader(api, id)`` does the request in a worker and returns a function that builds
@@ -98,13 +99,13 @@ def iter_many(
     if parts:
         return chunks
 
-    def mixed() -> set[str]:
+    def mixed(first_chunk: Iterable[KeptJson]) -> set[str]:
         if not scan_declared or len(wanted) <= size:
             return set()
         from mddframes.frames.declared_scan import mixed_declared_names
 
-        return mixed_declared_names(api, wanted, max_workers=workers, progress=progress,
-                                    desc=desc)  # fmt: skip
+        return mixed_declared_names(api, wanted[size:], read=first_chunk, max_workers=workers,
+                                    progress=progress, desc=desc)  # fmt: skip
 
     return _frames(chunks, key, registry_for(api), mixed)
 
@@ -168,23 +169,27 @@ def _frames(
     chunks: Iterator[PartChunk],
     key: str,
     registry: ContextRegistry,
-    declared_mixed: Callable[[], set[str]],
+    declared_mixed: Callable[[Iterable[KeptJson]], set[str]],
 ) -> Iterator[pd.DataFrame]:
     """Each chunk as its long frame, the index continuing the chunks before it; the
     frame holds its objects' contexts (a :class:`~mddframes.context.ContextGroup`).
 
-    The names ``declared_mixed()`` gives (called before the first chunk is read: the
-    names the run's tables declare with types of different dtypes) are ``object`` in
-    every chunk. Any other column whose objects give it different dtypes (values that
-    do not fit their declared type, or decide it where the rule lets them) is
-    ``object`` in its chunk and in every later chunk of the run
-    (:data:`~mddframes.codec.dtypes.DTYPE_RULES`).
+    The names ``declared_mixed(documents)`` gives (called once the first chunk is read,
+    with its documents: the names the run's tables declare with types of different
+    dtypes) are ``object`` in every chunk, the first included. Any other column whose
+    objects give it different dtypes (values that do not fit their declared type, or
+    decide it where the rule lets them) is ``object`` in its chunk and in every later
+    chunk of the run (:data:`~mddframes.codec.dtypes.DTYPE_RULES`).
     """
     kind: Kind = "table" if key == "table_id" else "mapping"
     offset = 0
     first_seen: dict[Any, Any] = {}
-    mixed: set[Any] = set(declared_mixed())
+    mixed: set[Any] | None = None
     for parts, failures in chunks:
+        held = [c for c in (registry.get(kind, object_id) for object_id, _ in parts)
+                if c is not None]  # fmt: skip
+        if mixed is None:
+            mixed = set(declared_mixed(context.kept for context in held))
         for _, (arrays, _) in parts:
             for name, array in arrays.items():
                 dtype = first_seen.setdefault(name, stacked_dtype(array))
@@ -193,10 +198,9 @@ def _frames(
         frame = long_frame(key, parts, as_object=mixed)
         frame.index = pd.RangeIndex(offset, offset + len(frame))
         frame.attrs["failures"] = failures
-        held = (registry.get(kind, object_id) for object_id, _ in parts)
-        frame.attrs[ATTRS_KEY] = ContextGroup(c for c in held if c is not None)
+        frame.attrs[ATTRS_KEY] = ContextGroup(held)
         offset += len(frame)
-        del parts
+        del parts, held
         yield frame
         # not held while the next chunk is read: the caller's reference is the only one
         del frame

@@ -5,8 +5,9 @@ Within one ``iter_tables`` run, a name declared with types whose dtypes differ
 and INTEGER in others) is ``object`` in every chunk, the first one included, whichever
 tables share a chunk. The service has no call that lists tables' declarations without
 their rows (``getTable`` is the only one; ``getRawData`` needs each table's element id),
-so before the first chunk is built :func:`mixed_declared_names` asks ``getTable`` for
-every id of the run and reads each answer only up to its rows: the declarations come
+so once the first chunk is read, :func:`mixed_declared_names` asks ``getTable`` for
+every later id of the run (the first chunk's documents, just read, hold their own) and
+reads each answer only up to its rows: the declarations come
 first in the service's documents (``metadata`` before ``data``), and the body is closed
 there, so the scan costs one request per table and a few kilobytes each, never the rows
 (a document with its rows first is read through, parsed as events and dropped, never
@@ -21,6 +22,7 @@ from the chunk that shows it on (the chunks before it had no such value).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import ijson
@@ -29,6 +31,7 @@ from mddframes.bulk import iter_bulk
 from mddframes.codec import depth
 from mddframes.codec.dtypes import declared_dtype
 from mddframes.codec.frame import declared_columns, declared_type
+from mddframes.codec.stream import KeptJson
 from mddframes.doc_sections import documented
 from mddframes.errors import MddError
 
@@ -123,15 +126,24 @@ def _declarations(api: Api, table_id: str) -> list[dict[str, Any]] | None:
 
 @documented
 def mixed_declared_names(
-    api: Api, ids: list[str], *, max_workers: int, progress: bool | None, desc: str
+    api: Api,
+    ids: list[str],
+    *,
+    read: Iterable[KeptJson] = (),
+    max_workers: int,
+    progress: bool | None,
+    desc: str,
 ) -> set[str]:
-    """The names the tables ``ids`` declare with types of different dtypes.
+    """The names the tables of a run declare with types of different dtypes.
 
     Parameters
     ----------
     {api}
     ids : list of str
-        The tables of the run.
+        The tables of the run not read yet: each one's declarations are asked for.
+    read : iterable of KeptJson, optional
+        The documents of the tables already read (the first chunk's): their
+        declarations are read from these, with no request.
     max_workers : int
         Concurrent requests.
     progress : bool, optional
@@ -150,7 +162,8 @@ def mixed_declared_names(
     outcomes = iter_bulk(lambda table_id: _declarations(api, table_id), ids, ahead=2 * max_workers,
                          max_workers=max_workers, progress=progress,
                          desc=f"{desc} (declared types)")  # fmt: skip
-    for _position, _table_id, columns, _error in outcomes:
+    scanned = (columns for _position, _table_id, columns, _error in outcomes)
+    for columns in chain((declarations_of(kept.chunks()) for kept in read), scanned):
         for column in columns or ():
             dtypes.setdefault(column["name"], set()).add(declared_dtype(declared_type(column)))
     return {name for name, found in dtypes.items() if len(found) > 1}
