@@ -243,31 +243,36 @@ def _available(name: str, engine: Callable[[bytes], pd.DataFrame]) -> bool:
     return True
 
 
+def _payload_results(label: str, document: bytes,
+                     candidates: dict[str, Callable[[bytes], pd.DataFrame]]) -> list[Result]:  # fmt: skip
+    results: list[Result] = []
+    size = len(document)
+    with tempfile.NamedTemporaryFile(dir="/dev/shm", suffix=".json") as file:
+        file.write(document)
+        file.flush()
+        floor_growth = peak_growth("floor", file.name)
+        for name, engine in candidates.items():
+            try:
+                base, cand = paired_times(lambda: floor(document),
+                                          lambda e=engine: e(document), REPEAT)  # fmt: skip
+            except Exception as error:  # an engine that cannot read the payload at all
+                print(f"{label}, {name}: {type(error).__name__}: {error}", file=sys.stderr)
+                continue
+            result = median_at_most(f"{label} ({size / MB:.0f} MB): {name}", base, cand, 1.0)
+            result.goal = "(info)"
+            results.append(result)
+            growth = statistics.median(peak_growth(name, file.name) for _ in range(2))
+            results.append(Result(f"  {name}: peak RSS growth / payload", floor_growth / MB,
+                                  growth / MB, "MB", "(info)", growth / size, True))  # fmt: skip
+    return results
+
+
 def run() -> list[Result]:
     """Each candidate's parse time against the floor, and its peak memory, per payload."""
     candidates = {name: fn for name, fn in CANDIDATES.items() if _available(name, fn)}
     results: list[Result] = []
     for label, build in PAYLOADS.items():
-        document = orjson.dumps(build())
-        size = len(document)
-        with tempfile.NamedTemporaryFile(dir="/dev/shm", suffix=".json") as file:
-            file.write(document)
-            file.flush()
-            floor_growth = peak_growth("floor", file.name)
-            for name, engine in candidates.items():
-                try:
-                    base, cand = paired_times(lambda: floor(document),
-                                              lambda e=engine: e(document), REPEAT)  # fmt: skip
-                except Exception as error:  # an engine that cannot read the payload at all
-                    print(f"{label}, {name}: {type(error).__name__}: {error}", file=sys.stderr)
-                    continue
-                result = median_at_most(f"{label} ({size / MB:.0f} MB): {name}", base, cand, 1.0)
-                result.goal = "(info)"
-                results.append(result)
-                growth = statistics.median(peak_growth(name, file.name) for _ in range(2))
-                results.append(Result(f"  {name}: peak RSS growth / payload", floor_growth / MB,
-                                      growth / MB, "MB", "(info)", growth / size, True))  # fmt: skip
-        del document
+        results.extend(_payload_results(label, orjson.dumps(build()), candidates))
     print(f"{'case':24}" + "".join(f"{name:>18}" for name in candidates), file=sys.stderr)
     verdicts = {name: exactness(engine) for name, engine in candidates.items()}
     for case in _CASES:
