@@ -236,7 +236,7 @@ def peak_growth(candidate: str, path: str) -> float:
 
 def _available(name: str, engine: Callable[[bytes], pd.DataFrame]) -> bool:
     try:
-        engine(b'{"id": "t", "data": [{"v": 1}, {"v": 2}]}')
+        engine(b'{"id":"t","data":[{"v":1},{"v":2}]}')
     except ImportError:
         print(f"{name}: not installed, left out", file=sys.stderr)
         return False
