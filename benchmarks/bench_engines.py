@@ -259,7 +259,7 @@ def _payload_results(label: str, document: bytes,
                 print(f"{label}, {name}: {type(error).__name__}: {error}", file=sys.stderr)
                 continue
             result = median_at_most(f"{label} ({size / MB:.0f} MB): {name}", base, cand, 1.0)
-            result.goal = "(info)"
+            result.goal, result.ok = "(info)", True
             results.append(result)
             growth = statistics.median(peak_growth(name, file.name) for _ in range(2))
             results.append(Result(f"  {name}: peak RSS growth / payload", floor_growth / MB,
