@@ -31,6 +31,7 @@ from mddframes.codec.kinds import KINDS, Kind
 from mddframes.codec.values import is_missing_cell, json_text, strict_equal
 from mddframes.errors import InvalidArgumentError
 from mddframes.spreadsheet.cells import CellError, Encoding, decode, encoding_of
+from mddframes.widgets.review import kind_of
 
 #: The columns of :meth:`EditModel.changes`.
 CHANGE_COLUMNS = ["row", "column", "before", "after"]
@@ -127,8 +128,6 @@ class EditModel:
         kind: Kind | None = None,
         backup_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        from mddframes.widgets.review import _kind_of  # the one home of "which kind is it"
-
         if kind is not None and kind not in KINDS:
             raise InvalidArgumentError(
                 f"EditModel: kind must be 'table' or 'mapping', not {kind!r}"
@@ -146,7 +145,7 @@ class EditModel:
             raise InvalidArgumentError(
                 "EditModel: the frame's index labels are not unique; they name the rows"
             )
-        self.kind: Kind = kind or _kind_of(client, self.object_id, frame)  # type: ignore[assignment]
+        self.kind: Kind = kind or kind_of(client, self.object_id, frame)  # type: ignore[assignment]
         self.backup_dir = backup_dir
         self._start(frame)
 
