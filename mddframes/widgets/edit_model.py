@@ -256,7 +256,7 @@ class EditModel:
         try:
             return decode(encoding, value, self.frame[column].dtype)
         except CellError as exc:
-            raise InvalidArgumentError(f"{where} refused: the value {exc}") from None
+            raise InvalidArgumentError(f"{where} refused: the cell {exc}") from None
 
     def set_cell(self, row: Hashable, column: str, value: Any) -> bool:
         """Set one cell from grid text or a Python value; True when it changed.
