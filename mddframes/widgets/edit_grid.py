@@ -272,7 +272,7 @@ class EditGrid(Panel):
     def revert_selected(self) -> None:
         """Put the cells selected in the grid back as read (undoable, one by one)."""
         view = {shown: position for position, shown in self._view_rows().items()}
-        columns = list(self.grid.data.columns)
+        columns = [str(c) for c in self.model.frame.columns]
         cells = []
         for cell in self.grid.selected_cells:
             position = view.get(int(cell["r"]))
@@ -361,7 +361,7 @@ class EditGrid(Panel):
             f"To undo it: client.restore({str(result.backup)!r})"
         )
         self.check_output.outputs = ()
-        self._paint()
+        self._refresh()
 
     # -- state shown --
 
