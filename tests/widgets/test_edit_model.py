@@ -61,7 +61,7 @@ def assert_same_frame(actual: pd.DataFrame, expected: pd.DataFrame) -> None:
 
 
 @settings(
-    max_examples=20,  # each example writes: about 0.2 s
+    max_examples=15,  # each example writes: about 0.2 s
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
