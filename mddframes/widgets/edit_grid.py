@@ -182,7 +182,13 @@ class EditGrid(Panel):
         return self.model.texts(rows)
 
     def show_page(self, page: int) -> None:
-        """Show the ``page``-th page of rows (from 0; clipped to the pages there are)."""
+        """Show a page of rows.
+
+        Parameters
+        ----------
+        page : int
+            From 0; clipped to the pages there are.
+        """
         self.page = page
         self._syncing = True
         try:
@@ -244,7 +250,16 @@ class EditGrid(Panel):
         self._refresh()
 
     def edit(self, row: Hashable, column: str, text: Any) -> bool:
-        """Type ``text`` into a cell, as the grid does (the row by its index label).
+        """Type ``text`` into a cell, as the grid does.
+
+        Parameters
+        ----------
+        row : hashable
+            The row's index label.
+        column : str
+            The column's name.
+        text : object
+            Text as typed in the grid (or a Python value).
 
         Returns
         -------
@@ -301,7 +316,14 @@ class EditGrid(Panel):
         self.reload(discard=self._reload_armed)
 
     def reload(self, *, discard: bool = False) -> None:
-        """Read the object again (refused with unsaved edits unless ``discard``)."""
+        """Read the object again.
+
+        Parameters
+        ----------
+        discard : bool, default False
+            Drop unsaved edits; without it a reload with unsaved edits is refused
+            (:class:`~mddframes.errors.InvalidArgumentError`).
+        """
         self._reload_armed = False
         self.model.reload(discard=discard)
         self.check_output.outputs = ()

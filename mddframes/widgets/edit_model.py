@@ -46,7 +46,19 @@ class CellEdit(NamedTuple):
 
 
 def cell_text(value: Any, encoding: Encoding) -> str:
-    """The text the grid shows for a frame value (``decode`` reads it back exactly)."""
+    """The text the grid shows for a frame value (``decode`` reads it back exactly).
+
+    Parameters
+    ----------
+    value : object
+        A cell of a frame column.
+    encoding : str
+        The column's encoding (:func:`mddframes.spreadsheet.cells.encoding_of`).
+
+    Returns
+    -------
+    str
+    """
     if is_missing_cell(value) and encoding != "json":
         return ""
     if encoding == "json":
@@ -65,8 +77,17 @@ def cell_text(value: Any, encoding: Encoding) -> str:
 def same_cell(a: Any, b: Any, *, json: bool = False) -> bool:
     """Whether two values of one column are the same content (missing equals missing).
 
-    ``json``: the column holds JSON values, compared with their types (``1`` is not
-    ``1.0``, ``true`` is not ``1``), as the writer sends them.
+    Parameters
+    ----------
+    a, b : object
+        The two values.
+    json : bool, default False
+        The column holds JSON values, compared with their types (``1`` is not ``1.0``,
+        ``true`` is not ``1``), as the writer sends them.
+
+    Returns
+    -------
+    bool
     """
     a_missing, b_missing = is_missing_cell(a), is_missing_cell(b)
     if a_missing or b_missing:
@@ -113,6 +134,7 @@ class EditModel:
     --------
     >>> model = EditModel(client, "tbl-0109")
     >>> model.set_cell(56, "name", "Deutschland")  # what the grid does for a keystroke
+    True
     >>> model.preview().diff.summary
     "1 cell(s) changed in 1 row(s) (row 56 column 'name')"
     >>> model.write().verified
@@ -192,22 +214,68 @@ class EditModel:
         return self.last_preview is not None and self._previewed_version == self.version
 
     def is_changed(self, row: Hashable, column: str) -> bool:
-        """Whether the cell differs from the original."""
+        """Whether the cell differs from the original.
+
+        Parameters
+        ----------
+        row : hashable
+            The row's index label.
+        column : str
+            The column's name.
+
+        Returns
+        -------
+        bool
+        """
         return (row, column) in self._changed
 
     def value(self, row: Hashable, column: str) -> Any:
-        """The cell's current value."""
+        """The cell's current value.
+
+        Parameters
+        ----------
+        row : hashable
+            The row's index label.
+        column : str
+            The column's name.
+
+        Returns
+        -------
+        object
+        """
         self._locate(row, column)
         return self.frame.at[row, column]
 
     def text(self, row: Hashable, column: str) -> str:
-        """The cell's current value as the grid shows it."""
+        """The cell's current value as the grid shows it.
+
+        Parameters
+        ----------
+        row : hashable
+            The row's index label.
+        column : str
+            The column's name.
+
+        Returns
+        -------
+        str
+        """
         encoding = self.encodings.get(column)
         value = self.value(row, column)
         return cell_text(value, encoding) if encoding else str(value)
 
     def texts(self, rows: pd.Index) -> pd.DataFrame:
-        """The rows labelled ``rows`` as text, one column per frame column (a page)."""
+        """The rows labelled ``rows`` as text, one column per frame column (a page).
+
+        Parameters
+        ----------
+        rows : pandas.Index
+            Index labels of the frame.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         part = self.frame.loc[rows]
         out = {}
         for name in part.columns:
@@ -217,8 +285,13 @@ class EditModel:
         return pd.DataFrame(out, index=part.index, columns=[str(c) for c in part.columns])
 
     def changes(self) -> pd.DataFrame:
-        """The running diff of the edits: one line per changed cell (row, column,
-        before, after), as values of the frame."""
+        """The running diff of the edits: one line per changed cell.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``row``, ``column``, ``before``, ``after`` (values of the frame).
+        """
         lines = [
             (row, column, self.original.at[row, column], self.frame.at[row, column])
             for row, column in self._changed
@@ -235,6 +308,20 @@ class EditModel:
 
     def parse(self, row: Hashable, column: str, value: Any) -> Any:
         """The frame value ``value`` (grid text, or a Python value) stands for in the cell.
+
+        Parameters
+        ----------
+        row : hashable
+            The row's index label.
+        column : str
+            The column's name.
+        value : object
+            Text as typed in the grid, a Python value, or None for a missing value.
+
+        Returns
+        -------
+        object
+            The value (None for missing).
 
         Raises
         ------
@@ -259,7 +346,21 @@ class EditModel:
             raise InvalidArgumentError(f"{where} refused: the cell {exc}") from None
 
     def set_cell(self, row: Hashable, column: str, value: Any) -> bool:
-        """Set one cell from grid text or a Python value; True when it changed.
+        """Set one cell from grid text or a Python value.
+
+        Parameters
+        ----------
+        row : hashable
+            The row's index label.
+        column : str
+            The column's name.
+        value : object
+            Text as typed in the grid, a Python value, or None for a missing value.
+
+        Returns
+        -------
+        bool
+            True when the cell changed.
 
         Raises
         ------
@@ -303,7 +404,20 @@ class EditModel:
         return step
 
     def revert_cell(self, row: Hashable, column: str) -> bool:
-        """Put the cell back as read (an undoable step); True when it had changed."""
+        """Put the cell back as read (an undoable step).
+
+        Parameters
+        ----------
+        row : hashable
+            The row's index label.
+        column : str
+            The column's name.
+
+        Returns
+        -------
+        bool
+            True when the cell had changed.
+        """
         self._locate(row, column)
         if (row, column) not in self._changed:
             return False
@@ -312,7 +426,13 @@ class EditModel:
         return True
 
     def revert_all(self) -> list[tuple[Hashable, str]]:
-        """Put every changed cell back as read (one undoable step); returns those cells."""
+        """Put every changed cell back as read (one undoable step).
+
+        Returns
+        -------
+        list of tuple
+            The (row label, column) of the cells put back.
+        """
         cells = self.changed
         if cells:
             self._history.append([CellEdit(r, c, self.frame.at[r, c]) for r, c in cells])
