@@ -80,3 +80,13 @@ def test_a_conflict_is_said_and_keeps_the_edit(client, emu):
 def test_a_frame_without_read_context_is_refused(client):
     with pytest.raises(InvalidArgumentError, match="no read context"):
         edit(client, pd.DataFrame({"a": [1]}))
+
+
+def test_the_panels_load_without_the_grid_library():
+    """ipydatagrid (the notebooks extra) loads when a grid is built, not with the panels."""
+    import subprocess
+    import sys
+
+    probe = "import sys, mddframes.widgets; print('ipydatagrid' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
