@@ -28,11 +28,18 @@ from mddframes.codec.kinds import Kind
 from mddframes.context import ATTRS_KEY
 from mddframes.errors import InvalidArgumentError
 from mddframes.widgets._panel import Panel
-from mddframes.widgets.edit_model import EditModel
+from mddframes.widgets.edit_model import EditModel, long_kind
 
 #: The background of an edited cell.
 HIGHLIGHT = "#fde68a"
 _PLAIN = "#ffffff"
+
+
+def _write_results(result: Any) -> list[Any]:
+    """The WriteResults of a write: itself, or those of a long frame's batch."""
+    if isinstance(result, pd.DataFrame):
+        return list(result.attrs.get("results", {}).values())
+    return [result]
 
 
 def _datagrid() -> Any:
@@ -51,8 +58,9 @@ class EditGrid(Panel):
     Parameters
     ----------
     client : Client
-    object_id : str
-        The table or mapping id.
+    object_id : str or None
+        The table or mapping id; None for a long frame of ``read_tables`` or
+        ``read_mappings``.
     frame : pandas.DataFrame, optional
         The frame as read; default: read now.
     kind : {"table", "mapping"}, optional
@@ -73,7 +81,7 @@ class EditGrid(Panel):
     def __init__(
         self,
         client: Any,
-        object_id: str,
+        object_id: str | None,
         frame: pd.DataFrame | None = None,
         *,
         kind: Kind | None = None,
@@ -340,17 +348,21 @@ class EditGrid(Panel):
         WriteResult
         """
         return self._run_work(
-            f"Preview of {self.model.kind} {self.model.object_id!r}",
+            f"Preview of {self.model.what}",
             self.model.preview,
             self._show_preview,
         )
 
     def _show_preview(self, result: Any) -> None:
         self.check_output.outputs = ()
-        what = "no change" if result.diff.empty else result.diff.summary
-        self.check_output.append_stdout(f"{what}. Check: {result.report.summary}.\n")
-        self.check_output.append_display_data(result.diff)
-        self.check_output.append_display_data(result.report)
+        results = _write_results(result)
+        changed = [r for r in results if not r.diff.empty]
+        what = "; ".join(f"{r.object_id}: {r.diff.summary}" for r in changed) or "no change"
+        checks = "; ".join(r.report.summary for r in results)
+        self.check_output.append_stdout(f"{what}. Check: {checks}.\n")
+        for written in changed:
+            self.check_output.append_display_data(written.diff)
+            self.check_output.append_display_data(written.report)
         self._say(f"Preview: {what}; nothing was sent. Write sends exactly this.")
 
     def run(self) -> Any:
@@ -366,7 +378,7 @@ class EditGrid(Panel):
             No Preview passed for the edits as they are now.
         """
         return self._run_work(
-            f"Writing {self.model.kind} {self.model.object_id!r}",
+            f"Writing {self.model.what}",
             self._checked_write,
             self._show_written,
         )
@@ -377,11 +389,13 @@ class EditGrid(Panel):
         return self.model.write()
 
     def _show_written(self, result: Any) -> None:
-        self._say(
-            f"{self.model.kind} {self.model.object_id!r}: {result.status}; "
-            f"verified={result.verified}; backup: {result.backup}\n"
-            f"To undo it: client.restore({str(result.backup)!r})"
-        )
+        for written in _write_results(result):
+            if written.status == "written":
+                self._say(
+                    f"{written.kind} {written.object_id!r}: {written.status}; "
+                    f"verified={written.verified}; backup: {written.backup}\n"
+                    f"To undo it: client.restore({str(written.backup)!r})"
+                )
         self.check_output.outputs = ()
         self._refresh()
 
@@ -401,7 +415,7 @@ class EditGrid(Panel):
             f"rows {min(first + 1, total):,}-{min(first + self.page_size, total):,} of {total:,}"
         )
         state = f"{len(model.changed)} edited cell(s), not written" if model.dirty else "no edits"
-        self.summary.value = f"<b>{model.kind} {html.escape(repr(model.object_id))}</b>: {state}"
+        self.summary.value = f"<b>{html.escape(model.what)}</b>: {state}"
         self.changes_output.outputs = ()
         if model.dirty:
             self.changes_output.append_display_data(model.changes())
@@ -437,7 +451,8 @@ def edit(
     client : Client
     table : str or pandas.DataFrame
         A table or mapping id (read now), or a frame read through ``client``
-        (``read_table``/``read_mapping``), which names its object.
+        (``read_table``/``read_mapping``, which names its object, or a long frame of
+        ``read_tables``/``read_mappings``, written by ``write_tables``/``write_mappings``).
     kind : {"table", "mapping"}, optional
         For an id: default ``"table"``. For a frame: what it was read as.
     page_size : int, default 500
@@ -461,6 +476,8 @@ def edit(
     True
     """
     if isinstance(table, pd.DataFrame):
+        if long_kind(table) is not None:
+            return EditGrid(client, None, table, page_size=page_size, backup_dir=backup_dir)
         context = table.attrs.get(ATTRS_KEY)
         object_id = getattr(context, "object_id", None)
         if object_id is None:

@@ -36,6 +36,27 @@ from mddframes.widgets.review import kind_of
 #: The columns of :meth:`EditModel.changes`.
 CHANGE_COLUMNS = ["row", "column", "before", "after"]
 
+#: The id column of a long frame of many objects (``read_tables``/``read_mappings``), by kind.
+LONG_ID_COLUMNS: dict[str, Kind] = {"table_id": "table", "mapping_id": "mapping"}
+
+
+def long_kind(frame: pd.DataFrame) -> Kind | None:
+    """The kind of the objects of a long frame (None: not a long frame).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+
+    Returns
+    -------
+    {"table", "mapping"} or None
+    """
+    row_column = frame.attrs.get("row_column")
+    for name, kind in LONG_ID_COLUMNS.items():
+        if name in frame.columns and row_column in frame.columns:
+            return kind
+    return None
+
 
 class CellEdit(NamedTuple):
     """One cell's value before an edit step (what :meth:`EditModel.undo` puts back)."""
@@ -107,8 +128,9 @@ class EditModel:
     ----------
     client : Client
         The client the frame was read through.
-    object_id : str
-        The table or mapping id.
+    object_id : str or None
+        The table or mapping id; None for a long frame of many (``frame`` from
+        ``read_tables``/``read_mappings``, written by ``write_tables``/``write_mappings``).
     frame : pandas.DataFrame, optional
         The frame as read (``read_table``/``read_mapping``); default: read now.
     kind : {"table", "mapping"}, optional
@@ -144,7 +166,7 @@ class EditModel:
     def __init__(
         self,
         client: Any,
-        object_id: str,
+        object_id: str | None,
         frame: pd.DataFrame | None = None,
         *,
         kind: Kind | None = None,
@@ -155,8 +177,17 @@ class EditModel:
                 f"EditModel: kind must be 'table' or 'mapping', not {kind!r}"
             )
         self.client = client
-        self.object_id = str(object_id)
-        if frame is None:
+        self.long = object_id is None
+        self.object_id = "" if object_id is None else str(object_id)
+        if self.long:
+            kind = long_kind(frame) if isinstance(frame, pd.DataFrame) else None
+            if kind is None:
+                raise InvalidArgumentError(
+                    "EditModel: without an object id, frame must be a long frame of "
+                    "read_tables or read_mappings (a table_id or mapping_id column and "
+                    "a row column)"
+                )
+        elif frame is None:
             kind = kind or "table"
             frame = self._read(kind)
         if not isinstance(frame, pd.DataFrame):
@@ -171,9 +202,22 @@ class EditModel:
         self.backup_dir = backup_dir
         self._start(frame)
 
+    @property
+    def what(self) -> str:
+        """The object (or objects) edited, in words: ``table 'tbl-0109'``."""
+        if self.long:
+            return f"the long frame of {self.original[f'{self.kind}_id'].nunique()} {self.kind}s"
+        return f"{self.kind} {self.object_id!r}"
+
     def _read(self, kind: Kind) -> pd.DataFrame:
+        frame: pd.DataFrame
+        if self.long:
+            ids = list(dict.fromkeys(self.original[f"{kind}_id"].tolist()))
+            reader = self.client.read_tables if kind == "table" else self.client.read_mappings
+            frame = reader(ids, progress=False)
+            return frame
         reader = self.client.read_table if kind == "table" else self.client.read_mapping
-        frame: pd.DataFrame = reader(self.object_id)
+        frame = reader(self.object_id)
         return frame
 
     def _start(self, frame: pd.DataFrame) -> None:
@@ -302,9 +346,9 @@ class EditModel:
 
     def _locate(self, row: Hashable, column: str) -> None:
         if column not in self.encodings:
-            raise InvalidArgumentError(f"{self.kind} {self.object_id!r} has no column {column!r}")
+            raise InvalidArgumentError(f"{self.what} has no column {column!r}")
         if row not in self.frame.index:
-            raise InvalidArgumentError(f"{self.kind} {self.object_id!r} has no row {row!r}")
+            raise InvalidArgumentError(f"{self.what} has no row {row!r}")
 
     def parse(self, row: Hashable, column: str, value: Any) -> Any:
         """The frame value ``value`` (grid text, or a Python value) stands for in the cell.
@@ -330,7 +374,8 @@ class EditModel:
         """
         self._locate(row, column)
         encoding = self.encodings[column]
-        where = f"{self.kind} {self.object_id!r}, row {row!r}, column {column!r}"
+        where = f"{self.what}, row {row!r}, column {column!r}"
+        self._refuse_in_long_frame(row, column, where)
         if encoding is None:
             raise InvalidArgumentError(
                 f"{where}: the column's dtype {self.frame[column].dtype} cannot be edited "
@@ -443,15 +488,38 @@ class EditModel:
     # -- the writer --
 
     def _writer(self) -> Any:
+        if self.long:
+            many = self.client.write_tables if self.kind == "table" else self.client.write_mappings
+            return lambda _, frame, **options: many(frame, progress=False, **options)
         return self.client.write_table if self.kind == "table" else self.client.write_mapping
+
+    def _refuse_in_long_frame(self, row: Hashable, column: str, where: str) -> None:
+        """In a long frame, a row's identity and the columns its object lacks are not
+        editable (an edit there would move the row or add a column to that object)."""
+        if not self.long:
+            return
+        id_column, row_column = f"{self.kind}_id", self.original.attrs.get("row_column")
+        if column in (id_column, row_column):
+            raise InvalidArgumentError(
+                f"{where} refused: {column!r} says which {self.kind} and row this is; "
+                "it cannot be edited"
+            )
+        object_id = self.original.at[row, id_column]
+        declared = self.original.attrs.get("columns", {}).get(object_id)
+        if declared is not None and column not in declared:
+            raise InvalidArgumentError(
+                f"{where} refused: {self.kind} {object_id!r} has no column {column!r}"
+            )
 
     def preview(self) -> Any:
         """The write's own dry run of the edits: its diff and completeness check.
 
         Returns
         -------
-        WriteResult
-            ``status`` ``"dry-run"`` (or ``"unchanged"``), ``diff`` and ``report``.
+        WriteResult or pandas.DataFrame
+            ``status`` ``"dry-run"`` (or ``"unchanged"``), ``diff`` and ``report``; for a
+            long frame, the frame of ``write_tables``/``write_mappings`` (one row per
+            object; ``attrs["results"]`` holds each object's WriteResult).
 
         Raises
         ------
@@ -474,7 +542,8 @@ class EditModel:
 
         Returns
         -------
-        WriteResult
+        WriteResult or pandas.DataFrame
+            For a long frame, the frame of ``write_tables``/``write_mappings``.
 
         Raises
         ------
@@ -487,8 +556,7 @@ class EditModel:
         """
         if not self.dirty:
             raise InvalidArgumentError(
-                f"{self.kind} {self.object_id!r}: no cell differs from the frame as read; "
-                "nothing to write"
+                f"{self.what}: no cell differs from the frame as read; nothing to write"
             )
         result = self._writer()(self.object_id, self.frame, backup_dir=self.backup_dir)
         written = self.frame
@@ -516,7 +584,7 @@ class EditModel:
         """
         if self.dirty and not discard:
             raise InvalidArgumentError(
-                f"{self.kind} {self.object_id!r}: {len(self._changed)} unsaved edited "
+                f"{self.what}: {len(self._changed)} unsaved edited "
                 "cell(s) would be lost; write them, revert them, or reload with discard=True"
             )
         frame = self._read(self.kind)

@@ -90,3 +90,16 @@ def test_the_panels_load_without_the_grid_library():
     probe = "import sys, mddframes.widgets; print('ipydatagrid' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_long_frame_opens_and_previews_every_table(client):
+    long = client.read_tables(["tbl-0109", "tbl-0009"], progress=False)
+    grid = edit(client, long)
+    assert "the long frame of 2 tables" in grid.summary.value
+    position = int(long.index[(long["table_id"] == "tbl-0009") & (long["row"] == 0)][0])
+    typed(grid, position, "weight_kg", "0.5")
+    grid.preview()
+    assert "tbl-0009: 1 cell(s) changed" in output_text(grid.check_output)
+    grid.run()
+    assert client.read_table("tbl-0009").at[0, "weight_kg"] == 0.5
+    assert "'tbl-0009': written; verified=True" in output_text(grid.output)

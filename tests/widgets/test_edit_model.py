@@ -210,3 +210,41 @@ def test_a_mapping_is_edited_and_written_as_a_mapping(client):
     assert model.preview().status == "dry-run"
     assert model.write().verified
     assert client.read_mapping(mapping_id).at[row, column] == "edited in the grid"
+
+
+def test_two_writes_in_a_row_each_send_their_edit(client):
+    model = EditModel(client, "tbl-0109")
+    model.set_cell(56, "name", "Deutschland")
+    assert model.write().verified
+    model.set_cell(74, "name", "France (French Republic)")
+    assert model.write().diff.summary.startswith("1 cell(s) changed in 1 row(s) (row 74")
+    assert client.read_table("tbl-0109").loc[[56, 74], "name"].tolist() == [
+        "Deutschland",
+        "France (French Republic)",
+    ]
+
+
+def test_a_long_frame_of_three_tables_is_edited_and_written_as_a_batch(client):
+    long = client.read_tables(["tbl-0109", "tbl-0009", "tbl-0010"], progress=False)
+    model = EditModel(client, None, long)
+    assert model.long and model.kind == "table" and model.what == "the long frame of 3 tables"
+    country = long.index[(long["table_id"] == "tbl-0109") & (long["row"] == 56)][0]
+    product = long.index[(long["table_id"] == "tbl-0009") & (long["row"] == 2)][0]
+    model.set_cell(country, "name", "Deutschland")
+    model.set_cell(product, "weight_kg", "0.75")
+    with pytest.raises(InvalidArgumentError, match="cannot be edited"):
+        model.set_cell(country, "table_id", "tbl-0010")
+    with pytest.raises(InvalidArgumentError, match="'tbl-0109' has no column 'weight_kg'"):
+        model.set_cell(country, "weight_kg", "1.5")
+    preview = model.preview()
+    assert preview.set_index("table_id")["status"].to_dict() == {
+        "tbl-0109": "dry-run",
+        "tbl-0009": "dry-run",
+        "tbl-0010": "unchanged",
+    }
+    written = model.write()
+    assert set(written.loc[written["status"] == "written", "table_id"]) == {"tbl-0109", "tbl-0009"}
+    assert client.read_table("tbl-0109").at[56, "name"] == "Deutschland"
+    assert client.read_table("tbl-0009").at[2, "weight_kg"] == 0.75
+    model.set_cell(country, "name", "Germany")  # the batch's frame writes again
+    assert model.write().set_index("table_id").at["tbl-0109", "status"] == "written"
