@@ -82,16 +82,6 @@ def test_a_frame_without_read_context_is_refused(client):
         edit(client, pd.DataFrame({"a": [1]}))
 
 
-def test_the_panels_load_without_the_grid_library():
-    """ipydatagrid (the notebooks extra) loads when a grid is built, not with the panels."""
-    import subprocess
-    import sys
-
-    probe = "import sys, mddframes.widgets; print('ipydatagrid' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False"
-
-
 def test_a_long_frame_opens_and_previews_every_table(client):
     long = client.read_tables(["tbl-0109", "tbl-0009"], progress=False)
     grid = edit(client, long)
