@@ -93,3 +93,22 @@ def test_a_long_frame_opens_and_previews_every_table(client):
     grid.run()
     assert client.read_table("tbl-0009").at[0, "weight_kg"] == 0.5
     assert "'tbl-0009': written; verified=True" in output_text(grid.output)
+
+
+def test_revert_cell_takes_back_the_selected_cell_only(client):
+    grid = edit(client, "tbl-0109")
+    typed(grid, 1, "name", "one")
+    typed(grid, 2, "name", "two")
+    grid.grid.select(2, 3)  # row 2, column "name" as the grid draws them
+    grid.revert_selected()
+    assert grid.model.changed == [(1, "name")]
+    assert grid.grid.get_cell_value_by_index("name", 2) == "Afghanistan"
+
+
+def test_a_sorted_grid_highlights_where_the_row_is_drawn(client):
+    grid = edit(client, "tbl-0109", page_size=5)
+    typed(grid, 1, "name", "one")  # the page's data row 1, label 1
+    grid.grid._visible_rows = [4, 3, 2, 1, 0]  # what the browser reports after a sort
+    expression = grid.grid.renderers["name"].background_color.value
+    assert expression.startswith("indexof([3], cell.row)")  # drawn 4th, still label 1
+    assert grid.model.changed == [(1, "name")]
