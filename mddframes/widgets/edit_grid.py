@@ -244,7 +244,7 @@ class EditGrid(Panel):
     # -- edits --
 
     def _on_cell_change(self, change: dict[str, Any]) -> None:
-        if self._syncing:
+        if self._syncing or not 0 <= int(change["row"]) < len(self._labels):
             return
         label, column = self._labels[int(change["row"])], str(change["column"])
         try:
@@ -253,6 +253,8 @@ class EditGrid(Panel):
             self._tell(str(exc), error=True)
             self._set_grid_cell(label, column)  # the refused text is not left standing
             return
+        if change["value"] != self.model.text(label, column):
+            self._set_grid_cell(label, column)  # shown as it will be written: "1.50" is 1.5
         if changed:
             self._tell("")
         self._refresh()

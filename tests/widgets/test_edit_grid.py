@@ -112,3 +112,10 @@ def test_a_sorted_grid_highlights_where_the_row_is_drawn(client):
     expression = grid.grid.renderers["name"].background_color.value
     assert expression.startswith("indexof([3], cell.row)")  # drawn 4th, still label 1
     assert grid.model.changed == [(1, "name")]
+
+
+def test_a_typed_value_is_shown_as_it_will_be_written(client):
+    grid = edit(client, "tbl-0009")
+    typed(grid, 0, "weight_kg", " 1.50 ")
+    assert grid.model.value(0, "weight_kg") == 1.5
+    assert grid.grid.get_cell_value_by_index("weight_kg", 0) == "1.5"
