@@ -16,6 +16,8 @@ ExportPanel(...)
 from mddframes.errors import BusyError  # its home is the error tree; kept here too
 from mddframes.widgets._panel import Panel
 from mddframes.widgets.deploy_panel import DeployPanel
+from mddframes.widgets.edit_grid import EditGrid, edit
+from mddframes.widgets.edit_model import EditModel
 from mddframes.widgets.export_panel import ExportPanel, covering_object_types
 from mddframes.widgets.lineage_panel import LineagePanel
 from mddframes.widgets.package_panel import PackagePanel
@@ -25,6 +27,8 @@ from mddframes.widgets.review import WriteReview
 __all__ = [
     "BusyError",
     "DeployPanel",
+    "EditGrid",
+    "EditModel",
     "ElementPicker",
     "ExportPanel",
     "LineagePanel",
@@ -32,4 +36,5 @@ __all__ = [
     "Panel",
     "WriteReview",
     "covering_object_types",
+    "edit",
 ]

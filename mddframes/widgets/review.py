@@ -28,7 +28,9 @@ from mddframes.widgets._panel import Panel
 from mddframes.writing.journal_file import read_journal
 
 
-def _kind_of(client: Any, object_id: str, frame: pd.DataFrame) -> str:
+def kind_of(client: Any, object_id: str, frame: pd.DataFrame) -> str:
+    """Whether ``frame`` of ``object_id`` is a table or a mapping (its read context, else
+    the reads this client holds)."""
     # a polars frame has no attrs: its kind comes from the client's registry
     attrs = getattr(frame, "attrs", None)
     attached = getattr(attrs.get(ATTRS_KEY), "kind", None) if isinstance(attrs, dict) else None
@@ -93,7 +95,7 @@ class WriteReview(Panel):
         self.client = client
         self.object_id = str(object_id)
         self.frame = frame
-        self.kind = kind or _kind_of(client, self.object_id, frame)
+        self.kind = kind or kind_of(client, self.object_id, frame)
         self.allow_deletes = allow_deletes
         self.backup_dir = backup_dir
         self.dry_run: Any = None

@@ -64,36 +64,49 @@ def _screenshot(panel, path: Path) -> Path:
     return path
 
 
-def test_panels_export_and_package_by_clicking(tmp_path):
-    from labpage import chromium, open_notebook, run_all
+@pytest.fixture(scope="module")
+def lab_browser(tmp_path_factory):
+    """One JupyterLab server and one Chromium for the tests of this file (``--dist
+    loadfile`` keeps them on one worker): each test opens its own notebook in them."""
+    from labpage import chromium
     from labserver import LabServer
+
+    home = tmp_path_factory.mktemp("lab")
+    root = home / "root"
+    root.mkdir()
+    with LabServer(root, home / "lab") as lab, chromium(home / "chrome") as browser:
+        yield lab, browser
+
+
+def test_panels_export_and_package_by_clicking(lab_browser, tmp_path):
+    from labpage import open_notebook, run_all
     from playwright.sync_api import expect
 
     expect.set_options(timeout=30_000)
-    root = tmp_path / "root"
-    root.mkdir()
+    lab, browser = lab_browser
+    root = lab.root
     _notebook_without_teardown(root)
 
-    with LabServer(root, tmp_path / "lab") as lab, chromium(tmp_path / "chrome") as browser:
-        # tall enough for the export panel with its results, so its screenshot is whole
-        page = browser.new_page(viewport={"width": 1280, "height": 2000})
-        page.set_default_timeout(30_000)
-        page_errors: list[str] = []  # uncaught JavaScript errors, e.g. a widget view failing
-        page.on("pageerror", lambda error: page_errors.append(str(error)))
-        try:
-            open_notebook(page, lab, COPY)
-            run_all(page, lab, COPY)
-            panels = _panels_render(page, tmp_path)
-            export_png = _export_hubs_ddl(page, lab, panels["export-panel"], root, tmp_path)
-            _add_three_to_package(page, lab, panels["package-panel"], tmp_path)
-            _trace_a_mart(lab, panels["lineage-panel"], tmp_path)
-        except BaseException:
-            # what the page showed, for a failure in CI (pytest keeps the tmp folder)
-            page.screenshot(path=str(tmp_path / "failure.png"))
-            raise
-        finally:
-            lab.delete_sessions()
-        assert page_errors == [], f"JavaScript errors in the page: {page_errors}"
+    # tall enough for the export panel with its results, so its screenshot is whole
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
+    page.set_default_timeout(30_000)
+    page_errors: list[str] = []  # uncaught JavaScript errors, e.g. a widget view failing
+    page.on("pageerror", lambda error: page_errors.append(str(error)))
+    try:
+        open_notebook(page, lab, COPY)
+        run_all(page, lab, COPY)
+        panels = _panels_render(page, tmp_path)
+        export_png = _export_hubs_ddl(page, lab, panels["export-panel"], root, tmp_path)
+        _add_three_to_package(page, lab, panels["package-panel"], tmp_path)
+        _trace_a_mart(lab, panels["lineage-panel"], tmp_path)
+    except BaseException:
+        # what the page showed, for a failure in CI (pytest keeps the tmp folder)
+        page.screenshot(path=str(tmp_path / "failure.png"))
+        raise
+    finally:
+        lab.delete_sessions()
+        page.close()
+    assert page_errors == [], f"JavaScript errors in the page: {page_errors}"
 
     if os.environ.get("MDD_UPDATE_SCREENSHOTS") == "1":
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
@@ -199,3 +212,142 @@ def _trace_a_mart(lab, lineage, tmp_path: Path) -> None:
         )
     assert found == ["crm_customer", "sat_crm_customer", "stg_crm_customer"], found
     _screenshot(lineage, tmp_path / "lineage-panel.png")
+
+
+# -- the editing grid (notebooks/fix-a-few-cells.ipynb) --
+
+GRID_NOTEBOOK = REPO / "notebooks" / "fix-a-few-cells.ipynb"
+GRID_COPY = "grid.ipynb"
+GRID_SCREENSHOT = REPO / "docs" / "images" / "edit-grid.png"
+HIGHLIGHT = (0xFD, 0xE6, 0x8A)  # mddframes.widgets.edit_grid.HIGHLIGHT
+# ipydatagrid's geometry (its defaults, and base_column_size=130 of EditGrid): the
+# grid is a canvas, so a cell is reached by where it is drawn
+ROW_HEADER, COLUMN_HEADER, ROW_HEIGHT, COLUMN_WIDTH = 64, 20, 20, 130
+
+
+def _grid_notebook(root: Path) -> None:
+    """The grid notebook without its scripted edits and its teardown: the test clicks."""
+    notebook = nbformat.read(GRID_NOTEBOOK, as_version=4)
+    dropped = {"teardown", "scripted"}
+    notebook.cells = [c for c in notebook.cells if not dropped & set(c.metadata.get("tags", []))]
+    nbformat.write(notebook, root / GRID_COPY)
+
+
+def _cell_point(panel, row: int, column: int) -> tuple[float, float]:
+    viewport = panel.locator(".lm-DataGrid-viewport").first
+    viewport.scroll_into_view_if_needed()
+    box = viewport.bounding_box()
+    x = box["x"] + ROW_HEADER + column * COLUMN_WIDTH + COLUMN_WIDTH / 2
+    return x, box["y"] + COLUMN_HEADER + row * ROW_HEIGHT + ROW_HEIGHT / 2
+
+
+def _type_into(page, panel, row: int, column: int, text: str) -> None:
+    """Double-click a cell, replace its text, press Enter (as a person edits it)."""
+    page.mouse.dblclick(*_cell_point(panel, row, column))
+    editor = page.locator(".lm-DataGrid-cellEditorInput")
+    editor.wait_for()
+    editor.fill(text)
+    editor.press("Enter")
+
+
+def _colour_at(page, panel, row: int, column: int) -> tuple[int, int, int]:
+    """The colour the page draws a little inside the cell's left edge (not its text),
+    with the grid's selection moved to its first cell (it tints what it covers)."""
+    import io
+
+    from PIL import Image
+
+    page.mouse.click(*_cell_point(panel, 0, 0))
+    x, y = _cell_point(panel, row, column)
+    page.mouse.move(0, 0)
+    spot = {"x": x - COLUMN_WIDTH / 2 + 4, "y": y - 6, "width": 2, "height": 2}
+    with Image.open(io.BytesIO(page.screenshot(clip=spot))) as image:
+        return image.convert("RGB").getpixel((0, 0))
+
+
+def test_grid_edit_preview_write_refusal_conflict_and_revert_by_clicking(lab_browser, tmp_path):
+    """Type into a cell, see it highlighted, Preview, Write: the service holds exactly that
+    edit; a value the column cannot hold is refused; a conflict keeps the edit; Revert all."""
+    from labpage import open_notebook, run_all
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=30_000)
+    lab, browser = lab_browser
+    _grid_notebook(lab.root)
+    page = browser.new_page(viewport={"width": 2000, "height": 1600})
+    page.set_default_timeout(30_000)
+    page_errors: list[str] = []
+    page.on("pageerror", lambda error: page_errors.append(str(error)))
+    try:
+        open_notebook(page, lab, GRID_COPY)
+        run_all(page, lab, GRID_COPY)
+        panels = page.locator(".mdd-edit-panel")
+        expect(panels).to_have_count(3)
+        countries, products = panels.nth(0), panels.nth(2)
+        with lab.kernel(GRID_COPY) as kernel:
+            before = kernel.eval('client.read_table("tbl-0109").to_dict("list")')
+
+        # one edit, highlighted at once, listed beside the grid
+        _type_into(page, countries, 1, 3, "United Arab Emirates (UAE)")
+        expect(countries.locator(".mdd-edit-summary")).to_contain_text("1 edited cell(s)")
+        expect(countries.locator(".mdd-edit-changes")).to_contain_text("(UAE)")
+        assert _colour_at(page, countries, 1, 3) == HIGHLIGHT
+        assert _colour_at(page, countries, 2, 3) != HIGHLIGHT
+        countries.screenshot(path=str(tmp_path / "edit-grid-edited.png"))
+
+        # a value the column cannot hold: refused in words, the cell put back
+        _type_into(page, products, 0, 5, "heavy")  # weight_kg, a Float64 column
+        expect(products.locator(".mdd-edit-message")).to_contain_text("not a number")
+
+        # Preview (the write's dry run), then Write: exactly that cell changes
+        countries.locator("button.mdd-edit-preview").click()
+        expect(countries.locator(".mdd-edit-check")).to_contain_text("1 cell(s) changed")
+        countries.screenshot(path=str(tmp_path / "edit-grid-preview.png"))
+        countries.locator("button.mdd-edit-write:enabled").click()
+        expect(countries.locator(".mdd-output")).to_contain_text("verified=True")
+        expect(countries.locator(".mdd-edit-summary")).to_contain_text("no edits")
+        countries.screenshot(path=str(tmp_path / "edit-grid-written.png"))
+        with lab.kernel(GRID_COPY) as kernel:
+            after = kernel.eval('client.read_table("tbl-0109").to_dict("list")')
+            assert kernel.eval("products.model.dirty") is False  # the refused value
+            assert kernel.eval("products.grid.get_cell_value_by_index('weight_kg', 0)") == "0.25"
+        differ = [
+            (column, row)
+            for column in before
+            for row, (old, new) in enumerate(zip(before[column], after[column], strict=True))
+            if old != new
+        ]
+        assert differ == [("name", 1)], differ
+        assert after["name"][1] == "United Arab Emirates (UAE)"
+
+        # a colleague changes the table: the Preview is refused, the edit stays
+        _type_into(page, countries, 2, 3, "Afghanistan (AF)")
+        with lab.kernel(GRID_COPY) as kernel:
+            kernel.eval('bool(emu.touch_table("tbl-0109"))')
+            countries.locator("button.mdd-edit-preview").click()
+            expect(countries.locator(".mdd-output")).to_contain_text("read it again")
+            assert kernel.eval("countries.model.changed") == [(2, "name")]
+        expect(countries.locator("button.mdd-edit-write")).to_be_disabled()
+
+        # Reload asks before it drops the edit; Revert all takes it back
+        countries.locator("button.mdd-edit-reload").click()
+        expect(countries.locator(".mdd-edit-message")).to_contain_text("click Reload again")
+        countries.locator("button.mdd-edit-revert-all").click()
+        expect(countries.locator(".mdd-edit-summary")).to_contain_text("no edits")
+        assert _colour_at(page, countries, 2, 3) != HIGHLIGHT
+        with lab.kernel(GRID_COPY) as kernel:
+            assert kernel.eval("countries.model.dirty") is False
+            assert kernel.eval("countries.grid.get_cell_value_by_index('name', 2)") == "Afghanistan"
+    except BaseException:
+        page.screenshot(path=str(tmp_path / "failure.png"))
+        raise
+    finally:
+        lab.delete_sessions()
+        page.close()
+    assert page_errors == [], f"JavaScript errors in the page: {page_errors}"
+    from labpage import assert_not_blank
+
+    for name in ("edited", "preview", "written"):
+        assert_not_blank(tmp_path / f"edit-grid-{name}.png")
+    if os.environ.get("MDD_UPDATE_SCREENSHOTS") == "1":
+        shutil.copyfile(tmp_path / "edit-grid-preview.png", GRID_SCREENSHOT)

@@ -14,7 +14,7 @@ import pytest
 
 import mddframes
 
-HEAVY = ("openpyxl", "networkx", "pyarrow", "ipywidgets", "pandas", "fastapi")
+HEAVY = ("openpyxl", "networkx", "pyarrow", "ipywidgets", "pandas", "fastapi", "ipydatagrid")
 
 
 def _loaded_after(code: str) -> set[str]:
