@@ -255,3 +255,33 @@ def test_a_second_writer_waits_for_the_first_and_never_corrupts(emu, tmp_path):
         client.snapshot(SYSTEM, history=store, progress=False, structures=False)
     assert version_numbers(store) == [1, 2]
     assert read_history(store).read_changes(kind="table").empty
+
+
+def test_the_history_command_prints_the_changes_with_plans_exit_codes(built, capsys):
+    from mddframes.cli import main
+
+    store, table_id, _column, _frames, _tree = built
+    assert main(["history", str(store), "--kind", "table", "--format", "csv", "--quiet"]) == 2
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].split(",") == [
+        "version", "taken_at", "kind", "id", "change", "old_rows", "new_rows", "changed_cells",
+    ]  # fmt: skip
+    assert [line.split(",")[0] for line in lines[1:]] == ["2", "3"]
+    assert all(f",table,{table_id},changed," in line and line.endswith(",1") for line in lines[1:])
+    assert main(["history", str(store), "--since", "3", "--format", "json", "--quiet"]) == 0
+    assert main(["history", str(store), "--id", "no-such", "--quiet"]) == 0
+    assert main(["history", str(store.parent / "nothing"), "--quiet"]) == 1
+
+
+def test_the_snapshot_command_adds_a_version(emu, monkeypatch, tmp_path):
+    from mddframes.cli import main
+
+    for name, value in _environment(emu, tmp_path).items():
+        if name.startswith(("MDD_", "XDG_")):
+            monkeypatch.setenv(name, value)
+    store = tmp_path / "history"
+    for expected in ([1], [1, 2]):
+        code = main(["snapshot", SYSTEM, "--history", str(store), "--no-structures", "--quiet"])
+        assert code == 0
+        assert version_numbers(store) == expected
+    assert main(["snapshot", SYSTEM, "--no-structures", "--quiet"]) == 1  # no folder, no store
