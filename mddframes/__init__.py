@@ -71,7 +71,13 @@ if _typing.TYPE_CHECKING:  # for type checkers and readers; at run time each nam
     from mddframes.frames.backends import DtypeBackend, to_polars
     from mddframes.ids import Ids
     from mddframes.lineage import Lineage, LineageAnswer, to_dot, to_mermaid
-    from mddframes.snapshot import History, diff_snapshots, read_history, read_snapshot
+    from mddframes.snapshot import (
+        History,
+        diff_snapshots,
+        read_history,
+        read_review_excel,
+        read_snapshot,
+    )
     from mddframes.spreadsheet import read_excel, to_excel
     from mddframes.tables_as_code import Plan, apply_plan, plan_folder, pull_folder
     from mddframes.writing import WriteResult
@@ -108,6 +114,7 @@ _LAZY: dict[str, str] = {
     "pull_folder": "mddframes.tables_as_code",
     "read_excel": "mddframes.spreadsheet",
     "read_history": "mddframes.snapshot",
+    "read_review_excel": "mddframes.snapshot",
     "read_snapshot": "mddframes.snapshot",
     "run_bulk": "mddframes.bulk",
     "run_doctor": "mddframes.doctor",
@@ -204,6 +211,7 @@ __all__ = [
     "pull_folder",
     "read_excel",
     "read_history",
+    "read_review_excel",
     "read_snapshot",
     "run_bulk",
     "run_doctor",

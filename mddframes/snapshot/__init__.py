@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mddframes.snapshot.diff import SnapshotDiff
     from mddframes.snapshot.history import History
     from mddframes.snapshot.reader import Snapshot
+    from mddframes.tables_as_code.plan import Plan
 
 __all__ = [
     "History",
@@ -30,6 +31,7 @@ __all__ = [
     "SnapshotDiff",
     "diff_snapshots",
     "read_history",
+    "read_review_excel",
     "read_snapshot",
     "snapshot",
 ]
@@ -230,6 +232,46 @@ def read_history(path: str | os.PathLike[str]) -> History:
     from mddframes.snapshot.history import History
 
     return History(path)
+
+
+def read_review_excel(
+    api: Api, path: str | os.PathLike[str], *, folder: str | os.PathLike[str] | None = None
+) -> Plan:
+    """A reviewed change-review workbook's ``revert`` decisions as a plan for the service.
+
+    Each object with reverted lines is read from the service, its reverted cells set
+    back to their old values, and written to ``folder`` as a tables-as-code file; the
+    folder is planned (:func:`~mddframes.tables_as_code.plan.plan_folder`), so
+    :func:`~mddframes.tables_as_code.apply.apply_plan` writes it with the checks,
+    backups, journal and read-back of every write. An object whose reverted cell no
+    longer holds the value the review showed is ``refused`` in the plan (and a plan
+    with a refused object is not applied).
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer of a client of the service (``client.api``).
+    path : str or os.PathLike
+        The workbook :meth:`History.to_review_excel` wrote, decisions set.
+    folder : str or os.PathLike, optional
+        Where the reverted objects' files go (a new or empty folder); by default
+        ``<workbook name>-reverts`` beside the workbook.
+
+    Returns
+    -------
+    Plan
+        One object per reverted table or mapping; ``exit_code`` as ``plan``'s.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Not a review workbook, or ``folder`` is not empty.
+    DataShapeError
+        A decision other than keep or revert, or a revert of a line that is not a cell.
+    """
+    from mddframes.snapshot.history_review import read_review
+
+    return read_review(api, path, folder)
 
 
 def __getattr__(name: str) -> Any:

@@ -322,6 +322,37 @@ class History:
     def _snapshot(self, number: int) -> Snapshot:
         return Snapshot(self.path, manifest=read_version_manifest(self.path, number))
 
+    # -- review ------------------------------------------------------------------------
+
+    def to_review_excel(
+        self, since: When | None, until: When | None, path: str | os.PathLike[str]
+    ) -> Path:
+        """A change-review workbook of the tables and mappings changed in a range.
+
+        One sheet per changed object: a line per change (version, time, row, its key,
+        column, old and new side by side, the new value highlighted) and a ``decision``
+        column to set to ``revert`` (a drop-down: keep or revert). Only changed cells can
+        be reverted; added and deleted rows are listed for reading.
+        :func:`~mddframes.snapshot.read_review_excel` turns the decisions into a plan.
+
+        Parameters
+        ----------
+        since : int, str, datetime or pandas.Timestamp, optional
+            As :meth:`read_changes` takes it (None: from the first version).
+        until : int, str, datetime or pandas.Timestamp, optional
+            As :meth:`read_changes` takes it (None: to the latest).
+        path : str or os.PathLike
+            The ``.xlsx`` file to write.
+
+        Returns
+        -------
+        pathlib.Path
+            The workbook written.
+        """
+        from mddframes.snapshot.history_review import write_review
+
+        return write_review(self, since, until, Path(path))
+
     # -- one object, one cell ---------------------------------------------------------------
 
     def object_history(self, object_id: str) -> pd.DataFrame:

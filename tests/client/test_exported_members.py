@@ -101,6 +101,7 @@ EXPORTED = [
     "pull_folder",
     "read_excel",
     "read_history",
+    "read_review_excel",
     "read_snapshot",
     "run_bulk",
     "run_doctor",
