@@ -200,7 +200,18 @@ class History:
     ) -> Iterator[SnapshotDiff]:
         """What each version changed, one version at a time (bounded memory).
 
-        Parameters are those of :meth:`read_changes`.
+        Parameters
+        ----------
+        since : int, str, datetime or pandas.Timestamp, optional
+            Where to begin, as :meth:`read_changes` takes it.
+        until : int, str, datetime or pandas.Timestamp, optional
+            Where to end, as :meth:`read_changes` takes it.
+        kind : {"element", "table", "mapping"}, optional
+            Only changes of this kind of object.
+        ids : list of str, optional
+            Only changes of these ids.
+        cells : bool, default True
+            List the changed cells of changed tables and mappings too.
 
         Yields
         ------
