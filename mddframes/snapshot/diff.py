@@ -103,7 +103,12 @@ def compare_snapshots(
                     old_side.payload(kind, object_id), after.payload(kind, object_id), kind=kind
                 )
                 cell_frames.append(cell_lines(kind, object_id, diff))
-    objects = pd.DataFrame(rows, columns=list(OBJECT_CHANGE_COLUMNS))
+    return diff_of(rows, cell_frames)
+
+
+def diff_of(lines: list[dict[str, Any]], cell_frames: list[pd.DataFrame]) -> SnapshotDiff:
+    """A :class:`SnapshotDiff` of object lines and the cell lines of changed objects."""
+    objects = pd.DataFrame(lines, columns=list(OBJECT_CHANGE_COLUMNS))
     objects = objects.astype({"kind": "string", "id": "string", "change": "string",
                               "old_digest": "string", "new_digest": "string",
                               "old_rows": "Int64", "new_rows": "Int64"})  # fmt: skip

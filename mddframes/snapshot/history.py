@@ -23,11 +23,10 @@ from mddframes.codec.kinds import Kind
 from mddframes.codec.values import strict_equal
 from mddframes.errors import InvalidArgumentError, NotFoundError
 from mddframes.snapshot.diff import (
-    CELL_CHANGE_COLUMNS,
-    OBJECT_CHANGE_COLUMNS,
     SnapshotDiff,
     SnapshotSide,
     cell_lines,
+    diff_of,
     element_changes,
     object_change,
 )
@@ -264,7 +263,7 @@ class History:
         """
         parts = list(self.read_changes_by_version(since, until, kind=kind, ids=ids, cells=cells))
         if not parts:
-            return _stamped(_empty_diff(), None, pd.NaT)
+            return _stamped(diff_of([], []), None, pd.NaT)
         return SnapshotDiff(
             objects=pd.concat([p.objects for p in parts], ignore_index=True),
             cells=pd.concat([p.cells for p in parts], ignore_index=True),
@@ -319,16 +318,7 @@ class History:
                         kind=object_kind_,
                     )
                     cell_frames.append(cell_lines(object_kind_, key[1], diff))
-        objects = pd.DataFrame(lines, columns=list(OBJECT_CHANGE_COLUMNS))
-        objects = objects.astype({"kind": "string", "id": "string", "change": "string",
-                                  "old_digest": "string", "new_digest": "string",
-                                  "old_rows": "Int64", "new_rows": "Int64"})  # fmt: skip
-        cells_frame = (
-            pd.concat(cell_frames, ignore_index=True)
-            if cell_frames
-            else pd.DataFrame(columns=list(CELL_CHANGE_COLUMNS), dtype=object)
-        )
-        return SnapshotDiff(objects=objects, cells=cells_frame)
+        return diff_of(lines, cell_frames)
 
     def _snapshot(self, number: int) -> Snapshot:
         return Snapshot(self.path, manifest=read_version_manifest(self.path, number))
@@ -584,13 +574,6 @@ def _range_text(times: list[tuple[int, pd.Timestamp]]) -> str:
         return "no version"
     (a, ta), (b, tb) = times[0], times[-1]
     return f"versions {a}..{b}, taken {ta.isoformat()} .. {tb.isoformat()}"
-
-
-def _empty_diff() -> SnapshotDiff:
-    return SnapshotDiff(
-        objects=pd.DataFrame(columns=list(OBJECT_CHANGE_COLUMNS)).astype("string"),
-        cells=pd.DataFrame(columns=list(CELL_CHANGE_COLUMNS), dtype=object),
-    )
 
 
 def _stamp(frame: pd.DataFrame, number: int | None, taken: Any) -> pd.DataFrame:
