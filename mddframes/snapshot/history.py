@@ -423,31 +423,20 @@ class History:
             [column])``: the first column whose values are present and unique in every
             version that holds the table; ``("position", [])``: neither, rows by position.
         """
-        frames = list(self._table_versions(str(table_id)))
-        if not frames:
-            raise NotFoundError(f"no version of the history {str(self.path)!r} holds table "
-                                f"{table_id!r}")  # fmt: skip
-        declared = primary_key_columns(declared_columns(frames[-1][2], "table"))
-        if declared:
-            return "declared key", declared
-        first = frames[0][1]
-        for column in first.columns:
-            if all(column in f.columns and f[column].notna().all() and f[column].is_unique
-                   for _n, f, _e in frames):  # fmt: skip
-                return "inferred key", [str(column)]
-        return "position", []
+        return _identity(self.path, str(table_id), list(self._table_versions(str(table_id))))
 
     def _table_versions(self, table_id: str) -> Iterator[tuple[int, pd.DataFrame, dict[str, Any]]]:
         """Each version holding the table, its frame and envelope; a frame read once per
         distinct content (versions of the same digest share it)."""
         last: tuple[str, pd.DataFrame, dict[str, Any]] | None = None
         for number in version_numbers(self.path):
-            entry = next((e for e in read_version_entries(self.path, number)
-                          if e["kind"] == "table" and e["id"] == table_id), None)  # fmt: skip
-            if entry is None:
+            entries = read_version_entries(self.path, number, kind="table", object_id=table_id)
+            if not entries:
                 continue
+            entry = entries[0]
             if last is None or last[0] != entry["digest"]:
-                snap = self._snapshot(number)
+                # a reader of this one object: the version's other entries are not read
+                snap = Snapshot(self.path, manifest={"objects": [{**entry, "kind": "table"}]})
                 last = (
                     entry["digest"],
                     snap.read_table(table_id),
@@ -475,11 +464,12 @@ class History:
             absent), ``present`` (the row and column exist), ``changed`` (differs from
             the version before). ``attrs["row_identity"]`` says how the row was found.
         """
-        identity, keys = self.row_identity(table_id)
+        versions = list(self._table_versions(str(table_id)))
+        identity, keys = _identity(self.path, str(table_id), versions)
         times = dict(self._times())
         rows: list[dict[str, Any]] = []
         previous: Any = object()
-        for number, frame, _envelope in self._table_versions(str(table_id)):
+        for number, frame, _envelope in versions:
             value, present = _cell(frame, keys, row_key, column)
             changed = bool(rows) and not _same(previous, value)
             rows.append({"version": number, "taken_at": times[number], "value": value,
@@ -491,6 +481,23 @@ class History:
                           "changed": "bool"})  # fmt: skip
         out.attrs["row_identity"] = f"{identity} {keys}" if keys else identity
         return out
+
+
+def _identity(
+    path: Path, table_id: str, frames: list[tuple[int, pd.DataFrame, dict[str, Any]]]
+) -> tuple[str, list[str]]:
+    """:meth:`History.row_identity` from the table's versions (frame and envelope each)."""
+    if not frames:
+        raise NotFoundError(f"no version of the history {str(path)!r} holds table {table_id!r}")
+    declared = primary_key_columns(declared_columns(frames[-1][2], "table"))
+    if declared:
+        return "declared key", declared
+    first = frames[0][1]
+    for column in first.columns:
+        if all(column in f.columns and f[column].notna().all() and f[column].is_unique
+               for _n, f, _e in frames):  # fmt: skip
+            return "inferred key", [str(column)]
+    return "position", []
 
 
 def _cell(frame: pd.DataFrame, keys: list[str], row_key: Any, column: str) -> tuple[Any, bool]:

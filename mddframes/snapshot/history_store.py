@@ -210,9 +210,13 @@ def _latest(store: Path) -> tuple[int, dict[tuple[str, str], dict[str, Any]]]:
     return numbers[-1], {(e["kind"], e["id"]): e for e in entries if e["id"] is not None}
 
 
-def read_version_entries(store: Path, number: int) -> list[dict[str, Any]]:
-    """The rows of one version file as dicts (``columns`` parsed back to a list)."""
-    table = pq.read_table(store / version_file(number))
+def read_version_entries(
+    store: Path, number: int, *, kind: str | None = None, object_id: str | None = None
+) -> list[dict[str, Any]]:
+    """The rows of one version file as dicts (``columns`` parsed back to a list); with
+    ``kind`` and ``object_id``, only that object's (a filtered read)."""
+    filters = None if kind is None else [("kind", "=", kind), ("id", "=", object_id)]
+    table = pq.read_table(store / version_file(number), filters=filters)
     entries: list[dict[str, Any]] = table.drop(["version", "taken_at"]).to_pylist()
     for entry in entries:
         entry["columns"] = json.loads(entry["columns"]) if entry["columns"] else None
