@@ -30,7 +30,6 @@ from mddframes.snapshot.diff import SnapshotSide
 
 if TYPE_CHECKING:
     from mddframes.api import Api
-    from mddframes.snapshot.history import History, When
     from mddframes.tables_as_code.plan import Plan
 
 #: The format tag of the hidden sheet.
@@ -70,8 +69,9 @@ def _sheet_title(kind: str, object_id: str, taken: set[str]) -> str:
     return title
 
 
-def write_review(history: History, since: When | None, until: When | None, path: Path) -> Path:
-    """The work of :meth:`History.to_review_excel`, documented there."""
+def write_review(history: Any, since: Any, until: Any, path: Path) -> Path:
+    """The work of :meth:`History.to_review_excel`, documented there (``history`` is that
+    History; typed loosely: history.py imports this module when called)."""
     import openpyxl
     from openpyxl.styles import Font, PatternFill
     from openpyxl.worksheet.datavalidation import DataValidation
@@ -132,7 +132,7 @@ def write_review(history: History, since: When | None, until: When | None, path:
 class _KeyFinder:
     """A changed row's identity in the version before the change: its key, else position."""
 
-    def __init__(self, history: History) -> None:
+    def __init__(self, history: Any) -> None:
         self.history = history
         self._payloads: dict[tuple[str, str, int], dict[str, Any]] = {}
 
