@@ -71,7 +71,13 @@ if _typing.TYPE_CHECKING:  # for type checkers and readers; at run time each nam
     from mddframes.frames.backends import DtypeBackend, to_polars
     from mddframes.ids import Ids
     from mddframes.lineage import Lineage, LineageAnswer, to_dot, to_mermaid
-    from mddframes.snapshot import diff_snapshots, read_snapshot
+    from mddframes.snapshot import (
+        History,
+        diff_snapshots,
+        read_history,
+        read_review_excel,
+        read_snapshot,
+    )
     from mddframes.spreadsheet import read_excel, to_excel
     from mddframes.tables_as_code import Plan, apply_plan, plan_folder, pull_folder
     from mddframes.writing import WriteResult
@@ -86,6 +92,7 @@ _LAZY: dict[str, str] = {
     "DtypeBackend": "mddframes.frames.backends",
     "ExportArchive": "mddframes.archive",
     "ExportTask": "mddframes.exports",
+    "History": "mddframes.snapshot",
     "Ids": "mddframes.ids",
     "JsonObject": "mddframes.codec.values",
     "JsonValue": "mddframes.codec.values",
@@ -106,6 +113,8 @@ _LAZY: dict[str, str] = {
     "plan_folder": "mddframes.tables_as_code",
     "pull_folder": "mddframes.tables_as_code",
     "read_excel": "mddframes.spreadsheet",
+    "read_history": "mddframes.snapshot",
+    "read_review_excel": "mddframes.snapshot",
     "read_snapshot": "mddframes.snapshot",
     "run_bulk": "mddframes.bulk",
     "run_doctor": "mddframes.doctor",
@@ -156,6 +165,7 @@ __all__ = [
     "ExportFailedError",
     "ExportTask",
     "ExportTimeoutError",
+    "History",
     "Ids",
     "IncompletePayloadError",
     "InvalidArgumentError",
@@ -200,6 +210,8 @@ __all__ = [
     "plan_folder",
     "pull_folder",
     "read_excel",
+    "read_history",
+    "read_review_excel",
     "read_snapshot",
     "run_bulk",
     "run_doctor",

@@ -352,15 +352,16 @@ class Client(Writes, Panels):
     def snapshot(
         self,
         system: str,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | None = None,
         *,
         max_workers: int | None = None,
         progress: bool | None = None,
         structures: bool = True,
+        history: str | os.PathLike[str] | None = None,
     ) -> Snapshot:
         return snapshots.snapshot(
             self.api, system, path, max_workers=max_workers, progress=progress,
-            structures=structures,
+            structures=structures, history=history,
         )  # fmt: skip
 
     # -- exports (exports/) ------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, cast
 import pandas as pd
 
 from mddframes.cli._code import add_commands as add_code_commands
+from mddframes.cli._history import add_commands as add_history_commands
 from mddframes.cli._journal import add_commands as add_journal_commands
 from mddframes.cli._lineage import add_commands as add_lineage_commands
 from mddframes.cli._output import (
@@ -150,6 +151,7 @@ def build_parser(*, emulator_options: bool = True) -> argparse.ArgumentParser:
     add_journal_commands(commands, _service_command)
     add_lineage_commands(commands, _service_command)
     add_snapshot_commands(commands, _service_command)
+    add_history_commands(commands, _local_command)
     add_record_commands(commands)
     return parser
 
@@ -177,16 +179,35 @@ def _service_command(
             )  # fmt: skip
     group.add_argument("--profile", help="profile of ~/.config/mddframes/config.toml (MDD_PROFILE)")
     if frame:
-        out = command.add_argument_group("output")
-        out.add_argument(
-            "--format", choices=("csv", "json", "text"),
-            help="how the frame is printed (default: text on a terminal, else csv; with -o "
-            "by its suffix)",
-        )  # fmt: skip
-        out.add_argument(
-            "-o", "--output", type=Path, help="write the frame to this file instead of stdout"
-        )
+        _output_options(command)
     command.set_defaults(handler=lambda args: _with_client(args, handler), parser=command)
+    return command
+
+
+def _output_options(command: argparse.ArgumentParser) -> None:
+    """-o and --format csv|json|text: how a command's frame is printed."""
+    out = command.add_argument_group("output")
+    out.add_argument(
+        "--format", choices=("csv", "json", "text"),
+        help="how the frame is printed (default: text on a terminal, else csv; with -o "
+        "by its suffix)",
+    )  # fmt: skip
+    out.add_argument(
+        "-o", "--output", type=Path, help="write the frame to this file instead of stdout"
+    )
+
+
+def _local_command(
+    commands: Any, name: str, help: str, handler: Callable[[argparse.Namespace], Outcome]
+) -> argparse.ArgumentParser:
+    """A command that reads local files only (no connection) and prints a frame."""
+    command: argparse.ArgumentParser = commands.add_parser(
+        name, help=help, description=help, epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
+    _common(command, top=False)
+    _output_options(command)
+    command.set_defaults(handler=lambda args: _finish(handler(args), args), parser=command)
     return command
 
 
@@ -200,6 +221,11 @@ def _with_client(
     with connect(args.tenant, profile=args.profile, **settings) as client:
         client.api.progress = progress_wanted(args)  # a paged list's bar too
         result = handler(client, args)
+    return _finish(result, args)
+
+
+def _finish(result: Outcome, args: argparse.Namespace) -> int:
+    """A handler's outcome printed, and the exit code it means."""
     code: int | None = None
     if isinstance(result, tuple):
         result, code = result

@@ -27,7 +27,14 @@ def add_commands(commands: Any, service_command: Any) -> None:
         frame=False,
     )
     command.add_argument("system")
-    command.add_argument("dir", type=Path, help="the snapshot folder (must not exist yet)")
+    command.add_argument(
+        "dir", type=Path, nargs="?", help="the snapshot folder (must not exist yet)"
+    )
+    command.add_argument(
+        "--history", type=Path, metavar="PATH",
+        help="add the snapshot to this history store as its next version instead of "
+        "writing a folder (stored at the cost of what changed; see `mddframes history`)",
+    )  # fmt: skip
     command.add_argument(
         "--no-structures",
         dest="structures",
@@ -43,6 +50,12 @@ def _interrupted(args: argparse.Namespace) -> str:
     by the same command."""
     from mddframes.snapshot.layout import partial_folder
 
+    if args.history is not None:
+        return (
+            f"the snapshot of {args.system!r} was not added to {args.history}: the store is "
+            "as it was. Run the same command again to resume it (what was read is kept): "
+            f"mddframes snapshot {args.system} --history {args.history}"
+        )
     partial = partial_folder(args.dir)
     again = f"mddframes snapshot {args.system} {args.dir}"
     if not partial.is_dir():
@@ -84,11 +97,12 @@ def _finished_files(partial: Path) -> tuple[int, int]:
 def _snapshot(client: Client, args: argparse.Namespace) -> int:
     snap = client.snapshot(
         args.system, args.dir, max_workers=args.max_workers,
-        progress=progress_wanted(args), structures=args.structures,
+        progress=progress_wanted(args), structures=args.structures, history=args.history,
     )  # fmt: skip
     kinds = snap.objects["kind"].value_counts()
+    where = args.dir if args.history is None else f"{args.history} (a new version)"
     args.messages.note(
-        f"wrote {args.dir}: {kinds.get('table', 0)} table(s), {kinds.get('mapping', 0)} "
+        f"wrote {where}: {kinds.get('table', 0)} table(s), {kinds.get('mapping', 0)} "
         f"mapping(s) of system {args.system!r}"
     )
     failures = snap.failures
@@ -96,7 +110,9 @@ def _snapshot(client: Client, args: argparse.Namespace) -> int:
         args.messages.say("error", f"{failure.kind} {failure.id!r}: {failure.message}")
     if len(failures):
         args.messages.say(
-            "error", f"{len(failures)} object(s) failed; see {args.dir}/manifest.json"
+            "error",
+            f"{len(failures)} object(s) failed; see "
+            + (f"{args.dir}/manifest.json" if args.history is None else "the version's failures"),
         )
         return _PARTIAL_FAILURE
     return 0

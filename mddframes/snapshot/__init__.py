@@ -16,24 +16,37 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from mddframes.doc_sections import documented
+from mddframes.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
     from mddframes.api import Api
     from mddframes.snapshot.diff import SnapshotDiff
+    from mddframes.snapshot.history import History
     from mddframes.snapshot.reader import Snapshot
+    from mddframes.tables_as_code.plan import Plan
 
-__all__ = ["Snapshot", "SnapshotDiff", "diff_snapshots", "read_snapshot", "snapshot"]
+__all__ = [
+    "History",
+    "Snapshot",
+    "SnapshotDiff",
+    "diff_snapshots",
+    "read_history",
+    "read_review_excel",
+    "read_snapshot",
+    "snapshot",
+]
 
 
 @documented
 def snapshot(
     api: Api,
     system: str,
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | None = None,
     *,
     max_workers: int | None = None,
     progress: bool | None = None,
     structures: bool = True,
+    history: str | os.PathLike[str] | None = None,
 ) -> Snapshot:
     """Write a whole system to a folder of Parquet files that DuckDB, polars and Spark read.
 
@@ -53,24 +66,34 @@ def snapshot(
     {api}
     system : str
         The system to snapshot.
-    path : str or os.PathLike
+    path : str or os.PathLike, optional
         The snapshot folder; it must not exist yet (or be empty). An interrupted
-        snapshot into it is resumed.
+        snapshot into it is resumed. Give either ``path`` or ``history``.
     {max_workers}
     {progress}
     structures : bool, default True
         Read every element's record (one request per element); ``False`` leaves
         ``structures.parquet`` out (the tree keeps each element's main fields).
+    history : str or os.PathLike, optional
+        A history store (made on its first version): the snapshot is added to it as its
+        next version, stored at the cost of what changed since the latest version (see
+        :class:`~mddframes.snapshot.history.History`). One writer at a time: a second
+        waits for the first (up to the ``lock_timeout`` setting). An interrupted add
+        leaves no version and is resumed by the next.
 
     Returns
     -------
     Snapshot
-        The snapshot written (``.failures`` lists the objects that could not be read).
+        The snapshot written (``.failures`` lists the objects that could not be read);
+        with ``history``, the version added.
 
     Raises
     ------
     InvalidArgumentError
-        ``path`` exists and is not an empty folder, or pyarrow is not installed.
+        ``path`` exists and is not an empty folder, neither or both of ``path`` and
+        ``history`` are given, or pyarrow is not installed.
+    LockTimeoutError
+        Another writer held the history store longer than ``lock_timeout``.
     MddError
         The tree, object types or packages could not be read (nothing is left at ``path``).
 
@@ -84,6 +107,16 @@ def snapshot(
     from mddframes.snapshot.reader import Snapshot
     from mddframes.snapshot.writer import write_snapshot
 
+    if (path is None) == (history is None):
+        raise InvalidArgumentError("snapshot: give either a folder (path) or history=, not both")
+    if history is not None:
+        from mddframes.snapshot.history import History
+        from mddframes.snapshot.history_store import add_version
+
+        number = add_version(api, system, history, max_workers=max_workers, progress=progress,
+                             structures=structures)  # fmt: skip
+        return History(history).as_of(number)
+    assert path is not None  # for mypy: checked above
     write_snapshot(api, system, path, max_workers=max_workers, progress=progress,
                    structures=structures)  # fmt: skip
     return Snapshot(path)
@@ -170,8 +203,83 @@ def diff_snapshots(
     return compare(old, new, cells=cells, max_workers=max_workers, progress=progress)
 
 
+def read_history(path: str | os.PathLike[str]) -> History:
+    """Open a history store: its versions, any version as a snapshot, what changed.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The store ``snapshot(..., history=path)`` adds versions to.
+
+    Returns
+    -------
+    History
+        ``list_versions()``, ``as_of(when)``, ``read_changes(since, until)``,
+        ``cell_history(table_id, row_key, column)``, ``object_history(id)``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        No history store there, or pyarrow is not installed.
+
+    Examples
+    --------
+    >>> _ = snapshot(client.api, "LAB", progress=False, structures=False, history="lab-history")
+    >>> read_history("lab-history").list_versions()["version"].tolist()
+    [1]
+    """
+    from mddframes.snapshot import arrow_columns  # noqa: F401 - the clear error without pyarrow
+    from mddframes.snapshot.history import History
+
+    return History(path)
+
+
+def read_review_excel(
+    api: Api, path: str | os.PathLike[str], *, folder: str | os.PathLike[str] | None = None
+) -> Plan:
+    """A reviewed change-review workbook's ``revert`` decisions as a plan for the service.
+
+    Each object with reverted lines is read from the service, its reverted cells set
+    back to their old values, and written to ``folder`` as a tables-as-code file; the
+    folder is planned (:func:`~mddframes.tables_as_code.plan.plan_folder`), so
+    :func:`~mddframes.tables_as_code.apply.apply_plan` writes it with the checks,
+    backups, journal and read-back of every write. An object whose reverted cell no
+    longer holds the value the review showed is ``refused`` in the plan (and a plan
+    with a refused object is not applied).
+
+    Parameters
+    ----------
+    api : Api
+        The raw layer of a client of the service (``client.api``).
+    path : str or os.PathLike
+        The workbook :meth:`History.to_review_excel` wrote, decisions set.
+    folder : str or os.PathLike, optional
+        Where the reverted objects' files go (a new or empty folder); by default
+        ``<workbook name>-reverts`` beside the workbook.
+
+    Returns
+    -------
+    Plan
+        One object per reverted table or mapping; ``exit_code`` as ``plan``'s.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Not a review workbook, or ``folder`` is not empty.
+    DataShapeError
+        A decision other than keep or revert, or a revert of a line that is not a cell.
+    """
+    from mddframes.snapshot.history_review import read_review
+
+    return read_review(api, path, folder)
+
+
 def __getattr__(name: str) -> Any:
     # the classes, imported (with pyarrow) only when asked for
+    if name == "History":
+        from mddframes.snapshot.history import History
+
+        return History
     if name == "Snapshot":
         from mddframes.snapshot.reader import Snapshot
 

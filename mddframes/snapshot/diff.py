@@ -79,18 +79,18 @@ def compare_snapshots(
     """
     before = old if isinstance(old, Snapshot) else Snapshot(old)
     if isinstance(new, (Snapshot, str, os.PathLike)):
-        after: _Side = _SnapshotSide(new if isinstance(new, Snapshot) else Snapshot(new))
+        after: _Side = SnapshotSide(new if isinstance(new, Snapshot) else Snapshot(new))
     else:
         after = _ServiceSide(new, before.system, max_workers, progress)
-    old_side = _SnapshotSide(before)
-    rows = _element_changes(old_side.tree(), after.tree())
+    old_side = SnapshotSide(before)
+    rows = element_changes(old_side.tree(), after.tree())
     cell_frames: list[pd.DataFrame] = []
     for kind in ("table", "mapping"):
         ids = list(dict.fromkeys([*old_side.ids(kind), *after.ids(kind)]))
         olds, news = old_side.digests(kind, ids), after.digests(kind, ids)
         for object_id in ids:
             a, b = olds.get(object_id), news.get(object_id)
-            change = _change(a, b)
+            change = object_change(a, b)
             if change is None:
                 continue
             rows.append({
@@ -102,20 +102,26 @@ def compare_snapshots(
                 diff = diff_payloads(
                     old_side.payload(kind, object_id), after.payload(kind, object_id), kind=kind
                 )
-                cell_frames.append(_cell_lines(kind, object_id, diff))
-    objects = pd.DataFrame(rows, columns=list(OBJECT_CHANGE_COLUMNS))
+                cell_frames.append(cell_lines(kind, object_id, diff))
+    return diff_of(rows, cell_frames)
+
+
+def diff_of(lines: list[dict[str, Any]], cell_frames: list[pd.DataFrame]) -> SnapshotDiff:
+    """A :class:`SnapshotDiff` of object lines and the cell lines of changed objects."""
+    objects = pd.DataFrame(lines, columns=list(OBJECT_CHANGE_COLUMNS))
     objects = objects.astype({"kind": "string", "id": "string", "change": "string",
                               "old_digest": "string", "new_digest": "string",
                               "old_rows": "Int64", "new_rows": "Int64"})  # fmt: skip
-    cell_lines = (
+    cells_frame = (
         pd.concat(cell_frames, ignore_index=True)
         if cell_frames
         else pd.DataFrame(columns=list(CELL_CHANGE_COLUMNS), dtype=object)
     )
-    return SnapshotDiff(objects=objects, cells=cell_lines)
+    return SnapshotDiff(objects=objects, cells=cells_frame)
 
 
-def _change(a: Any, b: Any) -> str | None:
+def object_change(a: Any, b: Any) -> str | None:
+    """``added``, ``removed``, ``changed`` or None, from two (digest, rows) or None."""
     if a is None:
         return "added"
     if b is None:
@@ -123,7 +129,7 @@ def _change(a: Any, b: Any) -> str | None:
     return "changed" if a[0] != b[0] else None
 
 
-def _element_changes(old: pd.DataFrame, new: pd.DataFrame) -> list[dict[str, Any]]:
+def element_changes(old: pd.DataFrame, new: pd.DataFrame) -> list[dict[str, Any]]:
     """Elements added, removed, or whose row of the tree changed."""
     old_rows = _tree_rows(old)
     new_rows = _tree_rows(new)
@@ -154,7 +160,8 @@ def _plain(value: Any) -> Any:
     return value.isoformat() if isinstance(value, pd.Timestamp) else value
 
 
-def _cell_lines(kind: Kind, object_id: str, diff: Any) -> pd.DataFrame:
+def cell_lines(kind: Kind, object_id: str, diff: Any) -> pd.DataFrame:
+    """The lines of :attr:`SnapshotDiff.cells` of one object's ``diff_payloads`` result."""
     lines: list[tuple[Any, ...]] = []
     for row, column, a, b in diff.changed.itertuples(index=False):
         lines.append((kind, object_id, "cell", row, column, a, b))
@@ -183,7 +190,9 @@ class _Side:
         raise NotImplementedError
 
 
-class _SnapshotSide(_Side):
+class SnapshotSide(_Side):
+    """A snapshot as one side of a comparison (its payloads rebuilt from its frames)."""
+
     def __init__(self, snap: Snapshot) -> None:
         self.snap = snap
         self._tree: pd.DataFrame | None = None

@@ -20,7 +20,7 @@ from mddframes.frames.structures import structure_record, structures_frame
 from mddframes.ids import close_matches
 from mddframes.snapshot.arrow_columns import arrow_to_frame
 from mddframes.snapshot.bundles import ENVELOPES_KEY
-from mddframes.snapshot.layout import FORMAT, FRAME_FILES, MANIFEST
+from mddframes.snapshot.layout import FORMAT, MANIFEST
 
 #: The columns of :attr:`Snapshot.objects`.
 OBJECT_COLUMNS = ("kind", "id", "digest", "rows", "file", "row_group", "offset")
@@ -33,6 +33,9 @@ class Snapshot:
     ----------
     path : str or os.PathLike
         The snapshot folder (the one holding ``manifest.json``).
+    manifest : dict, optional
+        The manifest, when it is not the folder's ``manifest.json`` (a version of a
+        history store: its files are named relative to the store).
 
     Attributes
     ----------
@@ -55,16 +58,13 @@ class Snapshot:
     >>> rows = snap.read_table(tree["table_id"].dropna().iloc[0])
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, manifest: dict[str, Any] | None = None
+    ) -> None:
         self.path = Path(path)
-        manifest = self.path / MANIFEST
-        if not manifest.is_file():
-            raise InvalidArgumentError(
-                f"{str(self.path)!r} holds no complete snapshot (no {MANIFEST})"
-            )
-        self.manifest: dict[str, Any] = json.loads(manifest.read_text(encoding="utf-8"))
-        if self.manifest.get("format") != FORMAT:
-            raise DataShapeError(f"{str(manifest)!r} is not the manifest of an mddframes snapshot")
+        if manifest is None:
+            manifest = self._read_manifest()
+        self.manifest: dict[str, Any] = manifest
         self._objects: dict[tuple[str, str], dict[str, Any]] = {
             (o["kind"], o["id"]): o for o in self.manifest["objects"]
         }
@@ -73,6 +73,17 @@ class Snapshot:
         self._open: tuple[str, pq.ParquetFile] | None = None
         self._envelopes: tuple[str, dict[str, Any]] | None = None
         self._group: tuple[tuple[str, int], pa.Table] | None = None
+
+    def _read_manifest(self) -> dict[str, Any]:
+        path = self.path / MANIFEST
+        if not path.is_file():
+            raise InvalidArgumentError(
+                f"{str(self.path)!r} holds no complete snapshot (no {MANIFEST})"
+            )
+        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        if manifest.get("format") != FORMAT:
+            raise DataShapeError(f"{str(path)!r} is not the manifest of an mddframes snapshot")
+        return manifest
 
     def __repr__(self) -> str:
         m = self.manifest
@@ -269,7 +280,7 @@ class Snapshot:
         entry = self.manifest["files"].get(what)
         if entry is None:
             raise NotFoundError(f"the snapshot {str(self.path)!r} has no {what}")
-        return arrow_to_frame(pq.read_table(self.path / FRAME_FILES[what]))
+        return arrow_to_frame(pq.read_table(self.path / entry["file"]))
 
     def _object_frame(self, kind: Kind, object_id: str) -> pd.DataFrame:
         entry = self.object_entry(kind, object_id)

@@ -110,8 +110,20 @@ def batch_lock(api: Api, batch: str, *, purpose: str) -> Any:
     )
 
 
+def folder_lock(folder: Path, timeout: float, *, purpose: str) -> Any:
+    """Hold the lock of a folder mddframes keeps (``<folder>/.lock``) for the block.
+
+    One writer of the folder at a time, across threads and processes (a history store's
+    versions); another waits up to ``timeout`` seconds, then a
+    :class:`~mddframes.errors.LockTimeoutError` names the holder.
+    """
+    return _locked(Path(folder) / ".lock", timeout, purpose, root=Path(folder))
+
+
 @contextlib.contextmanager
-def _locked(path: Path, timeout: float, purpose: str) -> Iterator[None]:
+def _locked(
+    path: Path, timeout: float, purpose: str, *, root: Path | None = None
+) -> Iterator[None]:
     """The thread lock and the file lock of ``path``, within ``timeout`` seconds in all."""
     deadline = time.monotonic() + timeout
     thread_lock = _thread_lock(path)
@@ -119,7 +131,7 @@ def _locked(path: Path, timeout: float, purpose: str) -> Iterator[None]:
         raise _timed_out(path, timeout, purpose)
     try:
         try:
-            private_dir(path.parent, root=_lock_root(path))
+            private_dir(path.parent, root=root or _lock_root(path))
             file_lock = filelock.FileLock(
                 path, mode=PRIVATE_FILE_MODE, is_singleton=False, thread_local=False
             )

@@ -27,6 +27,7 @@ SIGNALS = {
     "http.authorised:_TokenNotFetched": "http.authorised: the token's own error",
     "spreadsheet.cells:CellError": "spreadsheet: DataShapeError naming the cell",
     "tables_as_code.apply:_Refused": "tables_as_code.apply: a refused object's row",
+    "snapshot.history_review:_Conflict": "snapshot.history_review: a refused object in the plan",
     "tables_as_code.csvtext:CsvSyntaxError": "tables_as_code.files: DataShapeError naming the file",
 }
 

@@ -200,3 +200,41 @@ def test_spark_reads_the_mappings_as_one_merged_schema_dataset(spark, taken, sys
     assert {i: counts.get(i, 0) for i in mappings["id"]} == dict(
         zip(mappings["id"], mappings["rows"].astype(int), strict=True)
     )
+
+
+def test_spark_reads_a_history_version_with_the_guides_sql(spark, emulator, tmp_path_factory):
+    """A history of two versions of LAB, one table edited between them: Spark reads each
+    version's rows of it by joining the version file to the stored rows (docs/guide/history.md)."""
+    from mddframes import Client, read_history
+    from mddframes.snapshot.history_store import DIGEST_COLUMN
+
+    emulator.reset()
+    store = tmp_path_factory.mktemp("spark-history") / "history"
+    with Client.from_emulator(emulator) as client:
+        table_id = str(client.read_tree("LAB")["table_id"].dropna().iloc[0])
+        client.snapshot("LAB", history=store, progress=False, structures=False)
+        frame = client.read_table(table_id)
+        column = [c for c in frame.columns if frame[c].dtype == "string"][-1]
+        frame.loc[frame.index[0], column] = "edited for Spark"
+        client.write_table(table_id, frame)
+        client.snapshot("LAB", history=store, progress=False, structures=False)
+    spark.read.parquet(f"{store}/versions").createOrReplaceTempView("versions")
+    history = read_history(store)
+    for number in (1, 2):
+        # the version's file of the table, then its rows by id and digest
+        (entry,) = spark.sql(
+            f"SELECT file, digest FROM versions WHERE version = {number} AND kind = 'table' "
+            f"AND id = '{table_id}'"
+        ).collect()
+        stored = spark.read.parquet(f"{store}/{entry['file']}")
+        rows = (
+            stored.where((stored.table_id == table_id) & (stored[DIGEST_COLUMN] == entry["digest"]))
+            .orderBy("row")
+            .collect()
+        )
+        expected = history.as_of(number).read_table(table_id)[column].tolist()
+        assert [r[column] for r in rows] == expected
+    assert expected[0] == "edited for Spark"
+    counts = spark.sql("SELECT version, count(*) AS n FROM versions WHERE kind = 'table' "
+                       "GROUP BY version ORDER BY version").collect()  # fmt: skip
+    assert [r["n"] for r in counts] == history.list_versions()["tables"].tolist()

@@ -15,8 +15,6 @@ installs it (Debian package ``libreoffice-calc-nogui``) and a skip would hide a 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import time
 import zipfile
 from dataclasses import dataclass, field
@@ -26,7 +24,7 @@ from typing import Any
 import openpyxl
 import pandas as pd
 import pytest
-from spreadsheet_program import SOFFICE  # noqa: E402
+from spreadsheet_program import resave  # noqa: E402
 
 from mddframes import Client
 from mddframes.codec import from_payload, to_payload
@@ -49,30 +47,6 @@ HARD_TEXTS = [
     "a\x00b", "\x01\x1f", "\ufffe", "_x0041_", "_x005F_", "x005F_", "ax005F_b", "_x0001_",
     "tab\there", "a\r\nb", "cr\r", "lf\n", "🙂", "é\u2028", "", None,
 ]  # fmt: skip
-
-
-def resave(sources: list[Path], folder: Path) -> list[Path]:
-    """Open each workbook in LibreOffice Calc and save it as xlsx into ``folder``.
-
-    One soffice process converts them all; its profile lives in a temporary folder,
-    so no user settings take part and nothing is left behind.
-    """
-    if SOFFICE is None:
-        pytest.fail("CI must have LibreOffice: .ci/run installs libreoffice-calc-nogui")
-    folder.mkdir(parents=True, exist_ok=True)
-    profile = folder.parent / f"{folder.name}-profile"
-    command = [
-        SOFFICE, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
-        "--convert-to", "xlsx", "--outdir", str(folder), *map(str, sources),
-    ]  # fmt: skip
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
-    finally:
-        shutil.rmtree(profile, ignore_errors=True)
-    outputs = [folder / source.name for source in sources]
-    missing = [p.name for p in outputs if not p.exists()]
-    assert done.returncode == 0 and not missing, (done.returncode, missing, done.stderr[-2000:])
-    return outputs
 
 
 def sheet_xml(path: Path) -> str:

@@ -1,0 +1,287 @@
+"""A history store: versions added at the cost of what changed, read back as of any version,
+every change and every value of a cell; an interrupted add and a second writer."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from mddframes import Client, InvalidArgumentError, LockTimeoutError, NotFoundError, read_history
+from mddframes.snapshot.history_store import DIGEST_COLUMN, version_numbers
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+SYSTEM = "LAB"
+
+pytestmark = pytest.mark.pandas_once
+
+
+def _edit_first_text_cell(client: Client, table_id: str, value: str) -> str:
+    frame = client.read_table(table_id)
+    column = [c for c in frame.columns if frame[c].dtype == "string"][-1]  # not its key
+    frame.loc[frame.index[0], column] = value
+    client.write_table(table_id, frame)
+    return str(column)
+
+
+@pytest.fixture(scope="module")
+def built(emulator, tmp_path_factory):
+    """A store of three versions of LAB: one table edited twice between them (read only by
+    the tests that take it)."""
+    emulator.reset()
+    with Client.from_emulator(emulator) as client:
+        return _build(client, tmp_path_factory.mktemp("history") / "history")
+
+
+def _build(client: Client, store: Path) -> tuple[Path, str, str, list[pd.DataFrame], pd.DataFrame]:
+    tree = client.read_tree(SYSTEM)
+    table_id = str(tree["table_id"].dropna().iloc[0])
+    frames = [client.read_table(table_id)]
+    client.snapshot(SYSTEM, history=store, progress=False, structures=False)
+    column = _edit_first_text_cell(client, table_id, "first edit")
+    frames.append(client.read_table(table_id))
+    client.snapshot(SYSTEM, history=store, progress=False, structures=False)
+    _edit_first_text_cell(client, table_id, "second edit")
+    frames.append(client.read_table(table_id))
+    client.snapshot(SYSTEM, history=store, progress=False, structures=False)
+    return store, table_id, column, frames, client.read_tree(SYSTEM)
+
+
+def _stored_object_rows(store: Path) -> int:
+    return sum(pq.read_metadata(p).num_rows for p in (store / "objects").rglob("*.parquet"))
+
+
+def test_each_version_reads_back_as_the_service_held_it(built):
+    store, table_id, _column, frames, tree = built
+    history = read_history(store)
+    versions = history.list_versions()
+    assert versions["version"].tolist() == [1, 2, 3]
+    assert versions["taken_at"].is_monotonic_increasing
+    assert (versions["tables"] == tree["table_id"].nunique()).all()
+    for number, frame in enumerate(frames, start=1):
+        pd.testing.assert_frame_equal(history.as_of(number).read_table(table_id), frame)
+    # by time: the last version taken by then; the tree of every version is the system's
+    second = versions["taken_at"].iloc[1]
+    assert history.version_at(second + pd.Timedelta("1ms")) == 2
+    pd.testing.assert_frame_equal(history.as_of(second).read_table(table_id), frames[1])
+    pd.testing.assert_frame_equal(history.as_of(3).read_tree(), tree)
+    with pytest.raises(NotFoundError, match="no version taken by"):
+        history.as_of(versions["taken_at"].iloc[0] - pd.Timedelta("1s"))
+    with pytest.raises(NotFoundError, match="has no version 9"):
+        history.as_of(9)
+
+
+def test_storage_grows_with_what_changed(built):
+    store, table_id, _column, _frames, _tree = built
+    history = read_history(store)
+    first = history.as_of(1)
+    all_rows = sum(o["rows"] for o in first.manifest["objects"])
+    changed_rows = int(history.as_of(2).object_entry("table", table_id)["rows"])
+    # version 1 stores every object; versions 2 and 3 only the edited table's rows
+    assert _stored_object_rows(store) == all_rows + 2 * changed_rows
+    unchanged = next(o for o in first.manifest["objects"] if o["id"] != table_id)
+    again = history.as_of(3).object_entry(unchanged["kind"], unchanged["id"])
+    assert again["file"] == unchanged["file"]
+
+
+def test_changes_cell_history_and_object_history(built):
+    store, table_id, column, frames, _tree = built
+    history = read_history(store)
+    changes = history.read_changes(kind="table")
+    assert changes.objects[["version", "id", "change"]].values.tolist() == [
+        [2, table_id, "changed"], [3, table_id, "changed"],
+    ]  # fmt: skip
+    cells = changes.cells
+    assert cells[["version", "column", "new"]].values.tolist() == [
+        [2, column, "first edit"], [3, column, "second edit"],
+    ]  # fmt: skip
+    assert cells["old"].iloc[0] == frames[0][column].iloc[0]
+    only_last = history.read_changes(since=2, kind="table")
+    assert only_last.objects["version"].tolist() == [3]
+    assert history.read_changes(since=3).empty
+
+    identity, keys = history.row_identity(table_id)
+    row_key = 0 if identity == "position" else frames[0][keys[0]].iloc[0]
+    cell = history.cell_history(table_id, row_key, column)
+    assert cell["value"].tolist() == [frames[0][column].iloc[0], "first edit", "second edit"]
+    assert cell["changed"].tolist() == [False, True, True]
+    assert cell.attrs["row_identity"].startswith(identity)
+
+    lines = history.object_history(table_id).query("kind == 'table'")
+    assert lines[["version", "change", "changed_cells"]].values.tolist() == [
+        [1, "added", 0], [2, "changed", 1], [3, "changed", 1],
+    ]  # fmt: skip
+    with pytest.raises(NotFoundError):
+        history.object_history("no-such-object")
+
+
+def test_duckdb_and_polars_read_a_version_with_the_guides_sql(built):
+    store, table_id, column, frames, _tree = built
+    tables = f"{store}/objects/tables/*.parquet"
+    versions = f"{store}/versions/*.parquet"
+    query = f"""
+        SELECT t.* FROM read_parquet('{tables}', union_by_name = true) t
+        JOIN read_parquet('{versions}') v
+          ON v.kind = 'table' AND t.table_id = v.id AND t.{DIGEST_COLUMN} = v.digest
+        WHERE v.version = ? AND t.table_id = ? ORDER BY t.row
+    """
+    for number, frame in enumerate(frames, start=1):
+        got = duckdb.execute(query, [number, table_id]).df()
+        assert got[column].tolist() == frame[column].tolist()
+    rows = pl.scan_parquet(tables, missing_columns="insert", extra_columns="ignore")
+    index = pl.scan_parquet(versions).filter((pl.col("version") == 3) & (pl.col("kind") == "table"))
+    joined = (
+        rows.join(index, left_on=["table_id", DIGEST_COLUMN], right_on=["id", "digest"])
+        .filter(pl.col("table_id") == table_id)
+        .sort("row")
+        .collect()
+    )
+    assert joined[column].to_list() == frames[2][column].tolist()
+
+
+def test_the_store_is_owner_only(built):
+    store = built[0]
+    for path in [store, *store.rglob("*")]:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if path.name.startswith(".lock"):
+            continue
+        assert mode & 0o077 == 0, (path, oct(mode))
+
+
+def test_a_store_goes_to_a_new_folder_or_a_store(client, tmp_path):
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("x")
+    with pytest.raises(InvalidArgumentError, match="neither a history store"):
+        client.snapshot(SYSTEM, history=tmp_path / "other", progress=False, structures=False)
+    with pytest.raises(InvalidArgumentError, match="not both"):
+        client.snapshot(SYSTEM, tmp_path / "a", history=tmp_path / "b", progress=False)
+    with pytest.raises(InvalidArgumentError, match="no history store"):
+        read_history(tmp_path / "other")
+
+
+def _environment(emu, home: Path) -> dict[str, str]:
+    return {
+        **os.environ, "PYTHONPATH": str(REPOSITORY), "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"), "XDG_CACHE_HOME": str(home / "cache"),
+        "MDD_TENANT": emu.tenant, "MDD_BASE_URL": emu.base_url, "MDD_REALM": emu.realm,
+        "MDD_API_PREFIX": emu.api_prefix, "MDD_CLIENT_ID": emu.client_id,
+        "MDD_CLIENT_SECRET": emu.client_secret,
+    }  # fmt: skip
+
+
+#: A child that adds a version and stops just before its commit, until it is killed.
+_STOPS_BEFORE_COMMIT = """
+import sys, time
+import mddframes
+from mddframes.snapshot import history_store
+def stuck(*args, **kwargs):
+    print("ready", flush=True)
+    time.sleep(120)
+history_store._commit = stuck
+mddframes.connect().snapshot("LAB", history=sys.argv[1], progress=False, structures=False)
+"""
+
+#: A child that holds a store's lock until it is killed.
+_HOLDS_THE_LOCK = """
+import sys, time
+from pathlib import Path
+from mddframes.writing.locks import folder_lock
+with folder_lock(Path(sys.argv[1]), 10, purpose="a test holding the store"):
+    print("ready", flush=True)
+    time.sleep(120)
+"""
+
+
+def _child(script: str, store: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    child = subprocess.Popen([sys.executable, "-c", script, str(store)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    assert line.strip() == "ready", child.stderr.read() if child.stderr else ""
+    return child
+
+
+@pytest.mark.slow
+def test_a_version_killed_before_its_commit_leaves_the_store_as_it_was(emu, client, tmp_path):
+    store = tmp_path / "history"
+    client.snapshot(SYSTEM, history=store, progress=False, structures=False)
+    table_id = str(client.read_tree(SYSTEM)["table_id"].dropna().iloc[0])
+    _edit_first_text_cell(client, table_id, "edited")
+    before = sorted(p.relative_to(store) for p in store.rglob("*.parquet"))
+    child = _child(_STOPS_BEFORE_COMMIT, store, _environment(emu, tmp_path))
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    history = read_history(store)
+    assert version_numbers(store) == [1]  # no version 2, version 1 reads as before
+    assert history.as_of(1).read_table(table_id)["label"].iloc[0] != "edited"
+    # the next add removes what the killed one made and completes from its staged snapshot
+    client.snapshot(SYSTEM, history=store, progress=False, structures=False)
+    assert version_numbers(store) == [1, 2]
+    pd.testing.assert_frame_equal(history.as_of(2).read_table(table_id),
+                                  client.read_table(table_id))  # fmt: skip
+    referenced = {Path(e["file"]) for n in (1, 2) for e in history.as_of(n).manifest["objects"]}
+    referenced |= {
+        Path(f["file"]) for n in (1, 2) for f in history.as_of(n).manifest["files"].values()
+    }
+    stored = {p.relative_to(store) for p in store.rglob("*.parquet") if "versions" not in p.parts}
+    assert stored == referenced  # nothing orphaned, nothing missing
+    assert {p for p in before if "versions" not in p.parts} <= stored
+    assert not (store / ".staging" / "snapshot").exists()
+
+
+@pytest.mark.slow
+def test_a_second_writer_waits_for_the_first_and_never_corrupts(emu, tmp_path):
+    store = tmp_path / "history"
+    with Client.from_emulator(emu, lock_timeout=0.5) as client:
+        client.snapshot(SYSTEM, history=store, progress=False, structures=False)
+        holder = _child(_HOLDS_THE_LOCK, store, _environment(emu, tmp_path))
+        try:
+            with pytest.raises(LockTimeoutError, match="a test holding the store"):
+                client.snapshot(SYSTEM, history=store, progress=False, structures=False)
+            assert version_numbers(store) == [1]
+        finally:
+            holder.kill()
+            holder.wait(timeout=30)
+        # the holder's death frees the lock at once: the next writer adds its version
+        client.snapshot(SYSTEM, history=store, progress=False, structures=False)
+    assert version_numbers(store) == [1, 2]
+    assert read_history(store).read_changes(kind="table").empty
+
+
+def test_the_history_command_prints_the_changes_with_plans_exit_codes(built, capsys):
+    from mddframes.cli import main
+
+    store, table_id, _column, _frames, _tree = built
+    assert main(["history", str(store), "--kind", "table", "--format", "csv", "--quiet"]) == 2
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].split(",") == [
+        "version", "taken_at", "kind", "id", "change", "old_rows", "new_rows", "changed_cells",
+    ]  # fmt: skip
+    assert [line.split(",")[0] for line in lines[1:]] == ["2", "3"]
+    assert all(f",table,{table_id},changed," in line and line.endswith(",1") for line in lines[1:])
+    assert main(["history", str(store), "--since", "3", "--format", "json", "--quiet"]) == 0
+    assert main(["history", str(store), "--id", "no-such", "--quiet"]) == 0
+    assert main(["history", str(store.parent / "nothing"), "--quiet"]) == 1
+
+
+def test_the_snapshot_command_adds_a_version(emu, monkeypatch, tmp_path):
+    from mddframes.cli import main
+
+    for name, value in _environment(emu, tmp_path).items():
+        if name.startswith(("MDD_", "XDG_")):
+            monkeypatch.setenv(name, value)
+    store = tmp_path / "history"
+    for expected in ([1], [1, 2]):
+        code = main(["snapshot", SYSTEM, "--history", str(store), "--no-structures", "--quiet"])
+        assert code == 0
+        assert version_numbers(store) == expected
+    assert main(["snapshot", SYSTEM, "--no-structures", "--quiet"]) == 1  # no folder, no store
