@@ -103,8 +103,13 @@ SECOND_SHELL = {
     "mddframes emulator --port 8080": 0,  # served at --port 0 here, stopped by Ctrl-C
     "mddframes tree DWH -o tree.csv": 0,
 }
+HISTORY = {
+    # docs/guide/history.md: one version, so nothing changed in the last 7 days
+    "mddframes snapshot LAB --history history/": 0,
+    "mddframes history history/ --since 7d": 0,
+}
 ALL = {**PIPELINE, **TABLES_AS_CODE, **PIPELINE_YAML, **JOURNAL, **EMULATOR, **LINEAGE,
-       **RECORDING, **REPLAYING, **SECOND_SHELL}  # fmt: skip
+       **RECORDING, **REPLAYING, **SECOND_SHELL, **HISTORY}  # fmt: skip
 
 
 def readme_commands() -> set[str]:
@@ -217,6 +222,21 @@ def test_lineage_commands(sh):
     assert dot.startswith('digraph "lineage" {\n') and "stg_crm_customer.customer_no" in dot
     assert len(found) > 0 and set(found["where"]) <= {"element", "mapping"}
     assert found["value"].str.match(r"customer_").all()
+
+
+def test_history_commands(sh, emu):
+    for command in HISTORY:
+        sh(command)
+    with Client.from_emulator(emu) as client:  # a day's edit: one cell of one LAB table
+        table_id = client.read_tree("LAB")["table_id"].dropna().iloc[0]
+        frame = client.read_table(table_id)
+        column = next(name for name in frame.columns if str(frame[name].dtype) == "string")
+        frame.at[frame.index[0], column] = "edited since the first version"
+        assert (
+            client.write_table(table_id, frame, backup_dir=sh.work / "backups").status == "written"
+        )
+    sh("mddframes snapshot LAB --history history/")
+    sh("mddframes history history/ --since 7d", expect=2)  # the second version changed one
 
 
 def test_deploy_exits_3_when_some_failed(sh, emu):
