@@ -64,7 +64,13 @@ from mddframes.emulator import serve
 from mddframes.emulator.scale import big_table
 from mddframes.errors import MddError
 
-pytestmark = [pytest.mark.chaos, pytest.mark.emulator, pytest.mark.slow, pytest.mark.pandas_once]
+pytestmark = [
+    pytest.mark.chaos,
+    pytest.mark.emulator,
+    pytest.mark.slow,
+    pytest.mark.pandas_once,
+    pytest.mark.timeout(600),
+]  # the work's own bound (BUDGET) says what went wrong first
 
 ELEMENTS = 20_000  # a table for about one element in 20: 1,000 tables
 TABLES = 1_000
