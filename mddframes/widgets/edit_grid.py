@@ -127,6 +127,28 @@ class EditGrid(Panel):
             layout=widgets.Layout(max_height="260px", overflow="auto")
         )
         self.check_output.add_class("mdd-edit-check")
+        buttons = self._make_buttons()
+        side = widgets.VBox(
+            [
+                widgets.HTML("<b>Edited cells</b>"),
+                self.changes_output,
+                widgets.HTML("<b>Preview: the write's diff and check</b>"),
+                self.check_output,
+            ],
+            layout=widgets.Layout(width="38%", margin="0 0 0 8px"),
+        )
+        main = widgets.VBox(
+            [self.grid, widgets.HBox([self.previous_button, self.next_button, self.page_label])],
+            layout=widgets.Layout(width="62%"),
+        )
+        super().__init__(
+            [self.summary, widgets.HBox([main, side]), buttons, self.message],
+            css_class="mdd-edit-panel",
+        )
+        self._refresh()
+
+    def _make_buttons(self) -> widgets.HBox:
+        """The action buttons, wired to their handlers, in one row."""
         self.preview_button = widgets.Button(description="Preview", icon="search")
         self.write_button = widgets.Button(
             description="Write", button_style="danger", icon="upload"
@@ -150,20 +172,7 @@ class EditGrid(Panel):
         self._click_rereads(self.revert_all_button, self.revert_all, "Revert all")
         self._click_rereads(self.undo_button, self.undo, "Undo")
         self._click_rereads(self.reload_button, self._reload_clicked, "Reload")
-        side = widgets.VBox(
-            [
-                widgets.HTML("<b>Edited cells</b>"),
-                self.changes_output,
-                widgets.HTML("<b>Preview: the write's diff and check</b>"),
-                self.check_output,
-            ],
-            layout=widgets.Layout(width="38%", margin="0 0 0 8px"),
-        )
-        main = widgets.VBox(
-            [self.grid, widgets.HBox([self.previous_button, self.next_button, self.page_label])],
-            layout=widgets.Layout(width="62%"),
-        )
-        buttons = widgets.HBox(
+        return widgets.HBox(
             [
                 self.preview_button,
                 self.write_button,
@@ -173,11 +182,6 @@ class EditGrid(Panel):
                 self.reload_button,
             ]
         )
-        super().__init__(
-            [self.summary, widgets.HBox([main, side]), buttons, self.message],
-            css_class="mdd-edit-panel",
-        )
-        self._refresh()
 
     # -- the page --
 
