@@ -13,6 +13,7 @@ test's fixtures run: missing under CI, the test fails; elsewhere it skips.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -60,10 +61,39 @@ def _starts_an_emulator(item: pytest.Item) -> bool:
     return any(code is not None and "serve" in code.co_names for code in codes)
 
 
+#: Test folders and files (relative to tests/) that check a mechanism around the frames,
+#: whose pandas code the conversion tests (codec, frames, writing, spreadsheet, snapshot,
+#: tables as code, elements, widgets, the documentation's blocks and notebooks) run on both
+#: pandas ends: HTTP, recordings, export archives, the doctor's checks, the command line's
+#: pipelines, interruptions and messages (its output formats stay on both: test_cli.py),
+#: the client's configuration, errors, layering and imports. Marked ``pandas_once`` at
+#: collection, as a file's ``pytestmark`` would: CI's pass on the oldest pandas leaves them
+#: out (docs/performance.md, "The fresh-clone CI run").
+PANDAS_ONCE_PATHS = (
+    "http/", "recording/", "exports/", "doctor/",
+    "cli/test_cli_pipeline.py", "cli/test_readme_commands.py", "cli/test_interrupted.py",
+    "cli/test_mistakes.py", "cli/test_cli_user_errors.py",
+    "client/test_lazy_import.py", "client/test_errors.py", "client/test_layers.py",
+    "client/test_config.py", "client/test_client_security.py",
+    "client/test_settings_declared.py", "client/test_ids.py", "client/test_exported_members.py",
+    "client/test_warnings_name_the_callers_line.py", "client/test_doc_sections.py",
+    "client/test_structure.py", "client/test_progress.py", "client/test_close_matches.py",
+    "client/test_error_home.py", "client/test_internals_map.py",
+)  # fmt: skip
+_TESTS = Path(__file__).resolve().parent
+
+
+def _runs_once(item: pytest.Item) -> bool:
+    where = item.path.relative_to(_TESTS).as_posix()
+    return any(where == p or (p.endswith("/") and where.startswith(p)) for p in PANDAS_ONCE_PATHS)
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if _starts_an_emulator(item):
             item.add_marker(pytest.mark.emulator)
+        if _runs_once(item) and item.get_closest_marker("pandas_free") is None:
+            item.add_marker(pytest.mark.pandas_once)
     # the files that hold a slow or docs test first, in their order: pytest-xdist's loadfile
     # hands files to the workers in collection order (scripts/test: --no-loadscope-reorder),
     # so the long ones start at once instead of one of them running alone at the end (a
