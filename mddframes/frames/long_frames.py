@@ -25,14 +25,15 @@
   "message"}`` records, one per id that failed (empty when none did); with
   ``errors="skip"`` the failed ids are also named in a logged warning and a
   :class:`~mddframes.bulk.PartialFailureWarning`. ``frame.attrs["columns"]``: each
-  id's own columns, used by :func:`iter_groups` to drop the other objects' columns.
+  id's own columns (a read-only mapping of tuples, :class:`ObjectColumns`), used by
+  :func:`iter_groups` to drop the other objects' columns.
   (``attrs`` do not survive every pandas operation; the write-back context of each
   object lives in the client, so writing back does not depend on them.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Iterator
+from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,6 +52,52 @@ Part = tuple[dict[Any, Any], pd.Index]
 #: The column of the long frames holding each row's position in its own table or mapping
 #: (prefixed with ``_`` until no object read has a column of that name).
 ROW_COLUMN = "row"
+
+
+class ObjectColumns(Mapping[str, tuple[Hashable, ...]]):
+    """Each object's own columns, in its own order, as ``attrs["columns"]`` of a long frame.
+
+    Read-only, and a copy of it is itself: pandas deep-copies ``attrs`` into the result of
+    every operation on a frame (a column, a filter, a comparison), and the map of 1,000
+    tables' columns as lists made a filter on their long frame cost 47 ms instead of 1.4 ms.
+
+    Parameters
+    ----------
+    columns : mapping of str to iterable
+        Each object id's column names.
+
+    Examples
+    --------
+    >>> columns = ObjectColumns({"tbl-1": ["id", "name"]})
+    >>> columns["tbl-1"]
+    ('id', 'name')
+    >>> import copy
+    >>> copy.deepcopy(columns) is columns
+    True
+    """
+
+    __slots__ = ("_columns",)
+
+    def __init__(self, columns: Mapping[str, Iterable[Hashable]]) -> None:
+        self._columns = {object_id: tuple(names) for object_id, names in columns.items()}
+
+    def __getitem__(self, object_id: str) -> tuple[Hashable, ...]:
+        return self._columns[object_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    def __copy__(self) -> ObjectColumns:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ObjectColumns:
+        return self
+
+    def __repr__(self) -> str:
+        return f"ObjectColumns({self._columns!r})"
 
 
 def long_frame(
@@ -73,9 +120,9 @@ def long_frame(
     -------
     pandas.DataFrame
         With a ``RangeIndex``, the id column, the position column, then the columns;
-        ``attrs["columns"]`` and ``attrs["row_column"]`` set.
+        ``attrs["columns"]`` (an :class:`ObjectColumns`) and ``attrs["row_column"]`` set.
     """
-    columns = {object_id: list(arrays) for object_id, (arrays, _) in parts}
+    columns = ObjectColumns({object_id: arrays for object_id, (arrays, _) in parts})
     taken = {c for names in columns.values() for c in names}
     position = ROW_COLUMN
     while position in taken:
@@ -136,7 +183,7 @@ def iter_groups(frame: pd.DataFrame, key: str | None = None) -> Iterator[tuple[s
         rows = np.flatnonzero(frame[key].isna().to_numpy())[:10].tolist()
         raise InvalidArgumentError(f"iter_groups: the rows at positions {rows} have no {key}")
     # keyed by object id (str); Hashable so that a group key of any type may look it up
-    own_columns: dict[Hashable, list[Any]] = frame.attrs.get("columns") or {}
+    own_columns: Mapping[Hashable, Collection[Any]] = frame.attrs.get("columns") or {}
     anyones = {c for columns in own_columns.values() for c in columns}
     # grouped with only the write-back contexts in attrs: pandas deep-copies attrs into
     # every group and every step after, and the map of every object's columns copied
