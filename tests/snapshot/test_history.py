@@ -17,7 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from mddframes import Client, InvalidArgumentError, LockTimeoutError, NotFoundError, read_history
-from mddframes.snapshot.history_store import DIGEST_COLUMN, version_numbers
+from mddframes.snapshot.history_log import log_numbers as version_numbers
+from mddframes.snapshot.history_log import read_log
+from mddframes.snapshot.history_store import DIGEST_COLUMN
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SYSTEM = "LAB"
@@ -124,23 +126,56 @@ def test_changes_cell_history_and_object_history(built):
         history.object_history("no-such-object")
 
 
+#: A table as of a version in DuckDB (docs/guide/history.md): its latest log row at or
+#: before the version, unless a tombstone, joined to the stored rows.
+AS_OF_SQL = """
+    WITH entry AS (
+      SELECT * FROM read_parquet('{store}/log/*.parquet')
+      WHERE version <= $version AND kind = 'table' AND id = $table
+      QUALIFY row_number() OVER (PARTITION BY kind, id ORDER BY version DESC) = 1
+    )
+    SELECT t.* FROM read_parquet('{store}/objects/tables/*.parquet', union_by_name = true) t
+    JOIN entry e ON t.table_id = e.id AND t._object_digest = e.digest
+    WHERE NOT e.removed ORDER BY t.row
+"""
+#: The tree as of a version in DuckDB: each element's latest row, in the version's order.
+TREE_SQL = """
+    WITH latest AS (
+      SELECT * FROM read_parquet('{store}/frames/tree/*.parquet', union_by_name = true)
+      WHERE _version <= $version
+      QUALIFY row_number() OVER (PARTITION BY _key ORDER BY _version DESC) = 1
+    ), row_order AS (
+      SELECT o._key, o._position
+      FROM read_parquet('{store}/frames/order/*.parquet', filename = true) o
+      JOIN read_parquet('{store}/log/*.parquet') v ON o.filename = '{store}/' || v."order"
+      WHERE v.version = $version AND v.kind = 'tree'
+    )
+    SELECT l.* EXCLUDE (_version, _key, _removed) FROM latest l JOIN row_order o USING (_key)
+    WHERE NOT l._removed ORDER BY o._position
+"""
+
+
 def test_duckdb_and_polars_read_a_version_with_the_guides_sql(built):
-    store, table_id, column, frames, _tree = built
-    tables = f"{store}/objects/tables/*.parquet"
-    versions = f"{store}/versions/*.parquet"
-    query = f"""
-        SELECT t.* FROM read_parquet('{tables}', union_by_name = true) t
-        JOIN read_parquet('{versions}') v
-          ON v.kind = 'table' AND t.table_id = v.id AND t.{DIGEST_COLUMN} = v.digest
-        WHERE v.version = ? AND t.table_id = ? ORDER BY t.row
-    """
+    store, table_id, column, frames, tree = built
     for number, frame in enumerate(frames, start=1):
-        got = duckdb.execute(query, [number, table_id]).df()
+        got = duckdb.execute(AS_OF_SQL.format(store=store),
+                             {"version": number, "table": table_id}).df()  # fmt: skip
         assert got[column].tolist() == frame[column].tolist()
-    rows = pl.scan_parquet(tables, missing_columns="insert", extra_columns="ignore")
-    index = pl.scan_parquet(versions).filter((pl.col("version") == 3) & (pl.col("kind") == "table"))
+    got_tree = duckdb.execute(TREE_SQL.format(store=store), {"version": 3}).df()
+    assert got_tree["id"].tolist() == tree["id"].tolist()
+    assert got_tree.columns.tolist() == tree.columns.tolist()
+    rows = pl.scan_parquet(f"{store}/objects/tables/*.parquet", missing_columns="insert",
+                           extra_columns="ignore")  # fmt: skip
+    entries = (
+        pl.scan_parquet(f"{store}/log/*.parquet")
+        .filter((pl.col("version") <= 3) & (pl.col("kind") == "table"))
+        .sort("version")
+        .group_by(["kind", "id"])
+        .last()
+        .filter(~pl.col("removed"))
+    )
     joined = (
-        rows.join(index, left_on=["table_id", DIGEST_COLUMN], right_on=["id", "digest"])
+        rows.join(entries, left_on=["table_id", DIGEST_COLUMN], right_on=["id", "digest"])
         .filter(pl.col("table_id") == table_id)
         .sort("row")
         .collect()
@@ -186,7 +221,7 @@ from mddframes.snapshot import history_store
 def stuck(*args, **kwargs):
     print("ready", flush=True)
     time.sleep(120)
-history_store._commit = stuck
+history_store.commit = stuck
 mddframes.connect().snapshot("LAB", history=sys.argv[1], progress=False, structures=False)
 """
 
@@ -228,13 +263,11 @@ def test_a_version_killed_before_its_commit_leaves_the_store_as_it_was(emu, clie
     assert version_numbers(store) == [1, 2]
     pd.testing.assert_frame_equal(history.as_of(2).read_table(table_id),
                                   client.read_table(table_id))  # fmt: skip
-    referenced = {Path(e["file"]) for n in (1, 2) for e in history.as_of(n).manifest["objects"]}
-    referenced |= {
-        Path(f["file"]) for n in (1, 2) for f in history.as_of(n).manifest["files"].values()
-    }
-    stored = {p.relative_to(store) for p in store.rglob("*.parquet") if "versions" not in p.parts}
+    referenced = {Path(row[name]) for row in read_log(store) for name in ("file", "order")
+                  if row[name] is not None}  # fmt: skip
+    stored = {p.relative_to(store) for p in store.rglob("*.parquet") if "log" not in p.parts}
     assert stored == referenced  # nothing orphaned, nothing missing
-    assert {p for p in before if "versions" not in p.parts} <= stored
+    assert {p for p in before if "log" not in p.parts} <= stored
     assert not (store / ".staging" / "snapshot").exists()
 
 
