@@ -3,7 +3,9 @@ every change and every value of a cell; an interrupted add and a second writer."
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -13,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import polars as pl
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -93,6 +96,68 @@ def test_storage_grows_with_what_changed(built):
     unchanged = next(o for o in first.manifest["objects"] if o["id"] != table_id)
     again = history.as_of(3).object_entry(unchanged["kind"], unchanged["id"])
     assert again["file"] == unchanged["file"]
+    # the log of versions 2 and 3 lists only the edited table (and each frame), and the
+    # tree's stored rows of each are the elements whose row changed, not the whole tree
+    for number in (2, 3):
+        rows = read_log(store, number, since=number)
+        assert [(r["kind"], r["id"]) for r in rows if r["id"] is not None] == [("table", table_id)]
+        tree_entry = next(r for r in rows if r["kind"] == "tree")
+        assert tree_entry["base"] == 1 and tree_entry["rows"] == len(first.read_tree())
+        stored = pq.read_table(store / tree_entry["file"]).column("_key").to_pylist()
+        changed = history.read_changes(number - 1, number, kind="element").objects["id"]
+        assert sorted(stored) == sorted(changed) and 0 < len(stored) < tree_entry["rows"]
+
+
+def test_removed_objects_and_a_changed_tree_schema(built, client, tmp_path):
+    """A table gone from the service leaves a tombstone, and a tree whose columns changed is
+    listed whole; every version still reads back exactly (snapshots edited as the service
+    cannot: it deletes no table)."""
+    from mddframes.snapshot.arrow_columns import arrow_to_frame
+    from mddframes.snapshot.history_store import ingest
+
+    store = tmp_path / "history"
+    shutil.copytree(built[0], store)
+    taken = client.snapshot(SYSTEM, tmp_path / "taken", progress=False, structures=False).path
+    manifest = json.loads((taken / "manifest.json").read_text())
+    gone = next(o for o in manifest["objects"] if o["kind"] == "table")
+    tree = pq.read_table(taken / "tree.parquet")
+    without = tmp_path / "without"
+    shutil.copytree(taken, without)
+    manifest["objects"] = [o for o in manifest["objects"] if o is not gone]
+    (without / "manifest.json").write_text(json.dumps(manifest))
+    kept = tree.filter(pc.not_equal(tree.column("table_id").fill_null(""), gone["id"]))
+    pq.write_table(kept, without / "tree.parquet")
+    narrower = tmp_path / "narrower"  # the tree lost a column: listed whole again
+    shutil.copytree(taken, narrower)
+    pq.write_table(tree.drop_columns([tree.column_names[-1]]), narrower / "tree.parquet")
+    for folder in (without, narrower, taken):
+        ingest(store, folder)
+    history = read_history(store)
+    tables = sum(o["kind"] == "table" for o in manifest["objects"])  # without the one gone
+    assert history.list_versions()["tables"].tolist()[2:] == [tables + 1, tables, tables + 1,
+                                                             tables + 1]  # fmt: skip
+    with pytest.raises(NotFoundError):
+        history.as_of(4).read_table(gone["id"])
+    pd.testing.assert_frame_equal(history.as_of(5).read_table(gone["id"]),  # reset: as at 1
+                                  history.as_of(1).read_table(gone["id"]))  # fmt: skip
+    for number, source in ((4, without), (5, narrower), (6, taken)):
+        expected = arrow_to_frame(pq.read_table(source / "tree.parquet"))
+        pd.testing.assert_frame_equal(history.as_of(number).read_tree(), expected)
+    assert [r["base"] for r in read_log(store, kinds=("tree",))] == [1, 1, 1, 1, 5, 6]
+    (tombstone,) = [r for r in read_log(store, 4, since=4) if r["removed"]]
+    assert (tombstone["kind"], tombstone["id"]) == ("table", gone["id"])
+    lines = history.read_changes(3, 5).objects
+    assert {(v, k, c) for v, k, i, c in lines[["version", "kind", "id", "change"]].values
+            if i == gone["id"]} == {(4, "table", "removed"), (5, "table", "added"),
+                                    (4, "element", "removed"), (5, "element", "added")}  # fmt: skip
+    element = str(tree.filter(pc.equal(tree.column("table_id"), gone["id"])).column("id")[0])
+    lines = history.object_history(element).query("kind == 'element'")
+    assert lines[["version", "change"]].values.tolist()[-2:] == [[4, "removed"], [5, "added"]]
+    got = duckdb.execute(AS_OF_SQL.format(store=store), {"version": 4, "table": gone["id"]}).df()
+    assert got.empty
+    for number in (4, 5):  # the guide's tree query agrees with as_of across both kinds of version
+        got_tree = duckdb.execute(TREE_SQL.format(store=store), {"version": number}).df()
+        assert got_tree["id"].tolist() == history.as_of(number).read_tree()["id"].tolist()
 
 
 def test_changes_cell_history_and_object_history(built):
