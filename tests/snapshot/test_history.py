@@ -383,3 +383,81 @@ def test_the_snapshot_command_adds_a_version(emu, monkeypatch, tmp_path):
         assert code == 0
         assert version_numbers(store) == expected
     assert main(["snapshot", SYSTEM, "--no-structures", "--quiet"]) == 1  # no folder, no store
+
+
+#: A store written by format 1 (mddframes' first history store, main before format 2):
+#: two versions of LAB with structures, ``lab-source``'s label edited between them.
+FORMAT1 = REPOSITORY / "tests" / "data" / "history-format1"
+
+
+def _format1_copy(target: Path) -> Path:
+    shutil.copytree(FORMAT1, target)
+    for path in [target, *target.rglob("*")]:  # owner-only, as format 1 made it
+        path.chmod(0o700 if path.is_dir() else 0o600)
+    return target
+
+
+def _format1_frames(store: Path, number: int) -> dict[str, pd.DataFrame]:
+    """What version ``number`` of a format-1 store holds, read as format 1 laid it out: a
+    full listing of objects and frames per version file."""
+    from mddframes.snapshot.reader import Snapshot
+
+    rows = pq.read_table(store / "versions" / f"v{number:06d}.parquet").to_pylist()
+    objects = [{**r, "columns": json.loads(r["columns"]) if r["columns"] else None}
+               for r in rows if r["id"] is not None]  # fmt: skip
+    files = {r["kind"]: {"file": r["file"]} for r in rows if r["id"] is None}
+    snap = Snapshot(store, manifest={"objects": objects, "files": files})
+    frames = {"tree": snap.read_tree(), "structures": snap.read_structures()}
+    frames.update({o["id"]: snap.read_table(o["id"]) for o in objects if o["kind"] == "table"})
+    return frames
+
+
+def _check_upgraded(store: Path, expected: dict[int, dict[str, pd.DataFrame]]) -> None:
+    assert json.loads((store / "history.json").read_text())["version"] == 2
+    assert not (store / "versions").exists()
+    history = read_history(store)
+    for number, frames in expected.items():
+        snap = history.as_of(number)
+        pd.testing.assert_frame_equal(snap.read_tree(), frames["tree"])
+        pd.testing.assert_frame_equal(snap.read_structures(), frames["structures"])
+        for name, frame in frames.items():
+            if name not in ("tree", "structures"):
+                pd.testing.assert_frame_equal(snap.read_table(name), frame)
+    cells = history.read_changes(1, 2, kind="table").cells
+    assert cells[["version", "id", "new"]].values.tolist() == [[2, "lab-source", "format one edit"]]
+    referenced = {Path(row[name]) for row in read_log(store) for name in ("file", "order")
+                  if row[name] is not None}  # fmt: skip
+    stored = {p.relative_to(store) for p in store.rglob("*.parquet") if "log" not in p.parts}
+    assert stored == referenced  # the whole trees of format 1 removed, nothing missing
+
+
+def test_a_format_1_store_is_upgraded_by_opening_it_or_the_next_add(client, tmp_path, monkeypatch):
+    from mddframes.snapshot import history_upgrade
+
+    store = _format1_copy(tmp_path / "opened")
+    expected = {n: _format1_frames(store, n) for n in (1, 2)}
+    before = sorted(p.relative_to(store) for p in store.rglob("*") if p.is_file())
+
+    def killed(root: Path) -> None:
+        raise OSError("killed before the upgrade's commit")
+
+    monkeypatch.setattr(history_upgrade, "write_marker", killed)
+    with pytest.raises(OSError, match="killed"):
+        read_history(store)
+    monkeypatch.undo()
+    # not committed: still format 1, its files as they were (a partial log beside them)
+    assert json.loads((store / "history.json").read_text())["version"] == 1
+    now = {p.relative_to(store) for p in store.rglob("*") if p.is_file()}
+    assert set(before) <= now
+    for number, frames in expected.items():
+        pd.testing.assert_frame_equal(_format1_frames(store, number)["tree"], frames["tree"])
+    read_history(store)  # the next attempt upgrades it
+    _check_upgraded(store, expected)
+
+    added = _format1_copy(tmp_path / "added")
+    client.snapshot(SYSTEM, history=added, progress=False, structures=False)
+    assert version_numbers(added) == [1, 2, 3]
+    _check_upgraded(added, expected)
+    assert read_history(added).as_of(3).read_table("lab-source")["label"].iloc[0] != (
+        "format one edit"
+    )
