@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
@@ -22,23 +21,20 @@ from mddframes.errors import InvalidArgumentError, NotFoundError
 from mddframes.snapshot.diff import (
     SnapshotDiff,
     diff_of,
-    element_row_changes,
     object_change,
     tree_rows,
 )
 from mddframes.snapshot.history_cells import (
     cell_value,
     changed_cells,
+    element_step,
     identity,
     object_lines,
     same_value,
     table_versions,
 )
 from mddframes.snapshot.history_log import (
-    HELPER_COLUMNS,
-    KEY_COLUMN,
     OBJECT_KINDS,
-    REMOVED_COLUMN,
     VERSION_KEY,
     HistorySnapshot,
     fold_objects,
@@ -250,7 +246,7 @@ class History:
             rows = read_log(self.path, number, since=number)
             lines: list[dict[str, Any]] = []
             if elements is not None:
-                lines += _element_step(self.path, elements, rows, wanted)
+                lines += element_step(self.path, elements, rows, wanted)
             object_lines_, cell_frames = self._object_step(objects, rows, kind, wanted, cells)
             diff = diff_of(lines + object_lines_, cell_frames)
             if not diff.empty:
@@ -486,32 +482,6 @@ def to_moment(when: str | _dt.datetime | pd.Timestamp) -> pd.Timestamp:
     if pd.isna(moment):
         raise InvalidArgumentError(f"{when!r} names no time")
     return moment.tz_convert("UTC") if moment.tzinfo else moment.tz_localize("UTC")
-
-
-def _element_step(
-    path: Path,
-    elements: dict[str, dict[str, Any]],
-    rows: list[dict[str, Any]],
-    ids: set[str] | None,
-) -> list[dict[str, Any]]:
-    """The element lines of one version (its tree rows), ``elements`` brought to it."""
-    from mddframes.snapshot.arrow_columns import arrow_to_frame
-
-    entry = next((r for r in rows if r["kind"] == "tree"), None)
-    if entry is None or entry["file"] is None:
-        return []
-    stored = pq.read_table(path / entry["file"])
-    removed = stored.column(REMOVED_COLUMN).to_pylist()
-    keys = stored.column(KEY_COLUMN).to_pylist()
-    kept = stored.filter(pa.array([not r for r in removed])).drop_columns(HELPER_COLUMNS)
-    after = tree_rows(arrow_to_frame(kept))
-    gone = [k for k, r in zip(keys, removed, strict=True) if r]
-    before = {k: elements[k] for k in [*after, *gone] if k in elements}
-    for k in gone:
-        elements.pop(k, None)
-    elements.update(after)
-    lines = element_row_changes(before, after)
-    return [line for line in lines if ids is None or line["id"] in ids]
 
 
 def _range_text(times: list[tuple[int, pd.Timestamp]]) -> str:

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from mddframes.codec.align import primary_key_columns
 from mddframes.codec.diff import diff_payloads
@@ -21,7 +23,8 @@ from mddframes.codec.frame import declared_columns
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import strict_equal
 from mddframes.errors import InvalidArgumentError, NotFoundError
-from mddframes.snapshot.diff import SnapshotSide, cell_lines, tree_rows
+from mddframes.snapshot.arrow_columns import arrow_to_frame
+from mddframes.snapshot.diff import SnapshotSide, cell_lines, element_row_changes, tree_rows
 from mddframes.snapshot.history_log import (
     HELPER_COLUMNS,
     KEY_COLUMN,
@@ -99,8 +102,6 @@ def _line(
 
 def _element_lines(path: Path, element_id: str) -> list[dict[str, Any]]:
     """The versions whose tree rows added, changed or removed the element."""
-    from mddframes.snapshot.arrow_columns import arrow_to_frame
-
     files = [row["file"] for row in read_log(path, kinds=("tree",)) if row["file"]]
     if not files:
         return []
@@ -128,6 +129,30 @@ def _element_lines(path: Path, element_id: str) -> list[dict[str, Any]]:
                                None, None, 0))  # fmt: skip
         before = after
     return lines
+
+
+def element_step(
+    path: Path,
+    elements: dict[str, dict[str, Any]],
+    rows: list[dict[str, Any]],
+    ids: set[str] | None,
+) -> list[dict[str, Any]]:
+    """The element lines of one version (its tree rows), ``elements`` brought to it."""
+    entry = next((r for r in rows if r["kind"] == "tree"), None)
+    if entry is None or entry["file"] is None:
+        return []
+    stored = pq.read_table(path / entry["file"])
+    removed = stored.column(REMOVED_COLUMN).to_pylist()
+    keys = stored.column(KEY_COLUMN).to_pylist()
+    kept = stored.filter(pa.array([not r for r in removed])).drop_columns(HELPER_COLUMNS)
+    after = tree_rows(arrow_to_frame(kept))
+    gone = [k for k, r in zip(keys, removed, strict=True) if r]
+    before = {k: elements[k] for k in [*after, *gone] if k in elements}
+    for k in gone:
+        elements.pop(k, None)
+    elements.update(after)
+    lines = element_row_changes(before, after)
+    return [line for line in lines if ids is None or line["id"] in ids]
 
 
 def identity(
