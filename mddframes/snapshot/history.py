@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
 from mddframes.errors import InvalidArgumentError, NotFoundError
 from mddframes.snapshot.diff import (
@@ -35,13 +33,13 @@ from mddframes.snapshot.history_cells import (
 )
 from mddframes.snapshot.history_log import (
     OBJECT_KINDS,
-    VERSION_KEY,
     HistorySnapshot,
     fold_objects,
-    log_file,
     log_numbers,
     manifest_as_of,
+    objects_as_of,
     read_log,
+    version_document,
 )
 from mddframes.snapshot.history_store import store_version
 from mddframes.snapshot.reader import Snapshot
@@ -100,12 +98,9 @@ class History:
             ``version``, ``taken_at`` (when the snapshot's reading began, UTC),
             ``finished_at``, ``system``, ``tables``, ``mappings``, ``failures``.
         """
-        import json
-
         rows = []
         for number in log_numbers(self.path):
-            metadata = pq.read_schema(self.path / log_file(number)).metadata or {}
-            manifest = json.loads(metadata[VERSION_KEY])
+            manifest = version_document(self.path, number)
             rows.append({
                 "version": number, "taken_at": manifest["started_at"],
                 "finished_at": manifest["finished_at"], "system": manifest["system"],
@@ -119,16 +114,11 @@ class History:
                              "mappings": "int64", "failures": "int64"})  # fmt: skip
 
     def _times(self) -> list[tuple[int, pd.Timestamp]]:
-        """Each version and its time, from one read of two columns of the log."""
+        """Each version and its time (from the log files' footers: no column is read)."""
         numbers = log_numbers(self.path)
-        if not numbers:
-            return []
-        dataset = ds.dataset([str(self.path / log_file(n)) for n in numbers], format="parquet")
-        table = dataset.to_table(columns=["version", "taken_at"])
-        times = dict(zip(table.column("version").to_pylist(),
-                         pd.to_datetime(table.column("taken_at").to_pandas(), utc=True),
-                         strict=True))  # fmt: skip
-        return sorted(times.items())
+        taken = [version_document(self.path, n)["started_at"] for n in numbers]
+        times = pd.to_datetime(pd.Series(taken, dtype=object), utc=True, format="ISO8601")
+        return list(zip(numbers, times.tolist(), strict=True))
 
     def version_at(self, when: When) -> int:
         """The version ``when`` names: itself if a number, else the last taken by then.
@@ -149,14 +139,14 @@ class History:
         NotFoundError
             No such version, or none was taken by then.
         """
-        times = self._times()
         if isinstance(when, bool):
             raise InvalidArgumentError(f"{when!r} is neither a version number nor a time")
+        if isinstance(when, int) and when in log_numbers(self.path):
+            return when  # no time needed: the log's file names
+        times = self._times()
         if isinstance(when, int):
-            if when not in {n for n, _ in times}:
-                raise NotFoundError(f"the history {str(self.path)!r} has no version {when} "
-                                    f"(it has {_range_text(times)})")  # fmt: skip
-            return when
+            raise NotFoundError(f"the history {str(self.path)!r} has no version {when} "
+                                f"(it has {_range_text(times)})")  # fmt: skip
         moment = to_moment(when)
         taken = [n for n, t in times if t <= moment]
         if not taken:
@@ -238,7 +228,7 @@ class History:
             return
         times = dict(self._times())
         wanted = None if ids is None else {str(i) for i in ids}
-        objects = fold_objects({}, read_log(self.path, span[0]))
+        objects = objects_as_of(self.path, span[0])
         elements = None
         if kind in (None, "element"):
             elements = tree_rows(self._snapshot(span[0]).read_tree())

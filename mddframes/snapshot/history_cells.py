@@ -101,24 +101,29 @@ def _line(
 
 
 def _element_lines(path: Path, element_id: str) -> list[dict[str, Any]]:
-    """The versions whose tree rows added, changed or removed the element."""
-    files = [row["file"] for row in read_log(path, kinds=("tree",)) if row["file"]]
-    if not files:
+    """The versions whose tree rows added, changed or removed the element: the tree's
+    stored files filtered by key (pushed down), then the files that hold it, read."""
+    numbers = log_numbers(path)
+    files = sorted(str(p) for p in (path / "frames" / "tree").glob("*.parquet"))
+    if not numbers or not files:
         return []
-    dataset = ds.dataset([str(path / f) for f in files], format="parquet")
-    found = dataset.to_table(filter=pc.field(KEY_COLUMN) == element_id)
-    found = found.take(pc.sort_indices(found, [(VERSION_COLUMN, "ascending")]))
+    helpers = pa.schema([(VERSION_COLUMN, pa.int64()), (KEY_COLUMN, pa.string())])
+    wanted = (pc.field(KEY_COLUMN) == element_id) & (pc.field(VERSION_COLUMN) <= numbers[-1])
+    found = ds.dataset(files, schema=helpers, format="parquet").to_table(
+        filter=wanted, columns=[VERSION_COLUMN, "__filename"]
+    )
+    touched = sorted(set(zip(found.column(VERSION_COLUMN).to_pylist(),
+                             found.column("__filename").to_pylist(), strict=True)))  # fmt: skip
     lines = []
     before: dict[str, Any] | None = None
-    for position in range(found.num_rows):
-        row = found.slice(position, 1)
-        number = row.column(VERSION_COLUMN)[0].as_py()
-        if row.column(REMOVED_COLUMN)[0].as_py():
+    for number, file in touched:  # an interrupted add's file holds a later _version: left out
+        stored = pq.read_table(file, filters=[(KEY_COLUMN, "=", element_id)])
+        if stored.column(REMOVED_COLUMN)[0].as_py():
             if before is not None:
                 lines.append(_line(number, "element", "removed", None, None, 0))
             before = None
             continue
-        frame = arrow_to_frame(row.drop_columns(HELPER_COLUMNS))
+        frame = arrow_to_frame(stored.slice(0, 1).drop_columns(HELPER_COLUMNS))
         after = next(iter(tree_rows(frame).values()))
         if (
             before is None

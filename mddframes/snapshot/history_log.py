@@ -45,6 +45,11 @@ from mddframes.snapshot.reader import Snapshot
 
 #: The log's folder.
 LOG_FOLDER = "log"
+#: The folder of checkpoints: every object as of a version, so that reading a version
+#: reads one checkpoint and the log files after it, not the whole log.
+CHECKPOINT_FOLDER = "checkpoints"
+#: Versions between two checkpoints (a year of daily versions: 7 checkpoints).
+CHECKPOINT_EVERY = 50
 #: The frames stored by row, and the column their rows are keyed by.
 ROW_FRAMES = {"tree": "id", "structures": "id"}
 #: The folder of the row-stored frames' order files.
@@ -98,14 +103,19 @@ def log_file(number: int) -> str:
     return f"{LOG_FOLDER}/v{number:06d}.parquet"
 
 
-def log_numbers(root: Path, folder_name: str = LOG_FOLDER) -> list[int]:
+def checkpoint_file(number: int) -> str:
+    """The path, relative to the store, of the checkpoint of version ``number``."""
+    return f"{CHECKPOINT_FOLDER}/c{number:06d}.parquet"
+
+
+def log_numbers(root: Path, folder_name: str = LOG_FOLDER, prefix: str = "v") -> list[int]:
     """The committed versions of the store at ``root``, in order (``folder_name``: where
-    its version files are: format 1 had them in ``versions``)."""
+    its version files are: format 1 had them in ``versions``; checkpoints are ``c``)."""
     folder = root / folder_name
     if not folder.is_dir():
         return []
     names = (p.name for p in folder.iterdir())
-    return sorted(int(n[1:7]) for n in names if n.startswith("v") and n.endswith(".parquet"))
+    return sorted(int(n[1:7]) for n in names if n.startswith(prefix) and n.endswith(".parquet"))
 
 
 def read_log(
@@ -135,9 +145,7 @@ def read_log(
     table = dataset.to_table(filter=condition)
     rows: list[dict[str, Any]] = table.to_pylist()
     rows.sort(key=lambda row: row["version"])  # stable: a version's rows keep their order
-    for row in rows:
-        row["columns"] = json.loads(row["columns"]) if row["columns"] else None
-    return rows
+    return [_parsed(row) for row in rows]
 
 
 def fold_objects(
@@ -155,6 +163,35 @@ def fold_objects(
     return state
 
 
+def objects_as_of(root: Path, number: int) -> dict[tuple[str, str], dict[str, Any]]:
+    """The tables and mappings of version ``number`` by (kind, id): the latest checkpoint
+    at or before it, then the log after it."""
+    checkpoints = [c for c in log_numbers(root, CHECKPOINT_FOLDER, "c") if c <= number]
+    state: dict[tuple[str, str], dict[str, Any]] = {}
+    if checkpoints:
+        rows = pq.read_table(root / checkpoint_file(checkpoints[-1])).to_pylist()
+        fold_objects(state, [_parsed(row) for row in rows])
+    since = checkpoints[-1] + 1 if checkpoints else 1
+    return fold_objects(state, read_log(root, number, kinds=OBJECT_KINDS, since=since))
+
+
+def log_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Log rows (``columns`` a list) as an Arrow table of :data:`LOG_SCHEMA`."""
+    columns: dict[str, list[Any]] = {name: [] for name in LOG_SCHEMA.names}
+    for row in rows:
+        for name in LOG_SCHEMA.names:
+            value = row.get(name)
+            if name == "columns" and value is not None:
+                value = json.dumps(value)
+            columns[name].append(bool(value) if name == "removed" else value)
+    return pa.Table.from_pydict(columns, schema=LOG_SCHEMA)
+
+
+def _parsed(row: dict[str, Any]) -> dict[str, Any]:
+    row["columns"] = json.loads(row["columns"]) if row["columns"] else None
+    return row
+
+
 def version_document(root: Path, number: int) -> dict[str, Any]:
     """One version's manifest as its log file keeps it: without objects and files."""
     metadata = pq.read_schema(root / log_file(number)).metadata or {}
@@ -164,8 +201,8 @@ def version_document(root: Path, number: int) -> dict[str, Any]:
 
 def manifest_as_of(root: Path, number: int) -> dict[str, Any]:
     """The manifest of version ``number`` as a snapshot's (files relative to the store)."""
-    rows = read_log(root, number)
-    objects = fold_objects({}, rows)
+    rows = read_log(root, number, since=number)
+    objects = objects_as_of(root, number)
     manifest = version_document(root, number)
     manifest["history_version"] = number
     manifest["objects"] = [
@@ -176,7 +213,7 @@ def manifest_as_of(root: Path, number: int) -> dict[str, Any]:
     manifest["files"] = {
         row["kind"]: {k: row[k] for k in ("file", "rows", "digest", "base", "order")}
         for row in rows
-        if row["version"] == number and row["kind"] not in OBJECT_KINDS
+        if row["kind"] not in OBJECT_KINDS
     }
     return manifest
 

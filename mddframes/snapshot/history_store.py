@@ -53,15 +53,18 @@ from mddframes.disk_modes import PRIVATE_FILE_MODE, private_dir
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.snapshot.bundles import ENVELOPES_KEY, file_sha256
 from mddframes.snapshot.history_log import (
+    CHECKPOINT_EVERY,
+    CHECKPOINT_FOLDER,
     LOG_FOLDER,
-    LOG_SCHEMA,
     OBJECT_KINDS,
     ORDER_FOLDER,
     ROW_FRAMES,
     VERSION_KEY,
-    fold_objects,
+    checkpoint_file,
     log_file,
     log_numbers,
+    log_table,
+    objects_as_of,
     read_log,
 )
 from mddframes.snapshot.layout import (
@@ -116,7 +119,7 @@ def write_marker(root: Path) -> None:
 
 def make_folders(root: Path) -> None:
     """The store's folders, owner-only."""
-    folders = (LOG_FOLDER, STAGING, ORDER_FOLDER, *(f"objects/{f}" for f in OBJECT_FOLDERS.values()),
+    folders = (LOG_FOLDER, CHECKPOINT_FOLDER, STAGING, ORDER_FOLDER, *(f"objects/{f}" for f in OBJECT_FOLDERS.values()),
                *(f"frames/{what}" for what in FRAME_FILES))  # fmt: skip
     for folder in folders:
         private_dir(root / folder, root=root)
@@ -251,10 +254,23 @@ def latest_state(
     numbers = log_numbers(store)
     if not numbers:
         return 0, {}, {}
-    rows = read_log(store, numbers[-1])
-    frames = {r["kind"]: r for r in rows
-              if r["version"] == numbers[-1] and r["kind"] not in OBJECT_KINDS}  # fmt: skip
-    return numbers[-1], fold_objects({}, rows), frames
+    rows = read_log(store, numbers[-1], since=numbers[-1])
+    frames = {r["kind"]: r for r in rows if r["kind"] not in OBJECT_KINDS}
+    return numbers[-1], objects_as_of(store, numbers[-1]), frames
+
+
+def write_checkpoint(root: Path, number: int) -> None:
+    """The checkpoint of version ``number`` if the latest is :data:`CHECKPOINT_EVERY`
+    versions behind (written under a temporary name and renamed: a reader takes a
+    checkpoint only whole, and one never made only makes reading slower)."""
+    checkpoints = log_numbers(root, CHECKPOINT_FOLDER, "c")
+    if number - (checkpoints[-1] if checkpoints else 0) < CHECKPOINT_EVERY:
+        return
+    final = root / checkpoint_file(number)
+    temporary = final.with_name(f".{final.name}.tmp")
+    pq.write_table(log_table(list(objects_as_of(root, number).values())), temporary)
+    seal(temporary)
+    os.replace(temporary, final)
 
 
 def ingest(store: Path, staged: Path) -> int:
@@ -302,6 +318,7 @@ def ingest(store: Path, staged: Path) -> int:
     document["counts"] = {kind: kinds.count(kind) for kind in OBJECT_KINDS}
     commit(store, number, manifest["started_at"], rows, document)
     journal.done()
+    write_checkpoint(store, number)
     return number
 
 
@@ -351,17 +368,10 @@ def commit(
 
     when = pd.Timestamp(taken)
     when = when.tz_convert("UTC") if when.tzinfo else when.tz_localize("UTC")
-    columns: dict[str, list[Any]] = {name: [] for name in LOG_SCHEMA.names}
-    for row in rows:
-        columns["version"].append(number)
-        columns["taken_at"].append(when.to_pydatetime())
-        for name in LOG_SCHEMA.names[2:]:
-            value = row.get(name)
-            if name == "columns" and value is not None:
-                value = json.dumps(value)
-            columns[name].append(bool(value) if name == "removed" else value)
-    table = pa.Table.from_pydict(columns, schema=LOG_SCHEMA)
-    table = table.replace_schema_metadata({VERSION_KEY: json.dumps(document, ensure_ascii=False)})
+    stamped = [{**row, "version": number, "taken_at": when.to_pydatetime()} for row in rows]
+    table = log_table(stamped).replace_schema_metadata(
+        {VERSION_KEY: json.dumps(document, ensure_ascii=False)}
+    )
     final = store / log_file(number)
     temporary = final.with_name(f".{final.name}.tmp")
     pq.write_table(table, temporary)

@@ -26,6 +26,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from mddframes.snapshot.history_log import (
+    CHECKPOINT_FOLDER,
     LOG_FOLDER,
     OBJECT_KINDS,
     ROW_FRAMES,
@@ -43,6 +44,7 @@ from mddframes.snapshot.history_store import (
     make_folders,
     store_version,
     undo_unfinished,
+    write_checkpoint,
     write_marker,
 )
 
@@ -62,7 +64,8 @@ def upgrade_unlocked(root: Path) -> None:
             _remove_leftovers(root)  # an upgrade interrupted after its commit
         return
     undo_unfinished(root)
-    shutil.rmtree(root / LOG_FOLDER, ignore_errors=True)  # an earlier attempt's
+    for folder in (LOG_FOLDER, CHECKPOINT_FOLDER):  # an earlier attempt's
+        shutil.rmtree(root / folder, ignore_errors=True)
     make_folders(root)
     journal = IngestJournal(root, {"upgrade": STORE_VERSION})
     objects: dict[tuple[str, str], dict[str, Any]] = {}
@@ -93,6 +96,7 @@ def upgrade_unlocked(root: Path) -> None:
         kinds = [kind for kind, _id in current]
         document["counts"] = {kind: kinds.count(kind) for kind in OBJECT_KINDS}
         commit(root, number, document["started_at"], rows, document)
+        write_checkpoint(root, number)
     write_marker(root)  # the commit: from here on the store is of format 2
     journal.done()
     _remove_leftovers(root)

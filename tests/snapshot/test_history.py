@@ -108,12 +108,15 @@ def test_storage_grows_with_what_changed(built):
         assert sorted(stored) == sorted(changed) and 0 < len(stored) < tree_entry["rows"]
 
 
-def test_removed_objects_and_a_changed_tree_schema(built, client, tmp_path):
+def test_removed_objects_and_a_changed_tree_schema(built, client, tmp_path, monkeypatch):
     """A table gone from the service leaves a tombstone, and a tree whose columns changed is
-    listed whole; every version still reads back exactly (snapshots edited as the service
-    cannot: it deletes no table)."""
+    listed whole; every version still reads back exactly, through checkpoints too
+    (snapshots edited as the service cannot: it deletes no table)."""
+    from mddframes.snapshot import history_store
     from mddframes.snapshot.arrow_columns import arrow_to_frame
     from mddframes.snapshot.history_store import ingest
+
+    monkeypatch.setattr(history_store, "CHECKPOINT_EVERY", 2)  # a checkpoint every 2 versions
 
     store = tmp_path / "history"
     shutil.copytree(built[0], store)
@@ -133,6 +136,7 @@ def test_removed_objects_and_a_changed_tree_schema(built, client, tmp_path):
     for folder in (without, narrower, taken):
         ingest(store, folder)
     history = read_history(store)
+    assert version_numbers(store, "checkpoints", "c") == [4, 6]
     tables = sum(o["kind"] == "table" for o in manifest["objects"])  # without the one gone
     assert history.list_versions()["tables"].tolist()[2:] == [tables + 1, tables, tables + 1,
                                                              tables + 1]  # fmt: skip
@@ -152,7 +156,11 @@ def test_removed_objects_and_a_changed_tree_schema(built, client, tmp_path):
                                     (4, "element", "removed"), (5, "element", "added")}  # fmt: skip
     element = str(tree.filter(pc.equal(tree.column("table_id"), gone["id"])).column("id")[0])
     lines = history.object_history(element).query("kind == 'element'")
-    assert lines[["version", "change"]].values.tolist()[-2:] == [[4, "removed"], [5, "added"]]
+    # its table written at 2 and 3 (its element's version bumped), gone at 4, back at 5,
+    # and at 6 the tree's column dropped at 5 is back: every element's row changed
+    assert lines[["version", "change"]].values.tolist() == [
+        [1, "added"], [2, "changed"], [3, "changed"], [4, "removed"], [5, "added"], [6, "changed"],
+    ]  # fmt: skip
     got = duckdb.execute(AS_OF_SQL.format(store=store), {"version": 4, "table": gone["id"]}).df()
     assert got.empty
     for number in (4, 5):  # the guide's tree query agrees with as_of across both kinds of version
@@ -330,7 +338,8 @@ def test_a_version_killed_before_its_commit_leaves_the_store_as_it_was(emu, clie
                                   client.read_table(table_id))  # fmt: skip
     referenced = {Path(row[name]) for row in read_log(store) for name in ("file", "order")
                   if row[name] is not None}  # fmt: skip
-    stored = {p.relative_to(store) for p in store.rglob("*.parquet") if "log" not in p.parts}
+    stored = {p.relative_to(store) for p in store.rglob("*.parquet")
+              if not {"log", "checkpoints"} & set(p.parts)}  # fmt: skip
     assert stored == referenced  # nothing orphaned, nothing missing
     assert {p for p in before if "log" not in p.parts} <= stored
     assert not (store / ".staging" / "snapshot").exists()
@@ -427,12 +436,15 @@ def _check_upgraded(store: Path, expected: dict[int, dict[str, pd.DataFrame]]) -
     assert cells[["version", "id", "new"]].values.tolist() == [[2, "lab-source", "format one edit"]]
     referenced = {Path(row[name]) for row in read_log(store) for name in ("file", "order")
                   if row[name] is not None}  # fmt: skip
-    stored = {p.relative_to(store) for p in store.rglob("*.parquet") if "log" not in p.parts}
+    stored = {p.relative_to(store) for p in store.rglob("*.parquet")
+              if not {"log", "checkpoints"} & set(p.parts)}  # fmt: skip
     assert stored == referenced  # the whole trees of format 1 removed, nothing missing
 
 
 def test_a_format_1_store_is_upgraded_by_opening_it_or_the_next_add(client, tmp_path, monkeypatch):
-    from mddframes.snapshot import history_upgrade
+    from mddframes.snapshot import history_store, history_upgrade
+
+    monkeypatch.setattr(history_store, "CHECKPOINT_EVERY", 1)  # as_of read through checkpoints
 
     store = _format1_copy(tmp_path / "opened")
     expected = {n: _format1_frames(store, n) for n in (1, 2)}
@@ -441,10 +453,10 @@ def test_a_format_1_store_is_upgraded_by_opening_it_or_the_next_add(client, tmp_
     def killed(root: Path) -> None:
         raise OSError("killed before the upgrade's commit")
 
-    monkeypatch.setattr(history_upgrade, "write_marker", killed)
-    with pytest.raises(OSError, match="killed"):
-        read_history(store)
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:
+        patched.setattr(history_upgrade, "write_marker", killed)
+        with pytest.raises(OSError, match="killed"):
+            read_history(store)
     # not committed: still format 1, its files as they were (a partial log beside them)
     assert json.loads((store / "history.json").read_text())["version"] == 1
     now = {p.relative_to(store) for p in store.rglob("*") if p.is_file()}
@@ -457,6 +469,7 @@ def test_a_format_1_store_is_upgraded_by_opening_it_or_the_next_add(client, tmp_
     added = _format1_copy(tmp_path / "added")
     client.snapshot(SYSTEM, history=added, progress=False, structures=False)
     assert version_numbers(added) == [1, 2, 3]
+    assert version_numbers(added, "checkpoints", "c") == [1, 2, 3]
     _check_upgraded(added, expected)
     assert read_history(added).as_of(3).read_table("lab-source")["label"].iloc[0] != (
         "format one edit"
