@@ -3,6 +3,7 @@
 Format 2 of a store (:mod:`mddframes.snapshot.history_store` writes it)::
 
     HIST/log/v000001.parquet             what version 1 changed (the commit point)
+    HIST/checkpoints/c000050.parquet     every table and mapping as of version 50
     HIST/frames/tree/<sha256>.parquet    the tree's rows a version added or changed,
                                          and a tombstone row for each it removed
     HIST/frames/structures/<sha256>...   the structures likewise (when taken)
@@ -21,6 +22,11 @@ A log file's rows (:data:`LOG_SCHEMA`):
   frames) or the version's rows of it (row-stored frames: null when no row changed);
   for row-stored frames ``base`` (the version whose rows list the frame whole: the
   first, and any whose columns changed) and ``order``.
+
+A checkpoint (every :data:`CHECKPOINT_EVERY` versions, written after the version's commit)
+holds the latest log row of every table and mapping present then: a reader of version N
+reads the latest checkpoint at or before N and the log files after it. Engines need not
+read checkpoints: the log alone says everything.
 
 A row-stored frame's file has the frame's columns after three of its own: ``_version``,
 ``_key`` (the row's key: its ``id``, made unique) and ``_removed``. The frame as of N is

@@ -5,6 +5,7 @@ A store in ``HIST`` (format 2; the layout of its log and frames is in
 
     HIST/history.json                      {"format": "mddframes-history", "version": 2}
     HIST/log/v000001.parquet               what version 1 changed (the commit point)
+    HIST/checkpoints/c000050.parquet       every object as of version 50 (a reader's shortcut)
     HIST/objects/tables/<sha256>.parquet   the tables that changed in one version
     HIST/objects/mappings/<sha256>.parquet the mappings likewise
     HIST/frames/tree|structures/<sha256>.parquet  the rows of the tree (structures) a
@@ -29,6 +30,7 @@ across processes: :func:`~mddframes.writing.locks.folder_lock`):
    (``.staging/ingest.jsonl``) before it is made;
 3. ``log/vNNNNNN.parquet`` is written under a temporary name and renamed into place:
    the commit. Its key-value metadata is the snapshot's manifest without the objects.
+   Every 50 versions a checkpoint follows (none made, reading is only slower).
 
 An add interrupted before 3 leaves no version: the next add removes the files the
 journal lists and resumes the staged snapshot (or takes it anew). Every folder and file
