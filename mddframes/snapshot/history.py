@@ -423,8 +423,11 @@ class History:
         times = dict(self._times())
         rows: list[dict[str, Any]] = []
         previous: Any = object()
+        found: tuple[pd.DataFrame, tuple[Any, bool]] | None = None
         for number, frame, _envelope in versions:
-            value, present = cell_value(frame, keys, row_key, column)
+            if found is None or found[0] is not frame:  # a frame is shared while unchanged
+                found = frame, cell_value(frame, keys, row_key, column)
+            value, present = found[1]
             changed = bool(rows) and not same_value(previous, value)
             rows.append({"version": number, "taken_at": times[number], "value": value,
                          "present": present, "changed": changed})  # fmt: skip
