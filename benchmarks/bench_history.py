@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -93,7 +94,12 @@ def run() -> list[Result]:
         print(f"{DAYS} versions of {len(table_ids)} tables ({per_day} edited a day) built in "
               f"{build_s:.0f} s; one snapshot {snapshot_bytes / 1e6:.1f} MB, the store "
               f"{_bytes(store) / 1e6:.1f} MB, of it the later versions' objects "
-              f"{changed_bytes / 1e6:.1f} MB")  # fmt: skip
+              f"{changed_bytes / 1e6:.1f} MB", file=sys.stderr)  # fmt: skip
+        parts = {part.relative_to(store).as_posix(): _bytes(part)
+                 for part in [store / "log", *(store / "frames").iterdir(),
+                              *(store / "objects").iterdir()]}  # fmt: skip
+        print("the store by folder: " + ", ".join(f"{k} {v / 1e6:.2f} MB" for k, v in parts.items())
+              + f"; a version added in {build_s / DAYS:.1f} s on average", file=sys.stderr)  # fmt: skip
         results = [
             at_most(f"store bytes vs one snapshot + changed objects ({DAYS} versions)",
                     (snapshot_bytes + changed_bytes) / 1e6, _bytes(store) / 1e6, 1.5, "MB"),

@@ -131,8 +131,13 @@ def object_change(a: Any, b: Any) -> str | None:
 
 def element_changes(old: pd.DataFrame, new: pd.DataFrame) -> list[dict[str, Any]]:
     """Elements added, removed, or whose row of the tree changed."""
-    old_rows = _tree_rows(old)
-    new_rows = _tree_rows(new)
+    return element_row_changes(tree_rows(old), tree_rows(new))
+
+
+def element_row_changes(
+    old_rows: dict[str, dict[str, Any]], new_rows: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """:func:`element_changes` of two trees' rows (:func:`tree_rows`) by element id."""
     lines = []
     for element_id in dict.fromkeys([*old_rows, *new_rows]):
         a, b = old_rows.get(element_id), new_rows.get(element_id)
@@ -151,7 +156,8 @@ def element_changes(old: pd.DataFrame, new: pd.DataFrame) -> list[dict[str, Any]
     return lines
 
 
-def _tree_rows(tree: pd.DataFrame) -> dict[str, dict[str, Any]]:
+def tree_rows(tree: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """A tree's rows by element id, each a dict of plain values (times as ISO text)."""
     records = tree.astype(object).where(tree.notna(), None).to_dict("records")
     return {str(r["id"]): {str(k): _plain(v) for k, v in r.items()} for r in records}
 

@@ -14,30 +14,34 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow.parquet as pq
 
-from mddframes.codec.align import primary_key_columns
-from mddframes.codec.diff import diff_payloads
-from mddframes.codec.frame import declared_columns
-from mddframes.codec.kinds import Kind
-from mddframes.codec.values import strict_equal
 from mddframes.errors import InvalidArgumentError, NotFoundError
 from mddframes.snapshot.diff import (
     SnapshotDiff,
-    SnapshotSide,
-    cell_lines,
     diff_of,
-    element_changes,
     object_change,
+    tree_rows,
 )
-from mddframes.snapshot.history_store import (
-    VERSION_KEY,
-    check_store,
-    read_version_entries,
-    read_version_manifest,
-    version_file,
-    version_numbers,
+from mddframes.snapshot.history_cells import (
+    cell_value,
+    changed_cells,
+    element_step,
+    identity,
+    object_lines,
+    same_value,
+    table_versions,
 )
+from mddframes.snapshot.history_log import (
+    OBJECT_KINDS,
+    HistorySnapshot,
+    fold_objects,
+    log_numbers,
+    manifest_as_of,
+    objects_as_of,
+    read_log,
+    version_document,
+)
+from mddframes.snapshot.history_store import store_version
 from mddframes.snapshot.reader import Snapshot
 
 #: The columns of :meth:`History.list_versions`.
@@ -74,10 +78,13 @@ class History:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        check_store(self.path)
+        if store_version(self.path) == 1:
+            from mddframes.snapshot.history_upgrade import upgrade
+
+            upgrade(self.path)  # once: the store is of format 2 from then on
 
     def __repr__(self) -> str:
-        numbers = version_numbers(self.path)
+        numbers = log_numbers(self.path)
         return f"History({str(self.path)!r}, versions={len(numbers)})"
 
     # -- versions ------------------------------------------------------------------------
@@ -91,17 +98,13 @@ class History:
             ``version``, ``taken_at`` (when the snapshot's reading began, UTC),
             ``finished_at``, ``system``, ``tables``, ``mappings``, ``failures``.
         """
-        import json
-
         rows = []
-        for number in version_numbers(self.path):
-            parquet = pq.ParquetFile(self.path / version_file(number))
-            manifest = json.loads((parquet.schema_arrow.metadata or {})[VERSION_KEY])
-            kinds = parquet.read(columns=["kind"]).column("kind").to_pylist()
+        for number in log_numbers(self.path):
+            manifest = version_document(self.path, number)
             rows.append({
                 "version": number, "taken_at": manifest["started_at"],
                 "finished_at": manifest["finished_at"], "system": manifest["system"],
-                "tables": kinds.count("table"), "mappings": kinds.count("mapping"),
+                "tables": manifest["counts"]["table"], "mappings": manifest["counts"]["mapping"],
                 "failures": len(manifest["failures"]),
             })  # fmt: skip
         frame = pd.DataFrame(rows, columns=list(VERSION_COLUMNS))
@@ -111,8 +114,11 @@ class History:
                              "mappings": "int64", "failures": "int64"})  # fmt: skip
 
     def _times(self) -> list[tuple[int, pd.Timestamp]]:
-        frame = self.list_versions()
-        return list(zip(frame["version"].tolist(), frame["taken_at"].tolist(), strict=True))
+        """Each version and its time (from the log files' footers: no column is read)."""
+        numbers = log_numbers(self.path)
+        taken = [version_document(self.path, n)["started_at"] for n in numbers]
+        times = pd.to_datetime(pd.Series(taken, dtype=object), utc=True, format="ISO8601")
+        return list(zip(numbers, times.tolist(), strict=True))
 
     def version_at(self, when: When) -> int:
         """The version ``when`` names: itself if a number, else the last taken by then.
@@ -133,14 +139,14 @@ class History:
         NotFoundError
             No such version, or none was taken by then.
         """
-        times = self._times()
         if isinstance(when, bool):
             raise InvalidArgumentError(f"{when!r} is neither a version number nor a time")
+        if isinstance(when, int) and when in log_numbers(self.path):
+            return when  # no time needed: the log's file names
+        times = self._times()
         if isinstance(when, int):
-            if when not in {n for n, _ in times}:
-                raise NotFoundError(f"the history {str(self.path)!r} has no version {when} "
-                                    f"(it has {_range_text(times)})")  # fmt: skip
-            return when
+            raise NotFoundError(f"the history {str(self.path)!r} has no version {when} "
+                                f"(it has {_range_text(times)})")  # fmt: skip
         moment = to_moment(when)
         taken = [n for n, t in times if t <= moment]
         if not taken:
@@ -166,14 +172,13 @@ class History:
         NotFoundError
             No version then.
         """
-        number = self.version_at(when)
-        return Snapshot(self.path, manifest=read_version_manifest(self.path, number))
+        return self._snapshot(self.version_at(when))
 
     # -- changes ---------------------------------------------------------------------------
 
     def _span(self, since: When | None, until: When | None) -> list[int]:
         """The versions from the one in force at ``since`` to the one at ``until``."""
-        numbers = version_numbers(self.path)
+        numbers = log_numbers(self.path)
         if not numbers:
             return []
         first = numbers[0] if since is None else self._version_or_first(since, numbers)
@@ -219,16 +224,23 @@ class History:
             ``version`` and ``taken_at``.
         """
         span = self._span(since, until)
+        if len(span) < 2:
+            return
         times = dict(self._times())
-        wanted_ids = None if ids is None else {str(i) for i in ids}
-        previous: tuple[int, list[dict[str, Any]]] | None = None
-        for number in span:
-            entries = read_version_entries(self.path, number)
-            if previous is not None:
-                diff = self._pair(previous, (number, entries), kind, wanted_ids, cells)
-                if not diff.empty:
-                    yield _stamped(diff, number, times[number])
-            previous = (number, entries)
+        wanted = None if ids is None else {str(i) for i in ids}
+        objects = objects_as_of(self.path, span[0])
+        elements = None
+        if kind in (None, "element"):
+            elements = tree_rows(self._snapshot(span[0]).read_tree())
+        for number in span[1:]:
+            rows = read_log(self.path, number, since=number)
+            lines: list[dict[str, Any]] = []
+            if elements is not None:
+                lines += element_step(self.path, elements, rows, wanted)
+            object_lines_, cell_frames = self._object_step(objects, rows, kind, wanted, cells)
+            diff = diff_of(lines + object_lines_, cell_frames)
+            if not diff.empty:
+                yield _stamped(diff, number, times[number])
 
     def read_changes(
         self,
@@ -269,59 +281,41 @@ class History:
             cells=pd.concat([p.cells for p in parts], ignore_index=True),
         )
 
-    def _pair(
+    def _object_step(
         self,
-        old: tuple[int, list[dict[str, Any]]],
-        new: tuple[int, list[dict[str, Any]]],
+        objects: dict[tuple[str, str], dict[str, Any]],
+        rows: list[dict[str, Any]],
         kind: str | None,
         ids: set[str] | None,
         cells: bool,
-    ) -> SnapshotDiff:
-        """What one version changed from the one before it."""
-        before = {(e["kind"], e["id"]): e for e in old[1]}
-        after = {(e["kind"], e["id"]): e for e in new[1]}
+    ) -> tuple[list[dict[str, Any]], list[pd.DataFrame]]:
+        """What one version's log rows changed of the tables and mappings (``objects``,
+        as of the version before, brought to this one)."""
         lines: list[dict[str, Any]] = []
         cell_frames: list[pd.DataFrame] = []
-        old_snap: Snapshot | None = None
-        new_snap: Snapshot | None = None
-        if kind in (None, "element") and before.get(("tree", None), {}).get("file") != after.get(
-            ("tree", None), {}
-        ).get("file"):
-            old_snap, new_snap = self._snapshot(old[0]), self._snapshot(new[0])
-            element_lines = element_changes(old_snap.read_tree(), new_snap.read_tree())
-            lines += [line for line in element_lines if ids is None or line["id"] in ids]
-        for object_kind in ("table", "mapping"):
-            if kind not in (None, object_kind):
+        for row in rows:
+            if row["kind"] not in OBJECT_KINDS:
                 continue
-            keys = [k for k in dict.fromkeys([*before, *after]) if k[0] == object_kind]
-            for key in keys:
-                if ids is not None and key[1] not in ids:
-                    continue
-                a, b = before.get(key), after.get(key)
-                change = object_change(
-                    a and (a["digest"], a["rows"]), b and (b["digest"], b["rows"])
-                )
-                if change is None:
-                    continue
-                lines.append({
-                    "kind": object_kind, "id": key[1], "change": change,
-                    "old_digest": a and a["digest"], "new_digest": b and b["digest"],
-                    "old_rows": a and a["rows"], "new_rows": b and b["rows"],
-                })  # fmt: skip
-                if cells and change == "changed":
-                    old_snap = old_snap or self._snapshot(old[0])
-                    new_snap = new_snap or self._snapshot(new[0])
-                    object_kind_: Kind = "table" if object_kind == "table" else "mapping"
-                    diff = diff_payloads(
-                        SnapshotSide(old_snap).payload(object_kind_, key[1]),
-                        SnapshotSide(new_snap).payload(object_kind_, key[1]),
-                        kind=object_kind_,
-                    )
-                    cell_frames.append(cell_lines(object_kind_, key[1], diff))
-        return diff_of(lines, cell_frames)
+            key = (row["kind"], row["id"])
+            a = objects.get(key)
+            b = None if row["removed"] else row
+            fold_objects(objects, [row])
+            if kind not in (None, row["kind"]) or (ids is not None and row["id"] not in ids):
+                continue
+            change = object_change(a and (a["digest"], a["rows"]), b and (b["digest"], b["rows"]))
+            if change is None:
+                continue
+            lines.append({
+                "kind": row["kind"], "id": row["id"], "change": change,
+                "old_digest": a and a["digest"], "new_digest": b and b["digest"],
+                "old_rows": a and a["rows"], "new_rows": b and b["rows"],
+            })  # fmt: skip
+            if cells and change == "changed" and a is not None and b is not None:
+                cell_frames.append(changed_cells(self.path, a, b))
+        return lines, cell_frames
 
     def _snapshot(self, number: int) -> Snapshot:
-        return Snapshot(self.path, manifest=read_version_manifest(self.path, number))
+        return HistorySnapshot(self.path, manifest=manifest_as_of(self.path, number))
 
     # -- review ------------------------------------------------------------------------
 
@@ -375,32 +369,10 @@ class History:
         NotFoundError
             No version holds an object of that id.
         """
-        object_id = str(object_id)
-        first = version_numbers(self.path)[:1]
-        rows: list[dict[str, Any]] = []
-        for number in first:  # what the first version holds of it: its "added" line
-            for entry in read_version_entries(self.path, number):
-                if entry["id"] == object_id:
-                    rows.append({"version": number, "kind": entry["kind"], "change": "added",
-                                 "digest": entry["digest"], "rows": entry["rows"],
-                                 "changed_cells": 0})  # fmt: skip
-            if not rows and object_id in set(self._snapshot(number).read_tree()["id"]):
-                rows.append({"version": number, "kind": "element", "change": "added",
-                             "digest": None, "rows": None, "changed_cells": 0})  # fmt: skip
-        changes = self.read_changes(ids=[object_id])
-        counts = (
-            changes.cells.groupby(["version", "kind"]).size().to_dict()
-            if len(changes.cells)
-            else {}
-        )
-        for line in changes.objects.to_dict("records"):
-            rows.append({"version": line["version"], "kind": line["kind"],
-                         "change": line["change"], "digest": line["new_digest"],
-                         "rows": line["new_rows"],
-                         "changed_cells": counts.get((line["version"], line["kind"]), 0)})  # fmt: skip
+        rows = object_lines(self.path, str(object_id))
         if not rows:
             raise NotFoundError(f"no version of the history {str(self.path)!r} holds {object_id!r}")
-        frame = pd.DataFrame(rows)
+        frame = pd.DataFrame(rows).sort_values("version", kind="stable", ignore_index=True)
         times = dict(self._times())
         frame.insert(1, "taken_at", pd.to_datetime([times[v] for v in frame["version"]], utc=True))
         frame = frame.replace({pd.NA: None})
@@ -423,26 +395,8 @@ class History:
             [column])``: the first column whose values are present and unique in every
             version that holds the table; ``("position", [])``: neither, rows by position.
         """
-        return _identity(self.path, str(table_id), list(self._table_versions(str(table_id))))
-
-    def _table_versions(self, table_id: str) -> Iterator[tuple[int, pd.DataFrame, dict[str, Any]]]:
-        """Each version holding the table, its frame and envelope; a frame read once per
-        distinct content (versions of the same digest share it)."""
-        last: tuple[str, pd.DataFrame, dict[str, Any]] | None = None
-        for number in version_numbers(self.path):
-            entries = read_version_entries(self.path, number, kind="table", object_id=table_id)
-            if not entries:
-                continue
-            entry = entries[0]
-            if last is None or last[0] != entry["digest"]:
-                # a reader of this one object: the version's other entries are not read
-                snap = Snapshot(self.path, manifest={"objects": [{**entry, "kind": "table"}]})
-                last = (
-                    entry["digest"],
-                    snap.read_table(table_id),
-                    snap.envelope("table", table_id),
-                )
-            yield number, last[1], last[2]
+        table_id = str(table_id)
+        return identity(self.path, table_id, list(table_versions(self.path, table_id)))
 
     def cell_history(self, table_id: str, row_key: Any, column: str) -> pd.DataFrame:
         """One cell of a table in every version that holds the table.
@@ -464,14 +418,17 @@ class History:
             absent), ``present`` (the row and column exist), ``changed`` (differs from
             the version before). ``attrs["row_identity"]`` says how the row was found.
         """
-        versions = list(self._table_versions(str(table_id)))
-        identity, keys = _identity(self.path, str(table_id), versions)
+        versions = list(table_versions(self.path, str(table_id)))
+        how, keys = identity(self.path, str(table_id), versions)
         times = dict(self._times())
         rows: list[dict[str, Any]] = []
         previous: Any = object()
+        found: tuple[pd.DataFrame, tuple[Any, bool]] | None = None
         for number, frame, _envelope in versions:
-            value, present = _cell(frame, keys, row_key, column)
-            changed = bool(rows) and not _same(previous, value)
+            if found is None or found[0] is not frame:  # a frame is shared while unchanged
+                found = frame, cell_value(frame, keys, row_key, column)
+            value, present = found[1]
+            changed = bool(rows) and not same_value(previous, value)
             rows.append({"version": number, "taken_at": times[number], "value": value,
                          "present": present, "changed": changed})  # fmt: skip
             previous = value
@@ -479,64 +436,8 @@ class History:
         out["taken_at"] = pd.to_datetime(out["taken_at"], utc=True)
         out = out.astype({"version": "int64", "value": object, "present": "bool",
                           "changed": "bool"})  # fmt: skip
-        out.attrs["row_identity"] = f"{identity} {keys}" if keys else identity
+        out.attrs["row_identity"] = f"{how} {keys}" if keys else how
         return out
-
-
-def _identity(
-    path: Path, table_id: str, frames: list[tuple[int, pd.DataFrame, dict[str, Any]]]
-) -> tuple[str, list[str]]:
-    """:meth:`History.row_identity` from the table's versions (frame and envelope each)."""
-    if not frames:
-        raise NotFoundError(f"no version of the history {str(path)!r} holds table {table_id!r}")
-    declared = primary_key_columns(declared_columns(frames[-1][2], "table"))
-    if declared:
-        return "declared key", declared
-    first = frames[0][1]
-    for column in first.columns:
-        if all(column in f.columns and f[column].notna().all() and f[column].is_unique
-               for _n, f, _e in frames):  # fmt: skip
-            return "inferred key", [str(column)]
-    return "position", []
-
-
-def _cell(frame: pd.DataFrame, keys: list[str], row_key: Any, column: str) -> tuple[Any, bool]:
-    if column not in frame.columns:
-        return None, False
-    if not keys:
-        if not isinstance(row_key, int) or not 0 <= row_key < len(frame):
-            return None, False
-        value = frame[column].iloc[row_key]
-    else:
-        wanted = row_key if isinstance(row_key, tuple) else (row_key,)
-        if len(wanted) != len(keys):
-            raise InvalidArgumentError(f"row_key {row_key!r} must give a value for each key "
-                                       f"column {keys}")  # fmt: skip
-        match = pd.Series(True, index=frame.index)
-        for name, value in zip(keys, wanted, strict=True):
-            match &= frame[name].astype(object) == value
-        hits = frame.index[match.to_numpy(dtype=bool)]
-        if len(hits) == 0:
-            return None, False
-        value = frame.at[hits[0], column]
-    return (None if _missing(value) else _python(value)), True
-
-
-def _missing(value: Any) -> bool:
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def _python(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") and not isinstance(value, pd.Timestamp) else value
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, pd.Timestamp) or isinstance(b, pd.Timestamp):
-        return bool(a == b)
-    return strict_equal(a, b)
 
 
 def to_moment(when: str | _dt.datetime | pd.Timestamp) -> pd.Timestamp:

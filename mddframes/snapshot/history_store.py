@@ -1,12 +1,17 @@
 """A history store: snapshots of a system kept as versions, stored at the cost of what changed.
 
-A store in ``HIST``::
+A store in ``HIST`` (format 2; the layout of its log and frames is in
+:mod:`mddframes.snapshot.history_log`)::
 
-    HIST/history.json                      {"format": "mddframes-history", "version": 1}
-    HIST/versions/v000001.parquet          one row per object of version 1 (the commit point)
+    HIST/history.json                      {"format": "mddframes-history", "version": 2}
+    HIST/log/v000001.parquet               what version 1 changed (the commit point)
+    HIST/checkpoints/c000050.parquet       every object as of version 50 (a reader's shortcut)
     HIST/objects/tables/<sha256>.parquet   the tables that changed in one version
     HIST/objects/mappings/<sha256>.parquet the mappings likewise
-    HIST/frames/<what>/<sha256>.parquet    tree, structures, object types, packages
+    HIST/frames/tree|structures/<sha256>.parquet  the rows of the tree (structures) a
+                                           version added, changed or removed
+    HIST/frames/order/<sha256>.parquet     their row order, once per distinct order
+    HIST/frames/object_types|packages/<sha256>.parquet  once per distinct content
     HIST/.staging/                         the snapshot being added, and the ingest's journal
 
 A version is added in three steps, all under the store's lock (one writer at a time,
@@ -15,21 +20,23 @@ across processes: :func:`~mddframes.writing.locks.folder_lock`):
 1. a whole snapshot of the system is written to ``.staging/snapshot`` by
    :func:`~mddframes.snapshot.writer.write_snapshot`: crash-safe and resumed as any
    snapshot is;
-2. each table and mapping whose digest equals its digest in the latest version is not
-   copied: the new version points at the rows already stored. The others are copied,
-   the changed objects of a snapshot file together, into a new file named by its
-   SHA-256 (each row carries its object's digest, ``_object_digest``, so engines join
-   a version to its rows); tree, structures, object types and packages files are stored
-   once per distinct content. Each file created is journaled (``.staging/ingest.jsonl``)
-   before it is made;
-3. ``versions/vNNNNNN.parquet`` is written under a temporary name and renamed into
-   place: the commit. Its rows are the version's objects (kind, id, digest, rows, file,
-   row group, offset) and its frames; its key-value metadata the snapshot's manifest
-   without the objects.
+2. each table and mapping whose digest equals its digest as of the latest version is
+   not copied and not listed. The others are copied, the changed objects of a snapshot
+   file together, into a new file named by its SHA-256 (each row carries its object's
+   digest, ``_object_digest``, so engines join a version to its rows); an object gone
+   since gets a tombstone. The tree's and structures' rows that changed are stored
+   with tombstones of those removed (:mod:`mddframes.snapshot.history_rows`); object
+   types and packages once per distinct content. Each file created is journaled
+   (``.staging/ingest.jsonl``) before it is made;
+3. ``log/vNNNNNN.parquet`` is written under a temporary name and renamed into place:
+   the commit. Its key-value metadata is the snapshot's manifest without the objects.
+   Every 50 versions a checkpoint follows (none made, reading is only slower).
 
 An add interrupted before 3 leaves no version: the next add removes the files the
 journal lists and resumes the staged snapshot (or takes it anew). Every folder and file
-of a store is owner-only (``0700``/``0600``): it holds a tenant's tables.
+of a store is owner-only (``0700``/``0600``): it holds a tenant's tables. A store of
+format 1 (a full listing per version) is upgraded by the next add, or by opening it
+(:mod:`mddframes.snapshot.history_upgrade`).
 """
 
 from __future__ import annotations
@@ -47,6 +54,21 @@ import pyarrow.parquet as pq
 from mddframes.disk_modes import PRIVATE_FILE_MODE, private_dir
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.snapshot.bundles import ENVELOPES_KEY, file_sha256
+from mddframes.snapshot.history_log import (
+    CHECKPOINT_EVERY,
+    CHECKPOINT_FOLDER,
+    LOG_FOLDER,
+    OBJECT_KINDS,
+    ORDER_FOLDER,
+    ROW_FRAMES,
+    VERSION_KEY,
+    checkpoint_file,
+    log_file,
+    log_numbers,
+    log_table,
+    objects_as_of,
+    read_log,
+)
 from mddframes.snapshot.layout import (
     FRAME_FILES,
     ID_COLUMNS,
@@ -62,61 +84,19 @@ if TYPE_CHECKING:
 #: The store's marker file, and what it says.
 STORE_FILE = "history.json"
 STORE_FORMAT = "mddframes-history"
-STORE_VERSION = 1
+STORE_VERSION = 2
 #: The column of every stored object row that holds its object's payload digest.
 DIGEST_COLUMN = "_object_digest"
-#: The key-value metadata key of a version file: the snapshot's manifest, objects left out.
-VERSION_KEY = b"mddframes.version"
-#: The columns of a version file, in order.
-VERSION_SCHEMA = pa.schema([
-    ("version", pa.int64()),
-    ("taken_at", pa.timestamp("ms", tz="UTC")),
-    ("kind", pa.string()),
-    ("id", pa.string()),
-    ("digest", pa.string()),
-    ("rows", pa.int64()),
-    ("file", pa.string()),
-    ("row_group", pa.int64()),
-    ("offset", pa.int64()),
-    ("row_column", pa.string()),
-    ("columns", pa.string()),
-])  # fmt: skip
-_STAGING = ".staging"
+#: How long opening a store of format 1 waits for another writer before its upgrade.
+UPGRADE_LOCK_TIMEOUT = 60.0
+#: Where a store of format 1 kept its version files (each a full listing).
+FORMAT1_FOLDER = "versions"
+STAGING = ".staging"
 _INGEST_JOURNAL = "ingest.jsonl"
 
 
-def version_file(number: int) -> str:
-    """The path, relative to the store, of version ``number``'s file.
-
-    Parameters
-    ----------
-    number : int
-        The version (1, 2, ...).
-
-    Returns
-    -------
-    str
-        ``"versions/v000001.parquet"``.
-
-    Examples
-    --------
-    >>> version_file(12)
-    'versions/v000012.parquet'
-    """
-    return f"versions/v{number:06d}.parquet"
-
-
-def version_numbers(root: Path) -> list[int]:
-    """The committed versions of the store at ``root``, in order."""
-    folder = root / "versions"
-    if not folder.is_dir():
-        return []
-    names = (p.name for p in folder.iterdir())
-    return sorted(int(n[1:7]) for n in names if n.startswith("v") and n.endswith(".parquet"))
-
-
-def check_store(root: Path) -> None:
-    """Raise unless ``root`` holds a history store (its marker file)."""
+def store_version(root: Path) -> int:
+    """The format of the store at ``root`` (1 or 2); raise unless ``root`` holds one."""
     marker = root / STORE_FILE
     if not marker.is_file():
         raise InvalidArgumentError(f"{str(root)!r} holds no history store (no {STORE_FILE})")
@@ -126,6 +106,25 @@ def check_store(root: Path) -> None:
         raise DataShapeError(f"{str(marker)!r} does not parse: {exc}") from exc
     if not isinstance(document, dict) or document.get("format") != STORE_FORMAT:
         raise DataShapeError(f"{str(marker)!r} is not the marker of an mddframes history store")
+    version = document.get("version")
+    if version not in (1, STORE_VERSION):
+        raise DataShapeError(f"{str(marker)!r} is a history store of format {version!r}; this "
+                             f"mddframes reads formats 1 and {STORE_VERSION}")  # fmt: skip
+    return int(version)
+
+
+def write_marker(root: Path) -> None:
+    """Mark ``root`` a store of this format (atomically: an upgrade's commit)."""
+    write_json_atomically(root / STORE_FILE, {"format": STORE_FORMAT, "version": STORE_VERSION})
+    os.chmod(root / STORE_FILE, PRIVATE_FILE_MODE)
+
+
+def make_folders(root: Path) -> None:
+    """The store's folders, owner-only."""
+    folders = (LOG_FOLDER, CHECKPOINT_FOLDER, STAGING, ORDER_FOLDER, *(f"objects/{f}" for f in OBJECT_FOLDERS.values()),
+               *(f"frames/{what}" for what in FRAME_FILES))  # fmt: skip
+    for folder in folders:
+        private_dir(root / folder, root=root)
 
 
 def _open_store(root: Path) -> None:
@@ -138,14 +137,10 @@ def _open_store(root: Path) -> None:
                 "goes to a new folder or to a store made by snapshot(history=...)"
             )
     private_dir(root)
-    folders = ("versions", _STAGING, *(f"objects/{f}" for f in OBJECT_FOLDERS.values()),
-               *(f"frames/{what}" for what in FRAME_FILES))  # fmt: skip
-    for folder in folders:
-        private_dir(root / folder, root=root)
     if not (root / STORE_FILE).exists():
-        write_json_atomically(root / STORE_FILE, {"format": STORE_FORMAT, "version": STORE_VERSION})
-        os.chmod(root / STORE_FILE, PRIVATE_FILE_MODE)
-    check_store(root)
+        make_folders(root)
+        write_marker(root)
+    store_version(root)
 
 
 def add_version(
@@ -166,14 +161,16 @@ def add_version(
     int
         The number of the version added.
     """
+    from mddframes.snapshot.history_upgrade import upgrade_unlocked
     from mddframes.snapshot.writer import write_snapshot
     from mddframes.writing.locks import folder_lock
 
     store = Path(root)
     _open_store(store)
     with folder_lock(store, api.settings.lock_timeout, purpose=f"history of {system!r}"):
-        _undo_unfinished(store)
-        staged = store / _STAGING / "snapshot"
+        upgrade_unlocked(store)
+        undo_unfinished(store)
+        staged = store / STAGING / "snapshot"
         if (staged / MANIFEST).is_file():
             manifest = json.loads((staged / MANIFEST).read_text(encoding="utf-8"))
             wanted = (api.settings.base_url, api.tenant, system)
@@ -187,62 +184,33 @@ def add_version(
         return number
 
 
-def _undo_unfinished(store: Path) -> None:
-    """Remove the files an interrupted ingest made (its version was never committed)."""
-    journal = store / _STAGING / _INGEST_JOURNAL
+def undo_unfinished(store: Path) -> None:
+    """Remove the files an interrupted ingest (or upgrade) made: it was never committed."""
+    journal = store / STAGING / _INGEST_JOURNAL
     if not journal.exists():
         return
     lines = journal.read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0]) if lines else {}
-    if header.get("version") not in version_numbers(store):
+    if "upgrade" in header:
+        committed = store_version(store) == header["upgrade"]
+    else:
+        folder = LOG_FOLDER if store_version(store) == STORE_VERSION else FORMAT1_FOLDER
+        committed = header.get("version") in log_numbers(store, folder)
+    if not committed:
         for text in lines[1:]:
             with contextlib.suppress(ValueError):  # the line a kill tore: its file was not made
                 (store / json.loads(text)["file"]).unlink(missing_ok=True)
     journal.unlink()
 
 
-def _latest(store: Path) -> tuple[int, dict[tuple[str, str], dict[str, Any]]]:
-    """The latest version's number and its objects' entries by (kind, id)."""
-    numbers = version_numbers(store)
-    if not numbers:
-        return 0, {}
-    entries = read_version_entries(store, numbers[-1])
-    return numbers[-1], {(e["kind"], e["id"]): e for e in entries if e["id"] is not None}
+class IngestJournal:
+    """``.staging/ingest.jsonl``: what is being made (a version, an upgrade), then each
+    file about to be made."""
 
-
-def read_version_entries(
-    store: Path, number: int, *, kind: str | None = None, object_id: str | None = None
-) -> list[dict[str, Any]]:
-    """The rows of one version file as dicts (``columns`` parsed back to a list); with
-    ``kind`` and ``object_id``, only that object's (a filtered read)."""
-    filters = None if kind is None else [("kind", "=", kind), ("id", "=", object_id)]
-    table = pq.read_table(store / version_file(number), filters=filters)
-    entries: list[dict[str, Any]] = table.drop(["version", "taken_at"]).to_pylist()
-    for entry in entries:
-        entry["columns"] = json.loads(entry["columns"]) if entry["columns"] else None
-    return entries
-
-
-def read_version_manifest(store: Path, number: int) -> dict[str, Any]:
-    """One version's manifest as the snapshot wrote it (files relative to the store)."""
-    metadata = pq.read_schema(store / version_file(number)).metadata or {}
-    manifest: dict[str, Any] = json.loads(metadata[VERSION_KEY])
-    entries = read_version_entries(store, number)
-    manifest["objects"] = [
-        {k: e[k] for k in ("kind", "id", "digest", "rows", "row_column", "columns", "file",
-                           "row_group", "offset")}
-        for e in entries if e["kind"] in ID_COLUMNS
-    ]  # fmt: skip
-    return manifest
-
-
-class _IngestJournal:
-    """``.staging/ingest.jsonl``: the version being added, then each file about to be made."""
-
-    def __init__(self, store: Path, version: int) -> None:
+    def __init__(self, store: Path, header: dict[str, Any]) -> None:
         self.store = store
-        self.path = store / _STAGING / _INGEST_JOURNAL
-        self._append({"version": version})
+        self.path = store / STAGING / _INGEST_JOURNAL
+        self._append(header)
 
     def _append(self, line: dict[str, Any]) -> None:
         with open(self.path, "a", encoding="utf-8") as handle:
@@ -252,7 +220,7 @@ class _IngestJournal:
 
     def place(self, temporary: Path, folder: str) -> str:
         """Move a finished temporary file to its content name under ``folder``; the name."""
-        _seal(temporary)
+        seal(temporary)
         relative = f"{folder}/{file_sha256(temporary)}.parquet"
         target = self.store / relative
         if target.exists():  # the same bytes are stored already
@@ -262,12 +230,49 @@ class _IngestJournal:
         os.replace(temporary, target)
         return relative
 
+    def write(self, table: pa.Table, folder: str, **options: Any) -> str:
+        """Write ``table`` to a new content-named file under ``folder``; its name."""
+        temporary = self.store / STAGING / "written.parquet.tmp"
+        temporary.unlink(missing_ok=True)
+        pq.write_table(table, temporary, **options)
+        return self.place(temporary, folder)
 
-def _seal(path: Path) -> None:
+    def done(self) -> None:
+        """The work is committed: nothing of it to undo."""
+        self.path.unlink()
+
+
+def seal(path: Path) -> None:
     """Owner-only and on disk."""
     os.chmod(path, PRIVATE_FILE_MODE)
     with open(path, "rb") as handle:
         os.fsync(handle.fileno())
+
+
+def latest_state(
+    store: Path,
+) -> tuple[int, dict[tuple[str, str], dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The latest version, its objects by (kind, id) and its frames' log rows by kind."""
+    numbers = log_numbers(store)
+    if not numbers:
+        return 0, {}, {}
+    rows = read_log(store, numbers[-1], since=numbers[-1])
+    frames = {r["kind"]: r for r in rows if r["kind"] not in OBJECT_KINDS}
+    return numbers[-1], objects_as_of(store, numbers[-1]), frames
+
+
+def write_checkpoint(root: Path, number: int) -> None:
+    """The checkpoint of version ``number`` if the latest is :data:`CHECKPOINT_EVERY`
+    versions behind (written under a temporary name and renamed: a reader takes a
+    checkpoint only whole, and one never made only makes reading slower)."""
+    checkpoints = log_numbers(root, CHECKPOINT_FOLDER, "c")
+    if number - (checkpoints[-1] if checkpoints else 0) < CHECKPOINT_EVERY:
+        return
+    final = root / checkpoint_file(number)
+    temporary = final.with_name(f".{final.name}.tmp")
+    pq.write_table(log_table(list(objects_as_of(root, number).values())), temporary)
+    seal(temporary)
+    os.replace(temporary, final)
 
 
 def ingest(store: Path, staged: Path) -> int:
@@ -285,39 +290,42 @@ def ingest(store: Path, staged: Path) -> int:
     int
         The version added.
     """
+    from mddframes.snapshot.history_rows import store_row_frame
+
     manifest = json.loads((staged / MANIFEST).read_text(encoding="utf-8"))
-    latest, previous = _latest(store)
+    latest, previous, previous_frames = latest_state(store)
     number = latest + 1
-    journal = _IngestJournal(store, number)
+    journal = IngestJournal(store, {"version": number})
     rows: list[dict[str, Any]] = []
-    files: dict[str, Any] = {}
     for what, entry in manifest["files"].items():
-        temporary = store / _STAGING / f"{what}.parquet.tmp"
-        temporary.unlink(missing_ok=True)
-        shutil.copyfile(staged / entry["file"], temporary)
-        relative = journal.place(temporary, f"frames/{what}")
-        files[what] = {**entry, "file": relative}
-        rows.append({"kind": what, "id": None, "digest": entry.get("digest"),
-                     "rows": entry["rows"], "file": relative})  # fmt: skip
+        if what in ROW_FRAMES:
+            stored = store_row_frame(store, what, pq.read_table(staged / entry["file"]),
+                                     number, previous_frames.get(what), journal)  # fmt: skip
+        else:
+            temporary = store / STAGING / f"{what}.parquet.tmp"
+            temporary.unlink(missing_ok=True)
+            shutil.copyfile(staged / entry["file"], temporary)
+            stored = {"file": journal.place(temporary, f"frames/{what}")}
+        rows.append({"kind": what, "digest": entry.get("digest"), "rows": entry["rows"], **stored})
     to_copy: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for entry in manifest["objects"]:
-        before = previous.get((entry["kind"], entry["id"]))
-        if before is not None and before["digest"] == entry["digest"]:
-            rows.append(before)
-        else:
+        before = previous.pop((entry["kind"], entry["id"]), None)
+        if before is None or before["digest"] != entry["digest"]:
             to_copy.setdefault((entry["kind"], entry["file"]), []).append(entry)
     for (kind, source), entries in to_copy.items():
         rows += _copy_objects(store, staged / source, kind, entries, journal)
-    taken = manifest["started_at"]
-    document = {k: v for k, v in manifest.items() if k != "objects"}
-    document["files"] = files
-    _commit(store, number, taken, rows, document)
-    journal.path.unlink()  # the version is committed: nothing of it to undo
+    rows += [{"kind": kind, "id": object_id, "removed": True} for kind, object_id in previous]
+    document = {k: v for k, v in manifest.items() if k not in ("objects", "files")}
+    kinds = [entry["kind"] for entry in manifest["objects"]]
+    document["counts"] = {kind: kinds.count(kind) for kind in OBJECT_KINDS}
+    commit(store, number, manifest["started_at"], rows, document)
+    journal.done()
+    write_checkpoint(store, number)
     return number
 
 
 def _copy_objects(
-    store: Path, source: Path, kind: str, entries: list[dict[str, Any]], journal: _IngestJournal
+    store: Path, source: Path, kind: str, entries: list[dict[str, Any]], journal: IngestJournal
 ) -> list[dict[str, Any]]:
     """The rows of ``entries`` from one snapshot file into one new stored file, one row group.
 
@@ -345,37 +353,30 @@ def _copy_objects(
     joined = joined.replace_schema_metadata(
         {**(joined.schema.metadata or {}), ENVELOPES_KEY: json.dumps(kept, ensure_ascii=False)}
     )
-    temporary = store / _STAGING / "objects.parquet.tmp"
-    temporary.unlink(missing_ok=True)
-    pq.write_table(joined, temporary, row_group_size=max(joined.num_rows, 1),
-                   write_statistics=[ID_COLUMNS[kind], DIGEST_COLUMN])  # fmt: skip
-    relative = journal.place(temporary, f"objects/{OBJECT_FOLDERS[kind]}")
+    relative = journal.write(joined, f"objects/{OBJECT_FOLDERS[kind]}",
+                             row_group_size=max(joined.num_rows, 1),
+                             write_statistics=[ID_COLUMNS[kind], DIGEST_COLUMN])  # fmt: skip
     for entry in placed:
         entry["file"] = relative
     return placed
 
 
-def _commit(
+def commit(
     store: Path, number: int, taken: str, rows: list[dict[str, Any]], document: dict[str, Any]
 ) -> None:
-    """Write the version file under a temporary name and rename it into place."""
+    """Write the log file of version ``number`` under a temporary name and rename it into
+    place (``rows``: what it changed; ``document``: its manifest without objects)."""
     import pandas as pd
 
     when = pd.Timestamp(taken)
     when = when.tz_convert("UTC") if when.tzinfo else when.tz_localize("UTC")
-    columns: dict[str, list[Any]] = {name: [] for name in VERSION_SCHEMA.names}
-    for row in rows:
-        columns["version"].append(number)
-        columns["taken_at"].append(when.to_pydatetime())
-        for name in VERSION_SCHEMA.names[2:]:
-            value = row.get(name)
-            columns[name].append(json.dumps(value) if name == "columns" and value is not None
-                                 else value)  # fmt: skip
-    table = pa.Table.from_pydict(columns, schema=VERSION_SCHEMA)
-    table = table.replace_schema_metadata({VERSION_KEY: json.dumps(document, ensure_ascii=False)})
-    final = store / version_file(number)
+    stamped = [{**row, "version": number, "taken_at": when.to_pydatetime()} for row in rows]
+    table = log_table(stamped).replace_schema_metadata(
+        {VERSION_KEY: json.dumps(document, ensure_ascii=False)}
+    )
+    final = store / log_file(number)
     temporary = final.with_name(f".{final.name}.tmp")
     pq.write_table(table, temporary)
-    _seal(temporary)
+    seal(temporary)
     os.replace(temporary, final)
     sync_folder(final.parent)

@@ -3,7 +3,9 @@ every change and every value of a cell; an interrupted add and a second writer."
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -13,11 +15,14 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import polars as pl
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 from mddframes import Client, InvalidArgumentError, LockTimeoutError, NotFoundError, read_history
-from mddframes.snapshot.history_store import DIGEST_COLUMN, version_numbers
+from mddframes.snapshot.history_log import log_numbers as version_numbers
+from mddframes.snapshot.history_log import read_log
+from mddframes.snapshot.history_store import DIGEST_COLUMN
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SYSTEM = "LAB"
@@ -91,6 +96,76 @@ def test_storage_grows_with_what_changed(built):
     unchanged = next(o for o in first.manifest["objects"] if o["id"] != table_id)
     again = history.as_of(3).object_entry(unchanged["kind"], unchanged["id"])
     assert again["file"] == unchanged["file"]
+    # the log of versions 2 and 3 lists only the edited table (and each frame), and the
+    # tree's stored rows of each are the elements whose row changed, not the whole tree
+    for number in (2, 3):
+        rows = read_log(store, number, since=number)
+        assert [(r["kind"], r["id"]) for r in rows if r["id"] is not None] == [("table", table_id)]
+        tree_entry = next(r for r in rows if r["kind"] == "tree")
+        assert tree_entry["base"] == 1 and tree_entry["rows"] == len(first.read_tree())
+        stored = pq.read_table(store / tree_entry["file"]).column("_key").to_pylist()
+        changed = history.read_changes(number - 1, number, kind="element").objects["id"]
+        assert sorted(stored) == sorted(changed) and 0 < len(stored) < tree_entry["rows"]
+
+
+def test_removed_objects_and_a_changed_tree_schema(built, client, tmp_path, monkeypatch):
+    """A table gone from the service leaves a tombstone, and a tree whose columns changed is
+    listed whole; every version still reads back exactly, through checkpoints too
+    (snapshots edited as the service cannot: it deletes no table)."""
+    from mddframes.snapshot import history_store
+    from mddframes.snapshot.arrow_columns import arrow_to_frame
+    from mddframes.snapshot.history_store import ingest
+
+    monkeypatch.setattr(history_store, "CHECKPOINT_EVERY", 2)  # a checkpoint every 2 versions
+
+    store = tmp_path / "history"
+    shutil.copytree(built[0], store)
+    taken = client.snapshot(SYSTEM, tmp_path / "taken", progress=False, structures=False).path
+    manifest = json.loads((taken / "manifest.json").read_text())
+    gone = next(o for o in manifest["objects"] if o["kind"] == "table")
+    tree = pq.read_table(taken / "tree.parquet")
+    without = tmp_path / "without"
+    shutil.copytree(taken, without)
+    manifest["objects"] = [o for o in manifest["objects"] if o is not gone]
+    (without / "manifest.json").write_text(json.dumps(manifest))
+    kept = tree.filter(pc.not_equal(tree.column("table_id").fill_null(""), gone["id"]))
+    pq.write_table(kept, without / "tree.parquet")
+    narrower = tmp_path / "narrower"  # the tree lost a column: listed whole again
+    shutil.copytree(taken, narrower)
+    pq.write_table(tree.drop_columns([tree.column_names[-1]]), narrower / "tree.parquet")
+    for folder in (without, narrower, taken):
+        ingest(store, folder)
+    history = read_history(store)
+    assert version_numbers(store, "checkpoints", "c") == [4, 6]
+    tables = sum(o["kind"] == "table" for o in manifest["objects"])  # without the one gone
+    assert history.list_versions()["tables"].tolist()[2:] == [tables + 1, tables, tables + 1,
+                                                             tables + 1]  # fmt: skip
+    with pytest.raises(NotFoundError):
+        history.as_of(4).read_table(gone["id"])
+    pd.testing.assert_frame_equal(history.as_of(5).read_table(gone["id"]),  # reset: as at 1
+                                  history.as_of(1).read_table(gone["id"]))  # fmt: skip
+    for number, source in ((4, without), (5, narrower), (6, taken)):
+        expected = arrow_to_frame(pq.read_table(source / "tree.parquet"))
+        pd.testing.assert_frame_equal(history.as_of(number).read_tree(), expected)
+    assert [r["base"] for r in read_log(store, kinds=("tree",))] == [1, 1, 1, 1, 5, 6]
+    (tombstone,) = [r for r in read_log(store, 4, since=4) if r["removed"]]
+    assert (tombstone["kind"], tombstone["id"]) == ("table", gone["id"])
+    lines = history.read_changes(3, 5).objects
+    assert {(v, k, c) for v, k, i, c in lines[["version", "kind", "id", "change"]].values
+            if i == gone["id"]} == {(4, "table", "removed"), (5, "table", "added"),
+                                    (4, "element", "removed"), (5, "element", "added")}  # fmt: skip
+    element = str(tree.filter(pc.equal(tree.column("table_id"), gone["id"])).column("id")[0])
+    lines = history.object_history(element).query("kind == 'element'")
+    # its table written at 2 and 3 (its element's version bumped), gone at 4, back at 5,
+    # and at 6 the tree's column dropped at 5 is back: every element's row changed
+    assert lines[["version", "change"]].values.tolist() == [
+        [1, "added"], [2, "changed"], [3, "changed"], [4, "removed"], [5, "added"], [6, "changed"],
+    ]  # fmt: skip
+    got = duckdb.execute(AS_OF_SQL.format(store=store), {"version": 4, "table": gone["id"]}).df()
+    assert got.empty
+    for number in (4, 5):  # the guide's tree query agrees with as_of across both kinds of version
+        got_tree = duckdb.execute(TREE_SQL.format(store=store), {"version": number}).df()
+        assert got_tree["id"].tolist() == history.as_of(number).read_tree()["id"].tolist()
 
 
 def test_changes_cell_history_and_object_history(built):
@@ -124,23 +199,56 @@ def test_changes_cell_history_and_object_history(built):
         history.object_history("no-such-object")
 
 
+#: A table as of a version in DuckDB (docs/guide/history.md): its latest log row at or
+#: before the version, unless a tombstone, joined to the stored rows.
+AS_OF_SQL = """
+    WITH entry AS (
+      SELECT * FROM read_parquet('{store}/log/*.parquet')
+      WHERE version <= $version AND kind = 'table' AND id = $table
+      QUALIFY row_number() OVER (PARTITION BY kind, id ORDER BY version DESC) = 1
+    )
+    SELECT t.* FROM read_parquet('{store}/objects/tables/*.parquet', union_by_name = true) t
+    JOIN entry e ON t.table_id = e.id AND t._object_digest = e.digest
+    WHERE NOT e.removed ORDER BY t.row
+"""
+#: The tree as of a version in DuckDB: each element's latest row, in the version's order.
+TREE_SQL = """
+    WITH latest AS (
+      SELECT * FROM read_parquet('{store}/frames/tree/*.parquet', union_by_name = true)
+      WHERE _version <= $version
+      QUALIFY row_number() OVER (PARTITION BY _key ORDER BY _version DESC) = 1
+    ), row_order AS (
+      SELECT o._key, o._position
+      FROM read_parquet('{store}/frames/order/*.parquet', filename = true) o
+      JOIN read_parquet('{store}/log/*.parquet') v ON o.filename = '{store}/' || v."order"
+      WHERE v.version = $version AND v.kind = 'tree'
+    )
+    SELECT l.* EXCLUDE (_version, _key, _removed) FROM latest l JOIN row_order o USING (_key)
+    WHERE NOT l._removed ORDER BY o._position
+"""
+
+
 def test_duckdb_and_polars_read_a_version_with_the_guides_sql(built):
-    store, table_id, column, frames, _tree = built
-    tables = f"{store}/objects/tables/*.parquet"
-    versions = f"{store}/versions/*.parquet"
-    query = f"""
-        SELECT t.* FROM read_parquet('{tables}', union_by_name = true) t
-        JOIN read_parquet('{versions}') v
-          ON v.kind = 'table' AND t.table_id = v.id AND t.{DIGEST_COLUMN} = v.digest
-        WHERE v.version = ? AND t.table_id = ? ORDER BY t.row
-    """
+    store, table_id, column, frames, tree = built
     for number, frame in enumerate(frames, start=1):
-        got = duckdb.execute(query, [number, table_id]).df()
+        got = duckdb.execute(AS_OF_SQL.format(store=store),
+                             {"version": number, "table": table_id}).df()  # fmt: skip
         assert got[column].tolist() == frame[column].tolist()
-    rows = pl.scan_parquet(tables, missing_columns="insert", extra_columns="ignore")
-    index = pl.scan_parquet(versions).filter((pl.col("version") == 3) & (pl.col("kind") == "table"))
+    got_tree = duckdb.execute(TREE_SQL.format(store=store), {"version": 3}).df()
+    assert got_tree["id"].tolist() == tree["id"].tolist()
+    assert got_tree.columns.tolist() == tree.columns.tolist()
+    rows = pl.scan_parquet(f"{store}/objects/tables/*.parquet", missing_columns="insert",
+                           extra_columns="ignore")  # fmt: skip
+    entries = (
+        pl.scan_parquet(f"{store}/log/*.parquet")
+        .filter((pl.col("version") <= 3) & (pl.col("kind") == "table"))
+        .sort("version")
+        .group_by(["kind", "id"])
+        .last()
+        .filter(~pl.col("removed"))
+    )
     joined = (
-        rows.join(index, left_on=["table_id", DIGEST_COLUMN], right_on=["id", "digest"])
+        rows.join(entries, left_on=["table_id", DIGEST_COLUMN], right_on=["id", "digest"])
         .filter(pl.col("table_id") == table_id)
         .sort("row")
         .collect()
@@ -186,7 +294,7 @@ from mddframes.snapshot import history_store
 def stuck(*args, **kwargs):
     print("ready", flush=True)
     time.sleep(120)
-history_store._commit = stuck
+history_store.commit = stuck
 mddframes.connect().snapshot("LAB", history=sys.argv[1], progress=False, structures=False)
 """
 
@@ -228,13 +336,12 @@ def test_a_version_killed_before_its_commit_leaves_the_store_as_it_was(emu, clie
     assert version_numbers(store) == [1, 2]
     pd.testing.assert_frame_equal(history.as_of(2).read_table(table_id),
                                   client.read_table(table_id))  # fmt: skip
-    referenced = {Path(e["file"]) for n in (1, 2) for e in history.as_of(n).manifest["objects"]}
-    referenced |= {
-        Path(f["file"]) for n in (1, 2) for f in history.as_of(n).manifest["files"].values()
-    }
-    stored = {p.relative_to(store) for p in store.rglob("*.parquet") if "versions" not in p.parts}
+    referenced = {Path(row[name]) for row in read_log(store) for name in ("file", "order")
+                  if row[name] is not None}  # fmt: skip
+    stored = {p.relative_to(store) for p in store.rglob("*.parquet")
+              if not {"log", "checkpoints"} & set(p.parts)}  # fmt: skip
     assert stored == referenced  # nothing orphaned, nothing missing
-    assert {p for p in before if "versions" not in p.parts} <= stored
+    assert {p for p in before if "log" not in p.parts} <= stored
     assert not (store / ".staging" / "snapshot").exists()
 
 
@@ -285,3 +392,85 @@ def test_the_snapshot_command_adds_a_version(emu, monkeypatch, tmp_path):
         assert code == 0
         assert version_numbers(store) == expected
     assert main(["snapshot", SYSTEM, "--no-structures", "--quiet"]) == 1  # no folder, no store
+
+
+#: A store written by format 1 (mddframes' first history store, main before format 2):
+#: two versions of LAB with structures, ``lab-source``'s label edited between them.
+FORMAT1 = REPOSITORY / "tests" / "data" / "history-format1"
+
+
+def _format1_copy(target: Path) -> Path:
+    shutil.copytree(FORMAT1, target)
+    for path in [target, *target.rglob("*")]:  # owner-only, as format 1 made it
+        path.chmod(0o700 if path.is_dir() else 0o600)
+    return target
+
+
+def _format1_frames(store: Path, number: int) -> dict[str, pd.DataFrame]:
+    """What version ``number`` of a format-1 store holds, read as format 1 laid it out: a
+    full listing of objects and frames per version file."""
+    from mddframes.snapshot.reader import Snapshot
+
+    rows = pq.read_table(store / "versions" / f"v{number:06d}.parquet").to_pylist()
+    objects = [{**r, "columns": json.loads(r["columns"]) if r["columns"] else None}
+               for r in rows if r["id"] is not None]  # fmt: skip
+    files = {r["kind"]: {"file": r["file"]} for r in rows if r["id"] is None}
+    snap = Snapshot(store, manifest={"objects": objects, "files": files})
+    frames = {"tree": snap.read_tree(), "structures": snap.read_structures()}
+    frames.update({o["id"]: snap.read_table(o["id"]) for o in objects if o["kind"] == "table"})
+    return frames
+
+
+def _check_upgraded(store: Path, expected: dict[int, dict[str, pd.DataFrame]]) -> None:
+    assert json.loads((store / "history.json").read_text())["version"] == 2
+    assert not (store / "versions").exists()
+    history = read_history(store)
+    for number, frames in expected.items():
+        snap = history.as_of(number)
+        pd.testing.assert_frame_equal(snap.read_tree(), frames["tree"])
+        pd.testing.assert_frame_equal(snap.read_structures(), frames["structures"])
+        for name, frame in frames.items():
+            if name not in ("tree", "structures"):
+                pd.testing.assert_frame_equal(snap.read_table(name), frame)
+    cells = history.read_changes(1, 2, kind="table").cells
+    assert cells[["version", "id", "new"]].values.tolist() == [[2, "lab-source", "format one edit"]]
+    referenced = {Path(row[name]) for row in read_log(store) for name in ("file", "order")
+                  if row[name] is not None}  # fmt: skip
+    stored = {p.relative_to(store) for p in store.rglob("*.parquet")
+              if not {"log", "checkpoints"} & set(p.parts)}  # fmt: skip
+    assert stored == referenced  # the whole trees of format 1 removed, nothing missing
+
+
+def test_a_format_1_store_is_upgraded_by_opening_it_or_the_next_add(client, tmp_path, monkeypatch):
+    from mddframes.snapshot import history_store, history_upgrade
+
+    monkeypatch.setattr(history_store, "CHECKPOINT_EVERY", 1)  # as_of read through checkpoints
+
+    store = _format1_copy(tmp_path / "opened")
+    expected = {n: _format1_frames(store, n) for n in (1, 2)}
+    before = sorted(p.relative_to(store) for p in store.rglob("*") if p.is_file())
+
+    def killed(root: Path) -> None:
+        raise OSError("killed before the upgrade's commit")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(history_upgrade, "write_marker", killed)
+        with pytest.raises(OSError, match="killed"):
+            read_history(store)
+    # not committed: still format 1, its files as they were (a partial log beside them)
+    assert json.loads((store / "history.json").read_text())["version"] == 1
+    now = {p.relative_to(store) for p in store.rglob("*") if p.is_file()}
+    assert set(before) <= now
+    for number, frames in expected.items():
+        pd.testing.assert_frame_equal(_format1_frames(store, number)["tree"], frames["tree"])
+    read_history(store)  # the next attempt upgrades it
+    _check_upgraded(store, expected)
+
+    added = _format1_copy(tmp_path / "added")
+    client.snapshot(SYSTEM, history=added, progress=False, structures=False)
+    assert version_numbers(added) == [1, 2, 3]
+    assert version_numbers(added, "checkpoints", "c") == [1, 2, 3]
+    _check_upgraded(added, expected)
+    assert read_history(added).as_of(3).read_table("lab-source")["label"].iloc[0] != (
+        "format one edit"
+    )

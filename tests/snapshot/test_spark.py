@@ -202,9 +202,19 @@ def test_spark_reads_the_mappings_as_one_merged_schema_dataset(spark, taken, sys
     )
 
 
+#: The tables as of a version in Spark SQL (docs/guide/history.md): each one's latest log
+#: row at or before the version, unless a tombstone.
+AS_OF_SQL = """
+    SELECT * FROM (
+      SELECT *, row_number() OVER (PARTITION BY kind, id ORDER BY version DESC) AS latest
+      FROM log WHERE version <= {version} AND kind = 'table'
+    ) WHERE latest = 1 AND NOT removed"""
+
+
 def test_spark_reads_a_history_version_with_the_guides_sql(spark, emulator, tmp_path_factory):
     """A history of two versions of LAB, one table edited between them: Spark reads each
-    version's rows of it by joining the version file to the stored rows (docs/guide/history.md)."""
+    version's rows of it from the log's latest row of the table at or before the version
+    (the window query of docs/guide/history.md) and the one file it names."""
     from mddframes import Client, read_history
     from mddframes.snapshot.history_store import DIGEST_COLUMN
 
@@ -218,14 +228,12 @@ def test_spark_reads_a_history_version_with_the_guides_sql(spark, emulator, tmp_
         frame.loc[frame.index[0], column] = "edited for Spark"
         client.write_table(table_id, frame)
         client.snapshot("LAB", history=store, progress=False, structures=False)
-    spark.read.parquet(f"{store}/versions").createOrReplaceTempView("versions")
+    spark.read.parquet(f"{store}/log").createOrReplaceTempView("log")
     history = read_history(store)
     for number in (1, 2):
-        # the version's file of the table, then its rows by id and digest
-        (entry,) = spark.sql(
-            f"SELECT file, digest FROM versions WHERE version = {number} AND kind = 'table' "
-            f"AND id = '{table_id}'"
-        ).collect()
+        # the table's latest log row at or before the version (not a tombstone), then its
+        # rows in the one file that row names, by id and digest
+        (entry,) = spark.sql(AS_OF_SQL.format(version=number) + f" AND id = '{table_id}'").collect()
         stored = spark.read.parquet(f"{store}/{entry['file']}")
         rows = (
             stored.where((stored.table_id == table_id) & (stored[DIGEST_COLUMN] == entry["digest"]))
@@ -235,6 +243,5 @@ def test_spark_reads_a_history_version_with_the_guides_sql(spark, emulator, tmp_
         expected = history.as_of(number).read_table(table_id)[column].tolist()
         assert [r[column] for r in rows] == expected
     assert expected[0] == "edited for Spark"
-    counts = spark.sql("SELECT version, count(*) AS n FROM versions WHERE kind = 'table' "
-                       "GROUP BY version ORDER BY version").collect()  # fmt: skip
-    assert [r["n"] for r in counts] == history.list_versions()["tables"].tolist()
+    tables = spark.sql(AS_OF_SQL.format(version=2)).count()
+    assert tables == history.list_versions()["tables"].iloc[1]
