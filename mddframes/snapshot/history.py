@@ -10,9 +10,11 @@ import datetime as _dt
 import os
 import re
 from collections.abc import Iterator
+from numbers import Integral
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from mddframes.errors import InvalidArgumentError, NotFoundError
@@ -139,8 +141,7 @@ class History:
         NotFoundError
             No such version, or none was taken by then.
         """
-        if isinstance(when, bool):
-            raise InvalidArgumentError(f"{when!r} is neither a version number nor a time")
+        when = _version_number_or_time(when)
         if isinstance(when, int) and when in log_numbers(self.path):
             return when  # no time needed: the log's file names
         times = self._times()
@@ -189,7 +190,7 @@ class History:
         try:
             return self.version_at(since)
         except NotFoundError:
-            if isinstance(since, int) and not isinstance(since, bool):
+            if isinstance(_version_number_or_time(since), int):
                 raise
             return numbers[0]  # since before the first version: from the first on
 
@@ -438,6 +439,16 @@ class History:
                           "changed": "bool"})  # fmt: skip
         out.attrs["row_identity"] = f"{how} {keys}" if keys else how
         return out
+
+
+def _version_number_or_time(when: Any) -> Any:
+    """``when`` with any whole number (numpy's too: what ``list_versions()["version"]``
+    holds) as a plain ``int``, a version; refused if it is a boolean."""
+    if isinstance(when, (bool, np.bool_)):
+        raise InvalidArgumentError(f"{when!r} is neither a version number nor a time")
+    if isinstance(when, Integral):
+        return int(when)
+    return when
 
 
 def to_moment(when: str | _dt.datetime | pd.Timestamp) -> pd.Timestamp:

@@ -106,7 +106,7 @@ def write_review(history: Any, since: Any, until: Any, path: Path) -> Path:
             sheet.append([
                 "keep" if revertable else "", int(line["version"]),
                 line["taken_at"].isoformat(), line["change"],
-                None if line["row"] is None else int(line["row"]),
+                _row_shown(line["row"]),
                 None if row_key is None else _shown(row_key[1] if len(row_key[1]) > 1 else row_key[1][0]),
                 line["column"], _shown(line["old"]), _shown(line["new"]),
                 kind, object_id, None if row_key is None else canonical_json(row_key),
@@ -148,9 +148,18 @@ class _KeyFinder:
         payload = self._payloads[where]
         names = primary_key_columns(declared_columns(payload, _kind(kind)))
         rows = payload_rows(payload, _kind(kind))
-        if not names or not 0 <= int(row) < len(rows):
+        position = _row_shown(row)
+        # an added row's label (``new[0]``) is no position in the version before
+        if not names or not isinstance(position, int) or not 0 <= position < len(rows):
             return None
-        return names, [rows[int(row)].get(n) for n in names]
+        return names, [rows[position].get(n) for n in names]
+
+
+def _row_shown(row: Any) -> int | str | None:
+    """A diff line's row: its position, or the label of a row added (``new[0]``)."""
+    if row is None:
+        return None
+    return int(row) if isinstance(row, int) or str(row).isdigit() else str(row)
 
 
 def _kind(kind: str) -> Kind:
@@ -239,12 +248,13 @@ def _revert(payload: dict[str, Any], kind: Kind, lines: list[dict[str, Any]]) ->
     """Set each line's cell back to its old value in ``payload`` (in place), checking the
     service still holds the line's new value there."""
     rows = payload_rows(payload, kind)
+    declared = {column["name"] for column in declared_columns(payload, kind)}
     # the latest change first: a cell changed twice is reverted from its last state back
     for line in sorted(lines, key=lambda item: -int(item["version"])):
         column = str(line["column"])
         index = _row_index(rows, line)
         held = rows[index].get(column, ABSENT) if index is not None else ABSENT
-        if index is None or _cell_json(held) != line["new_json"]:
+        if index is None or not _still_holds(held, line["new_json"]):
             shown = "no such row" if index is None else f"it holds {_shown(held)!r}"
             raise _Conflict(
                 f"{line['where']}: {kind} {line['id']!r} changed on the service since the "
@@ -255,8 +265,21 @@ def _revert(payload: dict[str, Any], kind: Kind, lines: list[dict[str, Any]]) ->
         old = json.loads(line["old_json"])
         if old:
             rows[index][column] = old[0]
+        elif column in declared:
+            rows[index][column] = None  # a declared column's blank: the rows hold it as null
         else:
-            del rows[index][column]
+            rows[index].pop(column, None)
+
+
+def _still_holds(held: Any, review_json: str) -> bool:
+    """Whether the service's cell ``held`` is the value the review showed as new.
+
+    A snapshot stores rows in Parquet, where a null and a missing key are one missing
+    value: the history's "absent" is either, and either still holds it.
+    """
+    if review_json == "[]":
+        return held is ABSENT or held is None
+    return _cell_json(held) == review_json
 
 
 def _row_index(rows: list[dict[str, Any]], line: dict[str, Any]) -> int | None:

@@ -183,6 +183,12 @@ def test_changes_cell_history_and_object_history(built):
     only_last = history.read_changes(since=2, kind="table")
     assert only_last.objects["version"].tolist() == [3]
     assert history.read_changes(since=3).empty
+    # a version as list_versions() holds it (a numpy integer) is a version, not a time
+    latest = history.list_versions()["version"].max()
+    assert not isinstance(latest, int) and history.read_changes(since=latest).empty
+    assert history.version_at(latest) == 3 and history.version_at(latest - 1) == 2
+    with pytest.raises(InvalidArgumentError, match="neither a version number nor a time"):
+        history.version_at(True)
 
     identity, keys = history.row_identity(table_id)
     row_key = 0 if identity == "position" else frames[0][keys[0]].iloc[0]

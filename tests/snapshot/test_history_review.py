@@ -103,3 +103,38 @@ def test_a_review_workbook_is_checked(client, tmp_path):
     openpyxl.Workbook().save(other)
     with pytest.raises(Exception, match="not a review workbook"):
         read_review_excel(client.api, other, folder=tmp_path / "reverts")
+
+
+def test_a_blanked_cell_reverts_and_an_added_row_is_listed(client, tmp_path):
+    # a cell set to null shows in the history as absent (Parquet keeps no null apart from a
+    # missing key): its revert is no conflict, and it puts the old value back; a row added
+    # in the same range is listed with no key, not a failure of the whole workbook
+    store = tmp_path / "history"
+    system = "FLOW"  # LAB's tables hold one row each
+    ids = [str(i) for i in client.read_tree(system)["table_id"].dropna().unique()]
+    table_id = next(i for i in ids if len(client.read_table(i)) >= 2)
+    client.snapshot(system, history=store, progress=False, structures=False)
+    frame = client.read_table(table_id)
+    column = [c for c in frame.columns if frame[c].dtype == "string"][-1]
+    before = frame.loc[frame.index[0], column]
+    assert isinstance(before, str)
+    frame.loc[frame.index[0], column] = None
+    frame.loc["new[0]"] = frame.loc[frame.index[1]]
+    key = frame.columns[0]  # FLOW's tables are keyed by their first column, a text
+    frame.loc["new[0]", key] = "999999"
+    client.write_table(table_id, frame)
+    client.snapshot(system, history=store, progress=False, structures=False)
+
+    review = read_history(store).to_review_excel(None, None, tmp_path / "review.xlsx")
+    workbook = openpyxl.load_workbook(review)
+    changes = {
+        cell.value for sheet in workbook.worksheets[1:] for cell in sheet["D"][1:] if cell.value
+    }
+    assert {"cell", "row added"} <= changes, changes
+    _mark_revert(review, table_id)
+    plan = read_review_excel(client.api, review, folder=tmp_path / "reverts")
+    assert [(o.id, o.status, o.changedCells) for o in plan.objects] == [(table_id, "changes", 1)]
+    applied = apply_plan(client.api, plan, backup_dir=tmp_path / "backups", progress=False)
+    assert applied.attrs["ok"]
+    after = client.read_table(table_id)
+    assert after.loc[after.index[0], column] == before and len(after) == len(frame)
