@@ -111,7 +111,7 @@ def snapshot(
         raise InvalidArgumentError("snapshot: give either a folder (path) or history=, not both")
     if history is not None:
         from mddframes.snapshot.history import History
-        from mddframes.snapshot.history_store import add_version
+        from mddframes.snapshot.history_add import add_version
 
         number = add_version(api, system, history, max_workers=max_workers, progress=progress,
                              structures=structures)  # fmt: skip

@@ -29,7 +29,7 @@ from mddframes.snapshot.history_log import (
 )
 
 if TYPE_CHECKING:
-    from mddframes.snapshot.history_store import IngestJournal
+    from mddframes.snapshot.history_journal import IngestJournal
 
 
 def store_row_frame(

@@ -53,7 +53,8 @@ import pyarrow.parquet as pq
 
 from mddframes.disk_modes import PRIVATE_FILE_MODE, private_dir
 from mddframes.errors import DataShapeError, InvalidArgumentError
-from mddframes.snapshot.bundles import ENVELOPES_KEY, file_sha256
+from mddframes.snapshot.bundles import ENVELOPES_KEY
+from mddframes.snapshot.history_journal import INGEST_JOURNAL, STAGING, IngestJournal, seal
 from mddframes.snapshot.history_log import (
     CHECKPOINT_EVERY,
     CHECKPOINT_FOLDER,
@@ -79,7 +80,7 @@ from mddframes.snapshot.layout import (
 )
 
 if TYPE_CHECKING:
-    from mddframes.api import Api
+    pass
 
 #: The store's marker file, and what it says.
 STORE_FILE = "history.json"
@@ -91,8 +92,6 @@ DIGEST_COLUMN = "_object_digest"
 UPGRADE_LOCK_TIMEOUT = 60.0
 #: Where a store of format 1 kept its version files (each a full listing).
 FORMAT1_FOLDER = "versions"
-STAGING = ".staging"
-_INGEST_JOURNAL = "ingest.jsonl"
 
 
 def store_version(root: Path) -> int:
@@ -127,7 +126,7 @@ def make_folders(root: Path) -> None:
         private_dir(root / folder, root=root)
 
 
-def _open_store(root: Path) -> None:
+def open_store(root: Path) -> None:
     """Make ``root`` a store (owner-only) if it is not one; refuse a folder of other things."""
     if root.exists() and not (root / STORE_FILE).exists():
         if not root.is_dir() or any(p.name != ".lock" and not p.name.startswith(".lock")
@@ -143,50 +142,9 @@ def _open_store(root: Path) -> None:
     store_version(root)
 
 
-def add_version(
-    api: Api,
-    system: str,
-    root: str | os.PathLike[str],
-    *,
-    max_workers: int | None,
-    progress: bool | None,
-    structures: bool,
-) -> int:
-    """Take a snapshot of ``system`` and add it to the store at ``root`` as a new version.
-
-    The work of ``snapshot(..., history=root)``, documented there.
-
-    Returns
-    -------
-    int
-        The number of the version added.
-    """
-    from mddframes.snapshot.history_upgrade import upgrade_unlocked
-    from mddframes.snapshot.writer import write_snapshot
-    from mddframes.writing.locks import folder_lock
-
-    store = Path(root)
-    _open_store(store)
-    with folder_lock(store, api.settings.lock_timeout, purpose=f"history of {system!r}"):
-        upgrade_unlocked(store)
-        undo_unfinished(store)
-        staged = store / STAGING / "snapshot"
-        if (staged / MANIFEST).is_file():
-            manifest = json.loads((staged / MANIFEST).read_text(encoding="utf-8"))
-            wanted = (api.settings.base_url, api.tenant, system)
-            if (manifest.get("service"), manifest.get("tenant"), manifest.get("system")) != wanted:
-                shutil.rmtree(staged)  # another system's: taken anew
-        if not (staged / MANIFEST).is_file():
-            write_snapshot(api, system, staged, max_workers=max_workers, progress=progress,
-                           structures=structures)  # fmt: skip
-        number = ingest(store, staged)
-        shutil.rmtree(staged)
-        return number
-
-
 def undo_unfinished(store: Path) -> None:
     """Remove the files an interrupted ingest (or upgrade) made: it was never committed."""
-    journal = store / STAGING / _INGEST_JOURNAL
+    journal = store / STAGING / INGEST_JOURNAL
     if not journal.exists():
         return
     lines = journal.read_text(encoding="utf-8").splitlines()
@@ -201,52 +159,6 @@ def undo_unfinished(store: Path) -> None:
             with contextlib.suppress(ValueError):  # the line a kill tore: its file was not made
                 (store / json.loads(text)["file"]).unlink(missing_ok=True)
     journal.unlink()
-
-
-class IngestJournal:
-    """``.staging/ingest.jsonl``: what is being made (a version, an upgrade), then each
-    file about to be made."""
-
-    def __init__(self, store: Path, header: dict[str, Any]) -> None:
-        self.store = store
-        self.path = store / STAGING / _INGEST_JOURNAL
-        self._append(header)
-
-    def _append(self, line: dict[str, Any]) -> None:
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(line) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-
-    def place(self, temporary: Path, folder: str) -> str:
-        """Move a finished temporary file to its content name under ``folder``; the name."""
-        seal(temporary)
-        relative = f"{folder}/{file_sha256(temporary)}.parquet"
-        target = self.store / relative
-        if target.exists():  # the same bytes are stored already
-            temporary.unlink()
-            return relative
-        self._append({"file": relative})
-        os.replace(temporary, target)
-        return relative
-
-    def write(self, table: pa.Table, folder: str, **options: Any) -> str:
-        """Write ``table`` to a new content-named file under ``folder``; its name."""
-        temporary = self.store / STAGING / "written.parquet.tmp"
-        temporary.unlink(missing_ok=True)
-        pq.write_table(table, temporary, **options)
-        return self.place(temporary, folder)
-
-    def done(self) -> None:
-        """The work is committed: nothing of it to undo."""
-        self.path.unlink()
-
-
-def seal(path: Path) -> None:
-    """Owner-only and on disk."""
-    os.chmod(path, PRIVATE_FILE_MODE)
-    with open(path, "rb") as handle:
-        os.fsync(handle.fileno())
 
 
 def latest_state(

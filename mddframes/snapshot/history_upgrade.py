@@ -25,6 +25,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from mddframes.snapshot.history_journal import IngestJournal
 from mddframes.snapshot.history_log import (
     CHECKPOINT_FOLDER,
     LOG_FOLDER,
@@ -39,7 +40,6 @@ from mddframes.snapshot.history_store import (
     FORMAT1_FOLDER,
     STORE_VERSION,
     UPGRADE_LOCK_TIMEOUT,
-    IngestJournal,
     commit,
     make_folders,
     store_version,
