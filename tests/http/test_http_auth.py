@@ -174,12 +174,12 @@ def test_credentials_the_api_accepted_lately_ride_through_more_fresh_refusals():
     provider.accepted()
     refusals = provider.refusals()
     verdicts = []
-    for _ in range(6):
+    for _ in range(12):
         clock.now += 1
         token = provider.current()
         clock.now += 1
         verdicts.append(refusals.refused(token))
-    assert verdicts == [False] * 5 + [True]
+    assert verdicts == [False] * 11 + [True]
     clock.now += 120  # long ago now: two in a row again
     fresh_call = provider.refusals()
     clock.now += 1

@@ -130,10 +130,10 @@ def test_credentials_that_stop_working_mid_run_fail_after_a_bound(emu, element_i
             with pytest.raises(AuthError, match="twice in a row"):
                 client.api.get_structure(element_id)
         counts = emu.counters()
-    # the first attempt's token was held from before (changed under it), then six
+    # the first attempt's token was held from before (changed under it), then twelve
     # tokens fetched for the call were refused in a row
-    assert counts.get("getStructure") == 7
-    assert counts.get("getToken") == 6
+    assert counts.get("getStructure") == 13
+    assert counts.get("getToken") == 12
 
 
 def test_threads_refused_at_once_make_one_token_request(emu, element_id):
