@@ -19,14 +19,15 @@ It asserts, from the service's own ground truth (direct reads, faults off): noth
 (every untouched cell of every table the same, byte for byte), every edit exact, 0
 failed rows, no credential on disk in any spelling (the secret and every token the
 emulator issued; every file the run wrote, raw and decoded), and a bounded time: the
-client's work ends within ``BUDGET`` (300) seconds. The bound of the whole suite: 300 s
+client's work ends within ``BUDGET`` (480) seconds. The bound of the whole suite: 480 s
 here and 90 s in ``test_chaos_elements.py`` of the client's work, and about 20 s of
 setting up and checking: about twice what the same work takes with every condition (76 s
 here plain, 25-30 s there; with every condition 91 s and 44 s at load 15-20, and 123 s
 here on a quiet machine on 2026-11-29), so CI's other tests beside it do not fail it: it
 starts with the other slow files (the documented install, Spark, the browser, the
 history's LibreOffice round trip), and took 223 s there on 2026-11-29, where 180 s had
-been its bound. A pace that collapses (33x a plain retry loop before issue 43) still
+been its bound; later that day, with every test of CI taking about twice its time of the
+day before, it overran 300 s (0.5 s revocations beside round trips stretched past them). A pace that collapses (33x a plain retry loop before issue 43) still
 fails it. Faults are seeded;
 the threads make timing vary, and no assertion depends on timing but the bound. Every
 check runs; the failure lists all that broke.
@@ -69,14 +70,14 @@ pytestmark = [
     pytest.mark.emulator,
     pytest.mark.slow,
     pytest.mark.pandas_once,
-    pytest.mark.timeout(600),
+    pytest.mark.timeout(900),
 ]  # the work's own bound (BUDGET) says what went wrong first
 
 ELEMENTS = 20_000  # a table for about one element in 20: 1,000 tables
 TABLES = 1_000
 LARGE_ROWS = 4_500  # about 1.2 MB of JSON each: above the 1 MiB of the streamed routes
 LARGE_AT = (99, 499, 899)  # which of the tables are made large
-BUDGET = 300.0  # seconds for the client's work (reads, edits, writes, recording)
+BUDGET = 480.0  # seconds for the client's work (reads, edits, writes, recording)
 SEED = 4349
 
 
