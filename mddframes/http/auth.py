@@ -29,12 +29,18 @@ logger = logging.getLogger(__name__)
 FALLBACK_LIFETIME = 60.0
 #: Refusals of a just-fetched token in a row that are the real refusal...
 FRESH_REFUSALS = 2
-#: ... and as many while the API accepted one of the client's tokens in the last
-#: ``PROVEN_FOR`` seconds: credentials that worked a moment ago are far likelier to
-#: meet another revocation in the round trip of a new token than to have stopped working
-#: (six was met in CI: revocations every 0.5 s on a machine at load 7 stretch round trips
-#: past them; each is a token request shared by the threads refused at once).
-FRESH_REFUSALS_PROVEN = 12
+#: ... unless the API accepted one of the client's tokens in the last ``PROVEN_FOR``
+#: seconds: credentials that worked a moment ago are far likelier to meet another
+#: revocation in the round trip of a new token than to have stopped working, so fresh
+#: tokens must then be refused in a row for ``PROVEN_REFUSAL_SPAN`` seconds. A time, not a
+#: count: a loaded machine stretches round trips past the revocations, and counts of six
+#: and then twelve in a row were both met in CI's combined-conditions run.
+PROVEN_REFUSAL_SPAN = 10.0
+#: The pause before renewing again, from the second fresh refusal in a row on: doubling
+#: from the first, capped, so credentials that did stop cost about fifteen token requests
+#: over the span rather than one per round trip.
+STREAK_PAUSE_FIRST = 0.05
+STREAK_PAUSE_MAX = 1.0
 PROVEN_FOR = 60.0
 
 
@@ -213,12 +219,14 @@ class Refusals:
     those in a row are the real refusal. Any other 401 means the token changed under
     the call (it expired, or was revoked) and a renewed one is worth sending.
 
-    While the API has accepted the client's tokens within ``PROVEN_FOR`` seconds, it
-    takes ``FRESH_REFUSALS_PROVEN`` in a row: a token revoked within the round trip of
-    its first request is refused just like a token the API never accepts, and with
-    revocations every half second (a tenant's tokens revoked in bulk, a loaded machine
-    stretching the round trips) two in a row happen now and then; credentials that
-    worked a moment ago and then stopped, twelve times in a row, do not.
+    While the API has accepted the client's tokens within ``PROVEN_FOR`` seconds, fresh
+    tokens must be refused in a row for ``PROVEN_REFUSAL_SPAN`` seconds: a token revoked
+    within the round trip of its first request is refused just like a token the API never
+    accepts, and with revocations every half second (a tenant's tokens revoked in bulk, a
+    loaded machine stretching the round trips) such refusals come in runs whose length no
+    count bounds; credentials that worked a moment ago and then stopped for ten seconds
+    did stop. From the second fresh refusal in a row, :meth:`pause` says how long to wait
+    before renewing again.
 
     Parameters
     ----------
@@ -233,46 +241,76 @@ class Refusals:
         self._clock = clock
         self._since = clock()
         self._fresh_in_a_row = 0
+        self._streak_began = 0.0
         #: 401s seen so far in this call.
         self.seen = 0
 
     def __repr__(self) -> str:
         return f"<Refusals: {self.seen} seen, {self._fresh_in_a_row} of fresh tokens in a row>"
 
+    @property
+    def fresh_in_a_row(self) -> int:
+        """Refusals of just-fetched tokens in a row, up to the last one."""
+        return self._fresh_in_a_row
+
+    def streak_span(self) -> float:
+        """Seconds from the first fresh refusal in a row to the last (0 without a run)."""
+        return self._since - self._streak_began if self._fresh_in_a_row else 0.0
+
     def refused(self, token: HeldToken) -> bool:
         """Record a 401 to ``token``; True when it is the real refusal (do not repeat).
 
         Otherwise the token is invalidated (if it is still the provider's: one renewal
-        for every thread that saw the same refusal), and the call may be sent again.
+        for every thread that saw the same refusal), and the call may be sent again
+        after :meth:`pause`.
         """
         self.seen += 1
-        fresh = token.asked_at >= self._since
-        self._fresh_in_a_row = self._fresh_in_a_row + 1 if fresh else 0
-        self._since = self._clock()
+        now = self._clock()
+        if token.asked_at >= self._since:  # fetched after the previous refusal: fresh
+            self._fresh_in_a_row += 1
+            if self._fresh_in_a_row == 1:
+                self._streak_began = now
+        else:
+            self._fresh_in_a_row = 0
+        self._since = now
         self._provider.invalidate(token.secret)
-        limit = FRESH_REFUSALS_PROVEN if self._provider.proven() else FRESH_REFUSALS
-        return self._fresh_in_a_row >= limit
+        if self._fresh_in_a_row < FRESH_REFUSALS:
+            return False
+        return not self._provider.proven() or self.streak_span() >= PROVEN_REFUSAL_SPAN
+
+    def pause(self) -> float:
+        """Seconds to wait before renewing the token again (after a :meth:`refused`
+        that was not the real refusal): none after one fresh refusal, then doubling."""
+        beyond = self._fresh_in_a_row - FRESH_REFUSALS
+        if beyond < 0:
+            return 0.0
+        return min(STREAK_PAUSE_FIRST * 2.0 ** min(beyond, 16), STREAK_PAUSE_MAX)
 
 
-def refusal_error(error: errors.AuthError, *, real: bool, renewals: int,
-                  deadline: float) -> errors.AuthError:  # fmt: skip
+def refusal_error(error: errors.AuthError, *, fresh_in_a_row: int, span: float,
+                  renewals: int, deadline: float) -> errors.AuthError:  # fmt: skip
     """The ``AuthError`` of a call the API still refused after renewing its token.
 
     Parameters
     ----------
     error : AuthError
         The 401 as translated (its request details and OAuth fields are kept).
-    real : bool
-        Two tokens fetched just before were refused in a row (else the deadline came).
+    fresh_in_a_row : int
+        Tokens fetched just before, refused in a row: 0 unless that was the real
+        refusal (else the deadline came).
+    span : float
+        Seconds from the first of those refusals to the last.
     renewals : int
         How often the call was sent again with a renewed token.
     deadline : float
         The call's deadline in seconds.
     """
-    if real:
+    if fresh_in_a_row:
+        times = "twice" if fresh_in_a_row == 2 else f"{fresh_in_a_row} times"
+        over = f" over {span:.0f} s" if span >= 1 else ""
         message = (
-            "the service refused the access token the client had just fetched, twice in "
-            "a row: the token endpoint grants tokens that this API does not accept. "
+            f"the service refused the access token the client had just fetched, {times} in "
+            f"a row{over}: the token endpoint grants tokens that this API does not accept. "
             "Check that the API user (client_id) may use this API and that the token "
             "realm belongs to this service; tokens that expire before a request reaches "
             "the service are refused the same way"

@@ -74,8 +74,9 @@ def send_authorised(
     -------
     requests.Response
         The last answer, any status. Its ``mdd_renewals`` says how often the call was
-        sent again with a renewed token, ``mdd_refused_fresh`` whether its last 401 was
-        the real refusal; ``mdd_attempts``, ``mdd_lost`` and ``mdd_rate_limited`` count
+        sent again with a renewed token, ``mdd_refused_fresh`` (when its last 401 was the
+        real refusal) how many just-fetched tokens were refused in a row and over how
+        many seconds; ``mdd_attempts``, ``mdd_lost`` and ``mdd_rate_limited`` count
         over every sending.
 
     Raises
@@ -114,11 +115,16 @@ def send_authorised(
         # The call was refused before being processed: renew the token and repeat,
         # unless a just-fetched token was refused twice or the deadline has come.
         if refusals.refused(held[-1]):
-            response.mdd_refused_fresh = True  # type: ignore[attr-defined]
+            response.mdd_refused_fresh = (  # type: ignore[attr-defined]
+                refusals.fresh_in_a_row,
+                refusals.streak_span(),
+            )
             break
-        if time.monotonic() - started >= budget.deadline:
+        left = budget.deadline - (time.monotonic() - started)
+        if left <= 0:
             break
         response.close()
+        time.sleep(min(refusals.pause(), left))
         if on_repeat is not None:
             on_repeat()
         logger.info("%s %s: token refused (401); renewing it and repeating", entry.method, url)

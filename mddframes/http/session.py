@@ -241,9 +241,11 @@ class HttpSession:
                 )
                 error.answers_lost = int(getattr(response, "mdd_lost", 0))
                 if response.status_code == 401 and isinstance(error, errors.AuthError):
+                    fresh_in_a_row, span = getattr(response, "mdd_refused_fresh", (0, 0.0))
                     error = refusal_error(
                         error,
-                        real=bool(getattr(response, "mdd_refused_fresh", False)),
+                        fresh_in_a_row=fresh_in_a_row,
+                        span=span,
                         renewals=int(getattr(response, "mdd_renewals", 0)),
                         deadline=self._budget.deadline,
                     )

@@ -167,25 +167,48 @@ def test_a_token_renewed_by_another_thread_before_the_refusal_is_not_counted():
     assert refusals.seen == 3
 
 
-def test_credentials_the_api_accepted_lately_ride_through_more_fresh_refusals():
+def test_credentials_the_api_accepted_lately_ride_through_ten_seconds_of_fresh_refusals():
     clock = Clock()
     provider = TokenProvider(Issuer(), clock=clock)
     provider.current()
     provider.accepted()
     refusals = provider.refusals()
-    verdicts = []
-    for _ in range(12):
-        clock.now += 1
+    verdicts, pauses = [], []
+    for _ in range(7):
+        clock.now += 0.5
         token = provider.current()
-        clock.now += 1
+        clock.now += 1.5  # a fresh refusal every 2 s: the run spans 0, 2, 4 ... s
         verdicts.append(refusals.refused(token))
-    assert verdicts == [False] * 11 + [True]
+        pauses.append(refusals.pause())
+    # the first refusal at 0 s; the one 10 s later is the real refusal
+    assert verdicts == [False] * 5 + [True, True]
+    assert refusals.fresh_in_a_row == 7 and refusals.streak_span() == 12
+    # none after the first, then doubling from 50 ms
+    assert pauses[:5] == [0.0, 0.05, 0.1, 0.2, 0.4]
     clock.now += 120  # long ago now: two in a row again
     fresh_call = provider.refusals()
     clock.now += 1
     assert not fresh_call.refused(provider.current())
     clock.now += 1
     assert fresh_call.refused(provider.current())
+    assert fresh_call.streak_span() == 1
+
+
+def test_the_pause_between_renewals_is_capped_at_a_second():
+    clock = Clock()
+    provider = TokenProvider(Issuer(), clock=clock)
+    provider.current()
+    refusals = provider.refusals()
+    pauses = []
+    for _ in range(40):
+        provider.accepted()  # other threads' calls keep going through
+        clock.now += 0.1
+        token = provider.current()
+        clock.now += 0.1
+        refusals.refused(token)
+        pauses.append(refusals.pause())
+    assert max(pauses) == 1.0 and pauses[-1] == 1.0
+    assert pauses == sorted(pauses)
 
 
 def test_threads_refused_at_once_cause_one_fetch():
