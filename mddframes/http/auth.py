@@ -7,7 +7,8 @@ to expire, and when the API refuses it (the session then calls :meth:`invalidate
 A token an administrator revoked, or one that expired early, is refused (401) however
 well the client keeps time; the session then renews it and sends the call again, for
 as long as the token keeps changing under the call (:class:`Refusals` tells that churn
-from a real refusal: a token the client had just fetched, refused twice in a row).
+from a real refusal: a token the client had just fetched, refused twice in a row, or
+for ten seconds while the API accepted the client's tokens lately).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 A 401 means the call was not processed, so it is repeated with a renewed token for as
 long as the token keeps changing under it, within the call's deadline; a token the
-client had just fetched, refused twice in a row, is the real refusal
+client had just fetched, refused twice in a row (for ten seconds while the client's
+tokens were accepted lately), is the real refusal
 (:class:`~mddframes.http.auth.Refusals`). Each sending goes through the paced attempts
 (:func:`~mddframes.http.attempts.send_paced`), and the token is taken after the pace's
 wait, so a token renewed meanwhile goes out, not one that expired while the call waited.

@@ -12,7 +12,8 @@
 - puts a bearer token on every API call as it leaves (after any wait for the pace,
   :mod:`mddframes.http.pace`), and on a 401 renews it and repeats the call for as long
   as the token keeps changing under it within the call's deadline; a token the client
-  had just fetched, refused twice in a row, is the real refusal (a 401 means the call
+  had just fetched, refused twice in a row (for ten seconds while its tokens were
+  accepted lately), is the real refusal (a 401 means the call
   was not processed, so this holds for a POST too; :class:`~.auth.Refusals`);
 - sends the URL exactly as :func:`~mddframes.http.endpoints.build_path` built it (no
   ``..`` collapsing), with connect and read time-outs on every call, and a deadline

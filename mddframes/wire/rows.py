@@ -127,7 +127,9 @@ ROWS: tuple[Row, ...] = (
         ),
         (
             "on a 401 a renewed token and the call again, while the token keeps changing within "
-            "the call's deadline; a just-fetched token refused twice in a row: `AuthError`"
+            "the call's deadline; a just-fetched token refused twice in a row (for 10 s, pausing "
+            "between renewals, when the API accepted the client's tokens in the last minute): "
+            "`AuthError`"
         ),
         "—",
     ),
