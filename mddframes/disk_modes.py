@@ -17,6 +17,7 @@ Two rules, one helper each (docs/guide/security.md says them to users):
   complete) is given that mode by :func:`as_output` before it gets its name.
 
 On Windows the modes are not enforced (the ACLs of the user's profile folders apply).
+:func:`sync_folder` makes a new name in a folder durable (after a rename into it).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "output_dir",
     "output_file_mode",
     "private_dir",
+    "sync_folder",
     "write_private",
 ]
 
@@ -258,3 +260,27 @@ def as_output(path: str | os.PathLike[str]) -> Path:
     """
     _chmod(path, output_file_mode())
     return Path(path)
+
+
+def sync_folder(path: Path) -> None:
+    """Flush a folder's entries (renames into it) to disk, where the OS allows it.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The folder.
+
+    Examples
+    --------
+    >>> sync_folder(Path("."))
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - Windows cannot open a folder: the file's fsync must do
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:  # pragma: no cover - some file systems refuse
+        pass
+    finally:
+        os.close(descriptor)

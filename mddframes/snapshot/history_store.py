@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mddframes.disk_modes import PRIVATE_FILE_MODE, private_dir
+from mddframes.disk_modes import PRIVATE_FILE_MODE, private_dir, sync_folder
 from mddframes.errors import DataShapeError, InvalidArgumentError
 from mddframes.snapshot.bundles import ENVELOPES_KEY
 from mddframes.snapshot.history_journal import INGEST_JOURNAL, STAGING, IngestJournal, seal
@@ -75,7 +75,6 @@ from mddframes.snapshot.layout import (
     ID_COLUMNS,
     MANIFEST,
     OBJECT_FOLDERS,
-    sync_folder,
     write_json_atomically,
 )
 

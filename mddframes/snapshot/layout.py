@@ -105,30 +105,6 @@ def _readable_json(document: Any) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def sync_folder(path: Path) -> None:
-    """Flush a folder's entries (renames into it) to disk, where the OS allows it.
-
-    Parameters
-    ----------
-    path : pathlib.Path
-        The folder.
-
-    Examples
-    --------
-    >>> sync_folder(Path("."))
-    """
-    try:
-        descriptor = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - Windows cannot open a folder
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:  # pragma: no cover - some file systems refuse
-        pass
-    finally:
-        os.close(descriptor)
-
-
 def envelope_of(payload: dict[str, Any], kind: Kind) -> dict[str, Any]:
     """A table's or mapping's payload without its rows (its rows list empty).
 

@@ -34,6 +34,7 @@ from mddframes.codec.fastjson import gc_paused
 from mddframes.codec.kinds import Kind
 from mddframes.codec.values import digest, has_non_finite
 from mddframes.context import registry_for
+from mddframes.disk_modes import sync_folder
 from mddframes.errors import InvalidArgumentError
 from mddframes.frames.bulk_tables import ROW_COLUMN, Part, failure_record, iter_parts
 from mddframes.frames.listing import read_object_types, read_packages
@@ -54,7 +55,6 @@ from mddframes.snapshot.layout import (
     OBJECT_FOLDERS,
     envelope_of,
     partial_folder,
-    sync_folder,
     write_json_atomically,
 )
 from mddframes.snapshot.merged import one_type_per_name

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from mddframes.codec import depth
-from mddframes.disk_modes import open_private, private_dir
+from mddframes.disk_modes import open_private, private_dir, sync_folder
 from mddframes.disk_names import id_file_name
 from mddframes.errors import InvalidArgumentError, JournalError
 from mddframes.writing.backups import backup_root, legacy_backup_root, path_segment
@@ -240,7 +240,7 @@ class JournalWriter:
             private_dir(folder, root=backup_root(api, backup_dir))
             path = folder / id_file_name(batch, ".jsonl")
             handle = open_private(path, "xb")  # kept open for the batch's appends
-            _fsync_folder(folder)  # the new name is durable too, not only the bytes
+            sync_folder(folder)  # the new name is durable too, not only the bytes
         except OSError as exc:
             raise JournalError(f"cannot create a journal in {folder}: {exc}; nothing was sent",
                                path=str(folder)) from exc  # fmt: skip
@@ -307,19 +307,6 @@ class JournalWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _fsync_folder(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return  # a platform without directory handles (Windows): the file's fsync must do
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def find_journal(
