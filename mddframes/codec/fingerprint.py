@@ -13,7 +13,9 @@ random once per process, never shown) over a typed, tagged encoding of the block
 (:func:`cell_encoding`) that is injective: the column's dtype, which cells are missing, then
 the present values' exact bits (``-0.0`` apart from ``0.0``, NaN apart from a missing
 value) or, for text, each string's length and its UTF-8 bytes (so ``"<NA>"``, ``"nan"``,
-``""`` and a missing cell all differ). Two different blocks share a digest only by a
+``""`` and a missing cell all differ); Arrow-backed text is encoded from its own buffers
+(lengths in bytes, under a tag of its own), so neither a read nor a write of a
+``dtype_backend="pyarrow"`` frame makes a Python string of its text to digest it. Two different blocks share a digest only by a
 collision of a keyed 128-bit hash, which no value chosen without the key can aim at. A
 digest that differs may be a false alarm (the cells are then compared and found equal);
 a digest never hides a change.
@@ -175,7 +177,7 @@ def fingerprint(
 
 def _slicer(column: pd.Series, convert: Callable[[Any], Any] | None) -> Callable[[int, int], Any]:
     array = column.array
-    if convert is None:
+    if convert is None or digested_as_arrow(array):
         return lambda start, stop: array[start:stop]
     return lambda start, stop: convert(array[start:stop])
 
@@ -302,7 +304,7 @@ def _digests_of_slices(
     return digests
 
 
-def cell_encoding(array: Any) -> Callable[[int, int], Iterable[bytes]] | None:
+def cell_encoding(array: Any) -> Callable[[int, int], Iterable[bytes | memoryview]] | None:
     """The typed, tagged encoding of an array's cells, rows ``start:stop`` at a time.
 
     Injective for each dtype: two runs of cells give the same bytes only when they hold
@@ -341,6 +343,9 @@ def cell_encoding(array: Any) -> Callable[[int, int], Iterable[bytes]] | None:
         return lambda start, stop: (tag, ticks[start:stop].tobytes())
     if isinstance(array, np.ndarray) and dtype.kind in "biufcmM":
         return lambda start, stop: (tag, np.ascontiguousarray(array[start:stop]).tobytes())
+    text = _arrow_text(array)
+    if text is not None:  # its own bytes: no Python string made (a tag apart from the next)
+        return _arrow_text_encoding(f"{dtype}\x00arrow\x00".encode(), text)
     if isinstance(dtype, pd.StringDtype):
         missing = np.asarray(array.isna(), dtype=bool)
         cells = array.to_numpy(dtype=object, na_value=None)
@@ -355,6 +360,65 @@ def _text_encoding(tag: bytes, cells: np.ndarray, missing: np.ndarray) -> tuple[
     # surrogatepass: a lone surrogate is text pandas holds too, and must count
     data = "".join(texts).encode("utf-8", "surrogatepass")
     return tag, missing.tobytes(), lengths.tobytes(), data
+
+
+def digested_as_arrow(array: Any) -> bool:
+    """Whether a column's array is digested from its Arrow buffers as it is, never
+    converted to the default read's form first: Arrow-backed text (``string`` or
+    ``large_string``, as ``pd.ArrowDtype`` or ``pd.StringDtype("pyarrow")``), whose
+    conversion would make a Python string of every cell.
+
+    Parameters
+    ----------
+    array : pandas.api.extensions.ExtensionArray or numpy.ndarray
+        A column's values.
+
+    Returns
+    -------
+    bool
+    """
+    chunked = getattr(array, "_pa_array", None)  # pandas' Arrow-backed arrays hold one
+    if chunked is None:
+        return False
+    from pyarrow import types  # imported already: the array is pyarrow's
+
+    return bool(types.is_string(chunked.type) or types.is_large_string(chunked.type))
+
+
+def _arrow_text(array: Any) -> Any | None:
+    """An Arrow-backed text array's data as one Arrow array (see :func:`digested_as_arrow`),
+    or None."""
+    if not digested_as_arrow(array):
+        return None
+    return array._pa_array.combine_chunks()  # copies only a slice of several chunks
+
+
+def _arrow_text_encoding(tag: bytes, text: Any) -> Callable[[int, int], Iterable[bytes | memoryview]]:
+    """Which cells are missing, each cell's length in UTF-8 bytes, then their bytes: taken
+    from the Arrow buffers, so equal cells give equal bytes however they are chunked."""
+    missing = np.asarray(text.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    offsets, data = _text_buffers(text)
+    lengths = np.diff(offsets)
+    if lengths[missing].any():  # a missing cell's slot may hold bytes: not part of a value
+        offsets, data = _text_buffers(text.fill_null(""))
+        lengths = np.diff(offsets)
+
+    def encode(start: int, stop: int) -> tuple[bytes | memoryview, ...]:
+        return (tag, missing[start:stop].tobytes(), lengths[start:stop].tobytes(),
+                data[offsets[start] : offsets[stop]])  # fmt: skip
+
+    return encode
+
+
+def _text_buffers(text: Any) -> tuple[np.ndarray, memoryview]:
+    """An Arrow text array's offsets (int64, one more than its cells) and its bytes."""
+    from pyarrow import types
+
+    _, offsets_buffer, data_buffer = text.buffers()
+    width = np.int64 if types.is_large_string(text.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, dtype=width)[text.offset : text.offset + len(text) + 1]
+    offsets = offsets.astype(np.int64)
+    return offsets, memoryview(data_buffer if data_buffer is not None else b"")
 
 
 def converted_digests(

@@ -19,7 +19,7 @@ from mddframes.api_bodies import json_object
 from mddframes.codec import from_payload
 from mddframes.codec.dtypes import infer_array
 from mddframes.codec.fastjson import gc_paused, surely_finite
-from mddframes.codec.fingerprint import FingerprintBuilder, fingerprint
+from mddframes.codec.fingerprint import FingerprintBuilder, digested_as_arrow, fingerprint
 from mddframes.codec.frame import (
     INDEX_NAME,
     ColumnFinish,
@@ -39,6 +39,7 @@ from mddframes.frames.backends import (
     backend_documented,
     check_dtype_backend,
     default_array,
+    default_slice,
     to_backend,
 )
 from mddframes.frames.shaping import snake_case
@@ -164,6 +165,10 @@ def _streamed_frame(
         payload = json_object(decoded, body.entry.operation, body.url)
         streamed = from_payload(payload, "table")
         del payload
+        if finish is not None:  # fingerprinted as it will be held: its text as Arrow's
+            streamed = to_backend(streamed, "pyarrow", consume=True)
+            return streamed, ReadContext("table", table_id, kept=kept, route=route,
+                                         fingerprint=fingerprint(streamed, default_slice))  # fmt: skip
     taken = fingerprint(streamed)
     return streamed, ReadContext("table", table_id, kept=kept, fingerprint=taken, route=route)
 
@@ -171,10 +176,12 @@ def _streamed_frame(
 def arrow_finishers(prints: FingerprintBuilder) -> tuple[ColumnFinish, ColumnFinish]:
     """The ``finish`` and ``finish_arrow`` of a streamed ``dtype_backend="pyarrow"`` read.
 
-    Both fingerprint each column into ``prints`` as the default read would (the same
-    dtypes and sums) and return the frame's Arrow array of it: ``finish`` from the
-    default array (:func:`~mddframes.frames.backends.arrow_array`), ``finish_arrow``
-    from the pyarrow ChunkedArray built straight from the batches, hashed a slice at a
+    Both fingerprint each column into ``prints`` as a write will fingerprint the frame
+    (text from its Arrow buffers, :func:`~mddframes.codec.fingerprint.digested_as_arrow`;
+    any other column as the default read would build it) and return the frame's Arrow
+    array of it: ``finish`` from the default array
+    (:func:`~mddframes.frames.backends.arrow_array`), ``finish_arrow`` from the pyarrow
+    ChunkedArray built straight from the batches, converted for its digests a slice at a
     time (:meth:`~mddframes.codec.fingerprint.FingerprintBuilder.add_converted`).
 
     Parameters
@@ -189,13 +196,18 @@ def arrow_finishers(prints: FingerprintBuilder) -> tuple[ColumnFinish, ColumnFin
     """
 
     def to_arrow(name: str, array: Any) -> Any:
-        prints.add(name, array)
-        return arrow_array(array)
+        arrow = arrow_array(array)
+        prints.add(name, arrow if digested_as_arrow(arrow) else array)
+        return arrow
 
     def chunked_to_arrow(name: str, chunked: Any) -> Any:
-        prints.add_converted(name, len(chunked), lambda start, stop: default_array(
-            chunked.slice(start, stop - start)))  # fmt: skip
-        return pd.arrays.ArrowExtensionArray(chunked)
+        array = pd.arrays.ArrowExtensionArray(chunked)
+        if digested_as_arrow(array):  # text: digested from its buffers, as a write will
+            prints.add(name, array)
+        else:
+            prints.add_converted(name, len(chunked), lambda start, stop: default_array(
+                chunked.slice(start, stop - start)))  # fmt: skip
+        return array
 
     return to_arrow, chunked_to_arrow
 

@@ -37,6 +37,8 @@ INTS = st.one_of(
 KINDS = {
     "string[python]": TEXTS,  # a lone surrogate: text only Python storage holds
     "string[pyarrow]": TEXTS.filter(lambda t: t != "\ud800"),
+    # pd.ArrowDtype text, digested from its Arrow buffers
+    "large_string[pyarrow]": TEXTS.filter(lambda t: t != "\ud800"),
     "Float64": FLOATS,
     "Int64": INTS,
     "boolean": st.one_of(st.none(), st.booleans()),
@@ -100,3 +102,39 @@ def test_an_infinity_where_a_null_was_is_not_taken_for_the_null():
     assert not same_json_column([None], np.array([math.inf], dtype=object))
     assert not same_json_column([{"a": None}], np.array([{"a": math.nan}], dtype=object))
     assert same_json_column([{"a": None}], np.array([{"a": None}], dtype=object))
+
+
+ARROW_TEXTS = st.lists(TEXTS.filter(lambda t: t != "\ud800"), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=ARROW_TEXTS, data=st.data())
+def test_arrow_text_is_encoded_the_same_however_it_is_chunked(values, data):
+    import pyarrow as pa
+
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(values)), max_size=4)))
+    pieces = [values[a:b] for a, b in zip([0, *cuts], [*cuts, len(values)], strict=True)]
+    whole = pd.arrays.ArrowExtensionArray(pa.chunked_array([pa.array(values, pa.string())]))
+    chunked = pd.arrays.ArrowExtensionArray(
+        pa.chunked_array([pa.array(p, pa.string()) for p in pieces], pa.string())
+    )
+    start = data.draw(st.integers(0, len(values)))
+    stop = data.draw(st.integers(start, len(values)))
+    encode_whole, encode_chunked = cell_encoding(whole), cell_encoding(chunked)
+    assert encode_whole is not None and encode_chunked is not None
+    assert b"".join(encode_whole(start, stop)) == b"".join(encode_chunked(start, stop))
+
+
+def test_bytes_left_in_a_missing_arrow_cells_slot_are_no_part_of_its_value():
+    import pyarrow as pa
+
+    # Arrow lets a null slot keep bytes ("xyz" here): the same cells as [None, "q"]
+    offsets = pa.py_buffer(np.array([0, 3, 4], dtype=np.int32).tobytes())
+    junk = pa.StringArray.from_buffers(2, offsets, pa.py_buffer(b"xyzq"), pa.py_buffer(b"\x02"))
+    assert junk.to_pylist() == [None, "q"]
+    clean = pa.array([None, "q"], pa.string())
+    encodings = [cell_encoding(pd.arrays.ArrowExtensionArray(a)) for a in (junk, clean)]
+    assert all(e is not None for e in encodings)
+    assert b"".join(encodings[0](0, 2)) == b"".join(encodings[1](0, 2))  # type: ignore[misc]
+    other = cell_encoding(pd.arrays.ArrowExtensionArray(pa.array([None, "r"], pa.string())))
+    assert other is not None and b"".join(other(0, 2)) != b"".join(encodings[1](0, 2))  # type: ignore[misc]

@@ -281,6 +281,23 @@ def test_a_streamed_write_keeps_the_fingerprint_its_survey_took(client, large, t
         assert plain is not None and plain.dtypes == kept.dtypes
 
 
+@pytest.mark.parametrize("backend", ["numpy_nullable", "pyarrow"])
+def test_a_reads_fingerprint_points_at_the_edited_block_only(client, large, backend):
+    # the read digests its columns as a write will digest the same frame: unchanged,
+    # no row is a candidate (a text column digested two ways would make every row one)
+    table_id, _held = large
+    frame = client.read_table(table_id, dtype_backend=backend)
+    taken = frame.attrs["mddframes"].fingerprint
+    assert taken is not None
+    unchanged = taken.candidate_rows(frame, backends.default_slice)
+    assert "name" in unchanged and not any(len(rows) for rows in unchanged.values())
+    frame.at[4321, "name"] = "édité"
+    found = taken.candidate_rows(frame, backends.default_slice)
+    start = 4321 // fingerprint_module.BLOCK_ROWS * fingerprint_module.BLOCK_ROWS
+    block = list(range(start, start + fingerprint_module.BLOCK_ROWS))
+    assert {name: rows.tolist() for name, rows in found.items() if len(rows)} == {"name": block}
+
+
 def test_an_arrow_array_a_user_made_is_hashed_on_every_write(client, large, tmp_path):
     # pyarrow wraps a numpy array without copying it: the user may change it in place,
     # so a column given such an array is never taken as unchanged by identity
