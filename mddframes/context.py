@@ -85,7 +85,7 @@ class ReadContext:
         taken the fast way (``digest(payload, finite=True)``, the same digest).
     route : ReadRoute, optional
         How the document was read (:func:`~mddframes.codec.read_route.choose_route`:
-        ``"whole"``, ``"splitter"``, ``"ijson"`` or ``"kept"``), or ``"readback"`` for
+        ``"whole"``, ``"arrow"``, ``"splitter"``, ``"ijson"`` or ``"kept"``), or ``"readback"`` for
         a write's read-back; None when not read from the service here (a workbook,
         pulled files).
 

@@ -1,11 +1,16 @@
 """Which decode route reads one table answer: the rule, in one function.
 
-A table answer becomes a frame by one of four routes:
+A table answer becomes a frame by one of five routes:
 
 - ``"whole"``: the body is read whole and decoded by ``fastjson.loads`` (orjson where it
   agrees with ``json.loads``), then :func:`~mddframes.codec.from_payload`.
-- ``"splitter"``: the body is streamed; :class:`~mddframes.codec.splitter.RowSplitter`
-  cuts the rows into batches as the chunks arrive and orjson decodes each batch.
+- ``"arrow"``: the body is streamed; :class:`~mddframes.codec.splitter.RowSplitter`
+  cuts the rows into batches as the chunks arrive (orjson proves each cut) and
+  pyarrow's JSON reader parses each batch into Arrow columns
+  (:mod:`~mddframes.codec.arrow_rows`), from which the frame is built.
+- ``"splitter"``: the same batches decoded into Python objects by orjson (again, from
+  the kept bytes) and split into column batches, for a document the native engine
+  refused.
 - ``"ijson"``: the kept (compressed) bytes of the streamed body are parsed again by
   ijson's incremental C parser.
 - ``"kept"``: the kept bytes are decoded whole, as the ``"whole"`` route decodes a body,
@@ -21,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-#: The four ways one table answer is decoded (see the module notes).
-Route = Literal["whole", "splitter", "ijson", "kept"]
+#: The five ways one table answer is decoded (see the module notes).
+Route = Literal["whole", "arrow", "splitter", "ijson", "kept"]
 
 #: Table answers larger than this (or of unknown size) are parsed as a stream
 #: (:mod:`mddframes.codec.stream`); smaller ones whole, which is faster on small documents.
@@ -50,7 +55,11 @@ class Parsed:
 
 
 def choose_route(
-    length: int | None = None, *, splitter: Parsed | None = None, ijson: Parsed | None = None
+    length: int | None = None,
+    *,
+    splitter: Parsed | None = None,
+    arrow: bool = True,
+    ijson: Parsed | None = None,
 ) -> Route:
     """The route that reads a table answer, given what is known of it so far.
 
@@ -62,12 +71,15 @@ def choose_route(
         first step looks at it.
     splitter : Parsed, optional
         What the splitter made of the streamed body; None before it ran.
+    arrow : bool, default True
+        Whether the native engine (pyarrow's JSON reader) vouched for every batch the
+        splitter cut, and for the columns it made of them.
     ijson : Parsed, optional
         What ijson made of the kept bytes; None before it ran.
 
     Returns
     -------
-    {"whole", "splitter", "ijson", "kept"}
+    {"whole", "arrow", "splitter", "ijson", "kept"}
         Before the splitter ran: ``"whole"`` or ``"splitter"`` (stream the body). After:
         the route whose result is the frame, or ``"ijson"`` when that is to be tried next.
 
@@ -82,7 +94,10 @@ def choose_route(
        (peak memory within about four times its size, where a whole parse costs about
        seven) and the write-back context keeps it compressed.
     2. The splitter vouched and found at least :data:`MIN_STREAMED_ROWS` rows:
-       ``"splitter"`` (three to four times faster than ijson). Vouched with fewer:
+       ``"arrow"`` when the native engine vouched too (the fastest, and no Python object
+       per value; docs/performance.md), else ``"splitter"`` (three to four times
+       faster than ijson; the engine refuses nested cells, duplicate keys, integers of
+       19 digits or more, ...: :mod:`~mddframes.codec.arrow_rows`). Vouched with fewer:
        ``"kept"``; no rows may mean no list of rows at all, which only the whole
        decode can tell (and a small answer costs little to decode whole).
     3. The splitter could not vouch (no top-level ``"data"`` list of objects, a row
@@ -105,7 +120,9 @@ def choose_route(
         small = length is not None and length <= STREAM_THRESHOLD
         return "whole" if small else "splitter"
     if splitter.vouched:
-        return "splitter" if splitter.rows >= MIN_STREAMED_ROWS else "kept"
+        if splitter.rows < MIN_STREAMED_ROWS:
+            return "kept"
+        return "arrow" if arrow else "splitter"
     if ijson is None:
         return "ijson"
     return "ijson" if ijson.vouched and ijson.rows >= MIN_STREAMED_ROWS else "kept"

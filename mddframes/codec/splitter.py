@@ -38,7 +38,8 @@ MAX_HEAD = 16 << 20
 #: Failed candidates tolerated per batch before the splitter gives up.
 MAX_MISSES = 8
 
-_ROW_GAP = re.compile(rb"\}\s*,\s*\{")
+#: Where one row may end and the next begin (a candidate cut, see the module notes).
+ROW_GAP = re.compile(rb"\}\s*,\s*\{")
 _ROWS_END = re.compile(rb"\}\s*\]")
 _OPEN_END = re.compile(rb"\s*\]")
 
@@ -119,7 +120,7 @@ class RowSplitter:
         """Parse and hand over whole batches while more than a batch is buffered."""
         while len(self._buffer) > self._scan_from:
             # positions only: a live match would pin the bytearray, which cannot shrink then
-            gap = _span(_ROW_GAP, self._buffer, self._scan_from)
+            gap = _span(ROW_GAP, self._buffer, self._scan_from)
             if gap is None:
                 return  # no candidate yet: wait for more bytes
             rows = self._rows(gap[0] + 1)

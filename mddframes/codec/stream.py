@@ -46,6 +46,7 @@ import ijson
 import pandas as pd
 
 from mddframes.codec.arrow_columns import arrow_column, pack_arrow_batch
+from mddframes.codec.arrow_rows import ArrowRows, arrow_frame
 from mddframes.codec.column_batches import ColumnBatches
 from mddframes.codec.fastjson import json_loads, nested_deeper
 from mddframes.codec.frame import ROWS_KEYS, ColumnFinish, declared_columns, frame_of_columns
@@ -325,6 +326,7 @@ def frame_from_chunks(
     *,
     finish: ColumnFinish | None = None,
     finish_arrow: ColumnFinish | None = None,
+    from_arrow: ColumnFinish | None = None,
     on_route: Callable[[Route], None] | None = None,
 ) -> tuple[pd.DataFrame | None, KeptJson]:
     """Parse a table or mapping document streamed as byte chunks into its frame.
@@ -346,6 +348,11 @@ def frame_from_chunks(
         batches (:func:`~mddframes.codec.arrow_columns.arrow_column`) and handed to
         ``finish_arrow`` (name, chunked array) instead of ``finish``; the frame holds
         what it returns. Other columns go to ``finish`` as usual.
+    from_arrow : callable, optional
+        The native route (:mod:`~mddframes.codec.arrow_rows`): called with the name and
+        the pyarrow ChunkedArray of each column whose default array is the plain image
+        of its Arrow array; the frame holds what it returns. Without it, that route
+        builds every column from its values (``finish``).
     on_route : callable, optional
         Called with the route that gave the result
         (:func:`~mddframes.codec.read_route.choose_route`: ``"splitter"``, ``"ijson"``,
@@ -368,7 +375,7 @@ def frame_from_chunks(
     """
     keeper = _Keeper(background=True)
     try:
-        frame, kept, route = _split_frame(chunks, kind, finish, finish_arrow, keeper)
+        frame, kept, route = _split_frame(chunks, kind, finish, finish_arrow, from_arrow, keeper)
         if on_route is not None:
             on_route(route)
         return frame, kept
@@ -381,18 +388,19 @@ def _split_frame(
     kind: Kind,
     finish: ColumnFinish | None,
     finish_arrow: ColumnFinish | None,
+    from_arrow: ColumnFinish | None,
     keeper: _Keeper,
 ) -> tuple[pd.DataFrame | None, KeptJson, Route]:
     """:func:`frame_from_chunks` with its keeper, and the route taken."""
-    fast = ColumnBatches(exact=False, pack=PACK_FAST if finish_arrow is None else pack_arrow_batch)
+    native = ArrowRows()
+    found = 0
 
-    def take(rows: list[dict[str, Any]]) -> None:
-        fast.rows.extend(rows)
-        fast.flush()
-        if fast.bad_row:
-            splitter.fail()
+    def take(rows: list[dict[str, Any]], raw: bytes) -> None:
+        nonlocal found
+        found += len(rows)
+        native.add(raw, len(rows))
 
-    splitter = RowSplitter(ROWS_KEYS[kind][0], take)
+    splitter = RowSplitter(ROWS_KEYS[kind][0], take, raw=True)
     first = True
     for chunk in chunks:
         keeper.add(chunk)
@@ -404,27 +412,51 @@ def _split_frame(
     splitter.finish()
     kept = keeper.finish()
     envelope = None if splitter.failed else splitter.envelope
-    split = Parsed(vouched=envelope is not None, rows=fast.count)
-    route = choose_route(splitter=split)
-    if route == "splitter" and envelope is not None:
+    split = Parsed(vouched=envelope is not None, rows=found)
+    route = choose_route(splitter=split, arrow=native.refusal is None)
+    if route == "arrow" and envelope is not None:
         declared = declared_columns(envelope, kind)
-        direct = None
-        if finish_arrow is not None:
-            arrow_finish = finish_arrow
-
-            def direct(name: str, data_type: Any) -> Any:
-                parts = fast.columns.parts(name)
-                chunked = None if parts is None else arrow_column(parts, data_type)
-                return None if chunked is None else arrow_finish(name, chunked)
-
-        frame = frame_of_columns(fast.columns, fast.count, declared, finish=finish, direct=direct,
-                                 kind=kind)  # fmt: skip
+        frame = arrow_frame(native, declared, kind, finish=finish, from_arrow=from_arrow)
+        if frame is not None:
+            return frame, kept, "arrow"
+        route = choose_route(splitter=split, arrow=False)
+    if route == "splitter" and envelope is not None:
+        frame = _batched_frame(kept, kind, declared_columns(envelope, kind), finish, finish_arrow)
         return frame, kept, "splitter"
     if route == "kept":
         return None, kept, "kept"
-    fast.columns.clear()  # what the splitter handed over before it gave up
     parsed = _frame_from_kept(kept, kind, split, finish)
     return parsed, kept, "ijson" if parsed is not None else "kept"
+
+
+def _batched_frame(
+    kept: KeptJson,
+    kind: Kind,
+    declared: list[dict[str, Any]],
+    finish: ColumnFinish | None,
+    finish_arrow: ColumnFinish | None,
+) -> pd.DataFrame:
+    """The frame of a kept document the splitter vouched for, from Python objects: its
+    batches decoded by orjson again and split into column batches."""
+    fast = ColumnBatches(exact=False, pack=PACK_FAST if finish_arrow is None else pack_arrow_batch)
+
+    def take(rows: list[dict[str, Any]]) -> None:
+        fast.rows.extend(rows)
+        fast.flush()
+
+    splitter = RowSplitter(ROWS_KEYS[kind][0], take)
+    splitter.split(kept.chunks())
+    direct = None
+    if finish_arrow is not None:
+        arrow_finish = finish_arrow
+
+        def direct(name: str, data_type: Any) -> Any:
+            parts = fast.columns.parts(name)
+            chunked = None if parts is None else arrow_column(parts, data_type)
+            return None if chunked is None else arrow_finish(name, chunked)
+
+    return frame_of_columns(fast.columns, fast.count, declared, finish=finish, direct=direct,
+                            kind=kind)  # fmt: skip
 
 
 def _frame_from_kept(

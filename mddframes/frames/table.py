@@ -30,6 +30,7 @@ from mddframes.codec.frame import (
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
 from mddframes.codec.read_route import Route, choose_route
+from mddframes.codec.arrow_rows import text_objects
 from mddframes.codec.stream import KeptJson, frame_from_chunks, keep_whole
 from mddframes.context import ReadContext, record_read, registry_for
 from mddframes.doc_sections import documented
@@ -42,6 +43,7 @@ from mddframes.frames.backends import (
     default_slice,
     to_backend,
 )
+from mddframes.frames.record_frames import string_array
 from mddframes.frames.shaping import snake_case
 from mddframes.http.session import decode_json_content
 from mddframes.ids import require_id
@@ -149,10 +151,11 @@ def _streamed_frame(
     """
     prints = FingerprintBuilder()
     finish, finish_arrow = arrow_finishers(prints) if dtype_backend == "pyarrow" else (None, None)
+    from_arrow = finish_arrow if finish_arrow is not None else _default_from_arrow
     routes: list[Route] = []
-    streamed, kept = frame_from_chunks(
-        body.chunks(), "table", finish=finish, finish_arrow=finish_arrow, on_route=routes.append
-    )
+    streamed, kept = frame_from_chunks(body.chunks(), "table", finish=finish,
+                                       finish_arrow=finish_arrow, from_arrow=from_arrow,
+                                       on_route=routes.append)  # fmt: skip
     route = routes[0]
     if streamed is not None and finish is not None:
         return streamed, ReadContext(
@@ -171,6 +174,14 @@ def _streamed_frame(
                                          fingerprint=fingerprint(streamed, default_slice))  # fmt: skip
     taken = fingerprint(streamed)
     return streamed, ReadContext("table", table_id, kept=kept, fingerprint=taken, route=route)
+
+
+def _default_from_arrow(name: str, chunked: Any) -> Any:
+    """A column of the native route as the default read's array of the same values
+    (text: equal values one object where repeats pay, as ``text_objects`` says)."""
+    if str(chunked.type) == "string":
+        return string_array(text_objects(chunked))
+    return default_array(chunked)
 
 
 def arrow_finishers(prints: FingerprintBuilder) -> tuple[ColumnFinish, ColumnFinish]:

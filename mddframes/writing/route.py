@@ -38,7 +38,7 @@ WriteRoute = Literal["streamed", "parsed"]
 
 #: The read routes whose kept document the splitter vouched for (the streamed write
 #: cuts the same document with the same splitter).
-SPLIT_READS = ("splitter", "readback")
+SPLIT_READS = ("arrow", "splitter", "readback")
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def choose_write_route(
     4. No read context: ``"parsed"`` (nothing kept to overlay on).
     5. The read kept no document or took no fingerprint (a small table, read whole):
        ``"parsed"`` (its parsed payload is at hand).
-    6. The read's route was not the splitter (``"ijson"``, ``"kept"``): ``"parsed"``
+    6. The read's route was not one the splitter cut (``"ijson"``, ``"kept"``): ``"parsed"``
        (the splitter could not cut that document into rows when it was read).
     7. The frame does not line up with the read (rows or columns added, deleted or
        moved, an index that is not the read's positions): ``"parsed"``.

@@ -7,7 +7,7 @@ import pytest
 from mddframes.context import ReadContext
 
 
-@pytest.mark.parametrize("route", ["whole", "splitter", "ijson", "kept", "readback", None])
+@pytest.mark.parametrize("route", ["whole", "arrow", "splitter", "ijson", "kept", "readback", None])
 def test_a_context_keeps_each_read_route(route):
     assert ReadContext("table", "t", {"data": []}, route=route).route == route
 

@@ -25,17 +25,19 @@ def test_the_size_decides_between_a_whole_parse_and_the_stream(length, route):
 
 
 @pytest.mark.parametrize(
-    ("splitter", "ijson", "route"),
+    ("splitter", "arrow", "ijson", "route"),
     [
-        (VOUCHED, None, "splitter"),
-        (FEW, None, "kept"),
-        (UNSURE, None, "ijson"),
-        (UNSURE, VOUCHED, "ijson"),
-        (UNSURE, FEW, "kept"),
-        (UNSURE, Parsed(vouched=False, rows=100), "kept"),
+        (VOUCHED, True, None, "arrow"),
+        (VOUCHED, False, None, "splitter"),
+        (FEW, True, None, "kept"),
+        (FEW, False, None, "kept"),
+        (UNSURE, True, None, "ijson"),
+        (UNSURE, True, VOUCHED, "ijson"),
+        (UNSURE, False, FEW, "kept"),
+        (UNSURE, True, Parsed(vouched=False, rows=100), "kept"),
     ],
 )
-def test_after_the_stream_the_parsers_answers_decide(splitter, ijson, route):
+def test_after_the_stream_the_parsers_answers_decide(splitter, arrow, ijson, route):
     # the size no longer matters once the body was streamed
     for length in (None, 10, STREAM_THRESHOLD * 4):
-        assert choose_route(length, splitter=splitter, ijson=ijson) == route
+        assert choose_route(length, splitter=splitter, arrow=arrow, ijson=ijson) == route
