@@ -3,34 +3,38 @@
 :class:`ArrowRows` takes the batches :class:`~mddframes.codec.splitter.RowSplitter` cuts
 (the rows' bytes as they are in the document) and parses each as newline-delimited JSON
 in pyarrow's reader: every ``},{`` between two rows becomes ``}\\n{``. Inside a string
-that would make a raw newline, which no JSON string may hold, and inside a nested value
-it would leave a line unbalanced, so a wrong cut fails the parse instead of giving a
-wrong value. Each column of each batch is kept as its Arrow array; no Python object per
-value is ever made on this route, and the frame's columns are built from Arrow
-(:func:`arrow_frame`).
+that makes a raw newline, which no JSON string may hold, and inside a nested value it
+leaves a line unbalanced, so a wrong cut fails the parse instead of giving a wrong
+value. Each column of each batch is kept as its Arrow array, and the frame's columns
+are built from Arrow (:func:`arrow_frame`): no Python object per value is made for a
+column of text, numbers or booleans.
 
-Exactness: the splitter proved each batch valid JSON (strict: no ``NaN`` literal) before
-it is handed here, and the frame must equal ``from_payload(json.loads(document))``. The
-reader departs from ``json.loads`` in ways it refuses (the batch, and with it the
-document, then takes the route that decodes Python objects) or in ways guarded here:
+Exactness: the splitter proved each batch valid JSON (strict: no ``NaN`` literal) and
+hands over its rows decoded as ``json.loads`` decodes them; the frame must equal
+``from_payload(json.loads(document))``. Where the reader departs from ``json.loads``, the
+batch (or one column of it) takes those Python values instead of the reader's:
 
 - an integer beyond int64 becomes a ``double`` silently: a batch with a run of 19 digits
-  or more that is not a fraction is refused (:func:`~mddframes.codec.fastjson.may_hold_big_int`);
-- an int beside a float in one column of a batch becomes a ``double`` too, so a
-  ``double`` column stands for JSON numbers whose ints are not known: it is taken only
-  where the frame holds every number as a float anyway (any declared family but JSON,
-  and a mapping's inferred columns), and only when no int of a batch with a ``double``
-  column can lose anything as a float (16 digits or more: beyond 2**53; ``-0``, which
-  the float makes ``-0.0`` where ``json.loads`` makes the int 0);
-- text that looks like a date-time is parsed into a ``timestamp``: such a batch is read
-  again with those columns declared ``string`` to the reader, and later batches too;
-- nested values (objects, lists), duplicate keys, a lone surrogate escape, text and
-  numbers in one column of a batch: the reader raises or makes a nested type, and the
-  document is refused.
+  or more that is not a fraction (:func:`~mddframes.codec.fastjson.may_hold_big_int`);
+- an int beside a float in one column of a batch becomes a ``double``: a batch whose
+  ``double`` column reaches 2**53 (an int there may have lost digits) or holds a
+  ``-0.0`` where the batch has a ``-0`` literal (``json.loads`` makes the int 0);
+- nested values (objects, lists) come back as Arrow structs and lists, which lose key
+  order and absent keys: that column of the batch;
+- duplicate keys, a lone surrogate escape, text and numbers in one column: the reader
+  raises, and the whole batch takes the Python values;
+- text that looks like a date-time is parsed into a ``timestamp``: the batch is read
+  again with those columns declared ``string`` to the reader (and later batches too).
+
+One departure is left for the whole column to decide: a ``double`` column stands for
+JSON numbers whose ints are not known, so it is taken only where the frame holds every
+number of the column as a float anyway (:func:`float_column_allowed`); elsewhere (a
+table's JSON or undeclared column) the document is read again by the route of Python
+objects.
 
 Everything else the reader gives is the value ``json.loads`` gives: strings, booleans,
-int64 integers and correctly rounded doubles (the cases are pinned by
-``tests/codec/test_arrow_rows.py`` and by the differential test against the plain route).
+int64 integers and correctly rounded doubles (pinned by ``tests/codec/test_arrow_rows.py``,
+and by differential tests against the plain route).
 
 pyarrow (a core dependency) is imported only when this route is taken.
 """
@@ -40,6 +44,7 @@ from __future__ import annotations
 import importlib
 import io
 import re
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -47,15 +52,15 @@ import pandas as pd
 
 from mddframes.codec.arrow_columns import ArrowText, date_column, read_pool
 from mddframes.codec.dtypes import UNDECLARED, type_family
-from mddframes.codec.fastjson import may_hold_big_int, may_hold_long_int
+from mddframes.codec.fastjson import may_hold_big_int
 from mddframes.codec.frame import ColumnFinish, declared_type, frame_of_columns
 from mddframes.codec.kinds import Kind
 from mddframes.codec.splitter import ROW_GAP
 
-#: An integer of this many digits may be beyond 2**53 (9007199254740992): not exact
-#: in a ``double``.
-FLOAT_EXACT_DIGITS = 16
+#: Ints beyond this magnitude are not all exact in a ``double``.
+_FLOAT_EXACT_INT = 2**53
 
+# "-0" as an int (a false alarm in an exponent or in text only costs the batch its speed)
 _NEGATIVE_ZERO_INT = re.compile(rb"-0(?![0-9.eE])")
 _ROW_BREAK = b"}\n{"
 # what the reader makes of JSON scalars that json.loads makes the same of
@@ -91,36 +96,64 @@ def _json() -> Any:
 
 
 class ArrowRows:
-    """Batches of a document's rows parsed into Arrow columns, or the reason they are not.
+    """Batches of a document's rows parsed into Arrow columns, with exact fallbacks.
+
+    Each batch comes with its rows as Python objects too (the splitter decoded them to
+    prove its cut): a column the reader cannot give exactly in a batch (nested values)
+    takes that batch's Python values instead, and a batch the reader refuses (or that
+    a guard refuses) takes them for every column. So the engine never gives up on a
+    document for one odd batch; :attr:`refusal` is set only where the frame cannot be
+    built from these parts (:func:`arrow_frame`).
 
     Attributes
     ----------
     refusal : str or None
-        Why the engine cannot vouch for the document (then every batch is dropped and
-        the caller reads it another way); None while every batch was taken.
+        Why the document must be read another way; None while it need not be.
     count : int
         The rows taken so far.
+    python_batches : int
+        The batches taken whole as Python values (for the route's report and tests).
     """
 
     def __init__(self) -> None:
         self.refusal: str | None = None
         self.count = 0
-        # name -> [(first row, array)], names in first-seen order
-        self._chunks: dict[str, list[tuple[int, Any]]] = {}
+        self.python_batches = 0
+        # name -> [(first row, Arrow array or list of values)], names in first-seen order
+        self._parts: dict[str, list[tuple[int, Any]]] = {}
         self._text: set[str] = set()  # read as text: the reader took them for dates
 
     def refuse(self, why: str) -> None:
         """Give up on the document: drop what was parsed, ignore what follows."""
         self.refusal = why
-        self._chunks = {}
+        self._parts = {}
 
-    def add(self, raw: bytes, count: int) -> None:
-        """Parse one batch: the rows' bytes as the splitter cut them, ``count`` rows."""
+    def add(self, raw: bytes, rows: list[dict[str, Any]]) -> None:
+        """Take one batch: the rows' bytes as the splitter cut them, and the rows decoded."""
         if self.refusal is not None:
             return
-        if may_hold_big_int(raw):
-            self.refuse("an integer of 19 digits or more (beyond int64?)")
-            return
+        table = None if may_hold_big_int(raw) else self._table(raw, len(rows))
+        if table is None:
+            self.python_batches += 1
+            for name in dict.fromkeys(chain.from_iterable(rows)):
+                self._keep(name, list(map(dict.get, rows, repeat(name, len(rows)))))
+        else:
+            for name, column in zip(table.column_names, table.columns, strict=True):
+                kind = _kind(column.type)
+                if kind is None:  # nested values: this column of this batch as Python's
+                    self._keep(name, list(map(dict.get, rows, repeat(name, len(rows)))))
+                elif kind == "null":
+                    self._parts.setdefault(name, [])
+                else:
+                    for chunk in column.chunks:
+                        self._keep(name, chunk)
+        self.count += len(rows)
+
+    def _keep(self, name: str, part: Any) -> None:
+        self._parts.setdefault(name, []).append((self.count, part))
+
+    def _table(self, raw: bytes, count: int) -> Any | None:
+        """The batch as an Arrow table, or None when the reader cannot give it exactly."""
         pa = _pyarrow()
         try:
             table = _read(raw, self._text)
@@ -129,38 +162,46 @@ class ArrowRows:
                 order = table.column_names
                 self._text.update(dates)
                 table = _read(raw, self._text).select(order)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeError) as exc:
-            self.refuse(f"pyarrow's JSON reader: {exc}")
-            return
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeError):
+            return None  # duplicate keys, a lone surrogate, text and numbers in a column
         if table.num_rows != count:
-            self.refuse(f"{table.num_rows} rows where the batch holds {count}")
-            return
-        kinds = {field.name: _kind(field.type) for field in table.schema}
-        odd = [name for name, kind in kinds.items() if kind is None]
-        if odd:
-            self.refuse(f"column {odd[0]!r} holds nested values or text among numbers")
-            return
-        if "float" in kinds.values() and (
-            may_hold_long_int(raw, FLOAT_EXACT_DIGITS) or _NEGATIVE_ZERO_INT.search(raw)
-        ):
-            self.refuse("an integer beside floats that a float would not hold exactly")
-            return
-        for name, column in zip(table.column_names, table.columns, strict=True):
-            if kinds[name] != "null":
-                self._chunks.setdefault(name, []).extend(
-                    (self.count, chunk) for chunk in column.chunks
-                )
-            else:
-                self._chunks.setdefault(name, [])
-        self.count += count
+            return None
+        floats = [column for column in table.columns if _kind(column.type) == "float"]
+        if floats and _int_lost_in_floats(raw, floats):
+            return None
+        return table
 
     def names(self) -> list[str]:
         """The row keys in first-seen order."""
-        return list(self._chunks)
+        return list(self._parts)
 
     def take(self, name: str) -> list[tuple[int, Any]]:
-        """A column's arrays with the row each starts at (dropped from here)."""
-        return self._chunks.pop(name, [])
+        """A column's parts with the row each starts at (dropped from here)."""
+        return self._parts.pop(name, [])
+
+
+def _int_lost_in_floats(raw: bytes, floats: list[Any]) -> bool:
+    """Whether a ``double`` column may hold an int of ``raw`` that a float changes.
+
+    An int beyond 2**53 makes a float of at least that magnitude, so a column whose
+    values all stay below it holds none; ``-0`` becomes ``-0.0``, so a column holds one
+    only if the batch has such a literal and the column a negative zero.
+    """
+    pa = _pyarrow()
+    compute = pa.compute
+    negative_zero = _NEGATIVE_ZERO_INT.search(raw) is not None
+    for column in floats:
+        largest = compute.max(compute.abs(column)).as_py()
+        if largest is not None and largest >= _FLOAT_EXACT_INT:
+            return True
+        if negative_zero and _has_negative_zero(column):
+            return True
+    return False
+
+
+def _has_negative_zero(column: Any) -> bool:
+    data = column.to_numpy()  # nulls as NaN
+    return bool(np.any((data == 0) & np.signbit(data)))
 
 
 def _read(raw: bytes, text: set[str]) -> Any:
@@ -202,7 +243,8 @@ def float_column_allowed(data_type: Any, kind: str) -> bool:
 
 
 def column_chunks(chunks: list[tuple[int, Any]], n_rows: int) -> list[Any]:
-    """A column's arrays with ints (that many nulls) for the rows it has no value in."""
+    """A column's parts (Arrow arrays, lists of Python values) with ints (that many
+    nulls) for the rows it has no value in."""
     parts: list[Any] = []
     at = 0
     for start, array in chunks:
@@ -219,7 +261,7 @@ def values_of(parts: list[Any]) -> list[Any]:
     """A column's values as ``json.loads`` makes them (``None`` for a null or a gap);
     equal strings of a text column one object where repeats pay (:func:`text_objects`)."""
     arrays = [part for part in parts if type(part) is not int]
-    if arrays and all(_kind(array.type) == "str" for array in arrays):
+    if arrays and all(type(part) is not list and _kind(part.type) == "str" for part in arrays):
         pa = _pyarrow()
         chunked = pa.chunked_array([
             pa.nulls(part, pa.string(), memory_pool=read_pool()) if type(part) is int else part
@@ -231,6 +273,8 @@ def values_of(parts: list[Any]) -> list[Any]:
     for part in parts:
         if type(part) is int:
             values.extend([None] * part)
+        elif type(part) is list:
+            values.extend(part)
         else:
             values.extend(part.to_pylist())
     return values
@@ -286,11 +330,13 @@ def plain_chunked(parts: list[Any], data_type: Any) -> Any | None:
     """
     pa = _pyarrow()
     arrays = [part for part in parts if type(part) is not int]
+    if any(type(part) is list for part in arrays):
+        return None  # a batch of Python values
     kinds = {_kind(array.type) for array in arrays}
     if len(kinds) != 1:
         return None  # kinds mixed across batches, or no value at all
     kind = kinds.pop()
-    assert kind is not None  # ArrowRows refused every other type
+    assert kind is not None  # ArrowRows keeps nested columns as Python values
     if kind == "str" and type_family(data_type) in ("date", "datetime"):
         return date_column([part if type(part) is int else ArrowText(part) for part in parts])
     if not _plain(kind, data_type):
@@ -357,7 +403,8 @@ def arrow_frame(
         data_type = data_types.get(name)
         if data_type is None:
             data_type = untyped
-        floats = any(type(part) is not int and _kind(part.type) == "float" for part in parts)
+        floats = any(type(part) not in (int, list) and _kind(part.type) == "float"
+                     for part in parts)  # fmt: skip
         if floats and not float_column_allowed(data_type, kind):
             rows.refuse(f"column {name!r}: numbers whose ints must stay ints")
             return None

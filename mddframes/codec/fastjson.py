@@ -46,6 +46,7 @@ _BIG_RUN = 19
 #: ``bytes.translate`` table that makes every digit ``0``: number shapes found by one
 #: ``in`` test instead of a regex (here and in :mod:`mddframes.codec.values`)
 DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
+_ZEROS = b"0" * _BIG_RUN
 _ZERO_RUN = re.compile(rb"0*")
 _DOT = 0x2E
 #: Documents larger than this go to ``json.loads``: orjson first builds a tree of its
@@ -124,51 +125,31 @@ def may_hold_big_int(data: bytes | bytearray | memoryview) -> bool:
     Runs right after a ``.`` (the fraction of a number, or text in a string) do not count:
     orjson parses fractions exactly as ``json.loads`` does.
     """
-    return may_hold_long_int(data, _BIG_RUN)
-
-
-def may_hold_long_int(data: bytes | bytearray | memoryview, digits: int) -> bool:
-    """Whether ``data`` has a run of ``digits`` or more ASCII digits that is no fraction.
-
-    Parameters
-    ----------
-    data : bytes, bytearray or memoryview
-        JSON text.
-    digits : int
-        The shortest run that counts.
-
-    Returns
-    -------
-    bool
-        True when such a run may be an integer of that many digits (or an exponent,
-        or text in a string: a harmless false alarm); a run right after a ``.`` (a
-        number's fraction) does not count.
-    """
     view = memoryview(data).cast("B")
     size = len(view)
-    zeros = b"0" * digits
     start = 0
     while start < size:
+        # overlap by one run less one byte, so a run across two slices is still seen
         # overlap by one run, so a run across two slices is still seen with the byte before it
-        piece = bytes(view[max(0, start - digits) : start + _SCAN_STEP])
-        if _suspect_run(piece.translate(DIGITS_TO_ZERO), zeros):
+        piece = bytes(view[max(0, start - _BIG_RUN) : start + _SCAN_STEP])
+        if _suspect_run(piece.translate(DIGITS_TO_ZERO)):
             return True
         start += _SCAN_STEP
     return False
 
 
-def _suspect_run(zeros: bytes, run_of: bytes) -> bool:
-    """Whether ``zeros`` (digits translated to ``0``) has a run of ``run_of``'s length
-    that does not follow a ``.``: a run right after a ``.`` is a fraction, which orjson
-    parses to the same correctly rounded float as ``json.loads`` (halfway cases too); a
-    run anywhere else may be an integer (or an exponent). A run at the first byte counts."""
-    at = zeros.find(run_of)
+def _suspect_run(zeros: bytes) -> bool:
+    """Whether ``zeros`` (digits translated to ``0``) has a run of :data:`_BIG_RUN` that
+    does not follow a ``.``: a run right after a ``.`` is a fraction, which orjson parses
+    to the same correctly rounded float as ``json.loads`` (halfway cases too); a run
+    anywhere else may be an integer (or an exponent). A run at the first byte counts."""
+    at = zeros.find(_ZEROS)
     while at >= 0:
         # the leftmost match is where its run starts: the byte before it is no digit
         if at == 0 or zeros[at - 1] != _DOT:
             return True
         run = _ZERO_RUN.match(zeros, at)
-        at = zeros.find(run_of, run.end() if run is not None else at + len(run_of))
+        at = zeros.find(_ZEROS, run.end() if run is not None else at + _BIG_RUN)
     return False
 
 

@@ -398,7 +398,7 @@ def _split_frame(
     def take(rows: list[dict[str, Any]], raw: bytes) -> None:
         nonlocal found
         found += len(rows)
-        native.add(raw, len(rows))
+        native.add(raw, rows)
 
     splitter = RowSplitter(ROWS_KEYS[kind][0], take, raw=True)
     first = True

@@ -151,7 +151,7 @@ def _streamed_frame(
     """
     prints = FingerprintBuilder()
     finish, finish_arrow = arrow_finishers(prints) if dtype_backend == "pyarrow" else (None, None)
-    from_arrow = finish_arrow if finish_arrow is not None else _default_from_arrow
+    from_arrow = finish_arrow if finish_arrow is not None else default_from_arrow
     routes: list[Route] = []
     streamed, kept = frame_from_chunks(body.chunks(), "table", finish=finish,
                                        finish_arrow=finish_arrow, from_arrow=from_arrow,
@@ -176,7 +176,7 @@ def _streamed_frame(
     return streamed, ReadContext("table", table_id, kept=kept, fingerprint=taken, route=route)
 
 
-def _default_from_arrow(name: str, chunked: Any) -> Any:
+def default_from_arrow(name: str, chunked: Any) -> Any:
     """A column of the native route as the default read's array of the same values
     (text: equal values one object where repeats pay, as ``text_objects`` says)."""
     if str(chunked.type) == "string":

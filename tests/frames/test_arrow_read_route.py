@@ -55,7 +55,8 @@ def arrow_route(
 ) -> tuple[pd.DataFrame | None, FrameFingerprint | None]:
     builder = FingerprintBuilder()
     finish, finish_arrow = arrow_finishers(builder)
-    frame, _ = frame_from_chunks(chunks, kind, finish=finish, finish_arrow=finish_arrow)  # type: ignore[arg-type]
+    frame, _ = frame_from_chunks(chunks, kind, finish=finish, finish_arrow=finish_arrow,  # type: ignore[arg-type]
+                                 from_arrow=finish_arrow)  # fmt: skip
     if frame is None:
         return None, None
     return to_backend(frame, "pyarrow", consume=True), builder.finish(len(frame))
@@ -91,6 +92,7 @@ def assert_arrow_route_is_the_default(
     if default is None:
         assert got is None
         return
+    default = from_payload(json.loads(text), kind)  # the oracle: the plain route
     want = to_backend(default, "pyarrow")
     want_print = fingerprint(want, default_slice)  # as a write fingerprints the frame
     assert got is not None
