@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from mddframes.codec.arrow_columns import ArrowText, date_column, read_pool
-from mddframes.codec.dtypes import UNDECLARED, type_family
+from mddframes.codec.dtypes import TIME_UNIT, UNDECLARED, type_family
 from mddframes.codec.fastjson import may_hold_big_int
 from mddframes.codec.frame import ColumnFinish, declared_type, frame_of_columns
 from mddframes.codec.kinds import Kind
@@ -337,7 +337,11 @@ def plain_chunked(parts: list[Any], data_type: Any) -> Any | None:
         return None  # kinds mixed across batches, or no value at all
     kind = kinds.pop()
     assert kind is not None  # ArrowRows keeps nested columns as Python values
-    if kind == "str" and type_family(data_type) in ("date", "datetime"):
+    family = type_family(data_type)
+    if kind == "str" and family in ("date", "datetime"):
+        plain_dates = _plain_iso_column(parts, family)
+        if plain_dates is not None:
+            return plain_dates
         return date_column([part if type(part) is int else ArrowText(part) for part in parts])
     if not _plain(kind, data_type):
         return None
@@ -349,6 +353,41 @@ def plain_chunked(parts: list[Any], data_type: Any) -> Any | None:
         ],
         type=arrow_type,
     )
+
+
+# The one spelling of a date, and of a UTC date-time to the second, that Arrow's cast
+# reads as the codec's parse does (both refuse a day that does not exist); years from
+# 1000, which every parse holds in microseconds.
+_PLAIN_DATE = r"^[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}$"
+_PLAIN_UTC = r"^[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+
+
+def _plain_iso_column(parts: list[Any], family: str) -> Any | None:
+    """A declared DATE column of plain dates, or a date-time column of UTC date-times
+    to the second, parsed by Arrow's cast; None for any other text (the codec's parse
+    decides then, :func:`~mddframes.codec.arrow_columns.date_column`).
+
+    The codec's parse makes of those spellings exactly these instants and dtypes
+    (``datetime64[us]`` for dates, ``datetime64[us, UTC]`` for ``...Z``): the
+    differential tests hold the two side by side.
+    """
+    pa = _pyarrow()
+    compute = pa.compute
+    chunked = pa.chunked_array(
+        [pa.nulls(part, pa.string()) if type(part) is int else part for part in parts],
+        type=pa.string(),
+    )
+    if chunked.null_count == len(chunked):
+        return None  # no value: the declared type alone decides the dtype
+    pattern = _PLAIN_DATE if family == "date" else _PLAIN_UTC
+    if not compute.all(compute.match_substring_regex(chunked, pattern)).as_py():
+        return None
+    try:
+        if family == "date":
+            return chunked.cast(pa.date32()).cast(pa.timestamp(TIME_UNIT))
+        return chunked.cast(pa.timestamp(TIME_UNIT, tz="UTC"))
+    except pa.ArrowInvalid:  # a day that does not exist: the codec's parse keeps the text
+        return None
 
 
 class _ColumnParts(dict[str, list[Any]]):

@@ -225,3 +225,32 @@ def test_a_large_text_column_keeps_one_object_per_distinct_value():
     kinds = np.asarray(frame["kind"].array, dtype=object)
     assert len({id(v) for v in kinds}) == 3
     assert frame["unique"].tolist() == [row["unique"] for row in rows]
+
+
+DAYS = st.dates(min_value=__import__("datetime").date(1000, 1, 1))
+PLAIN_DATE_TEXT = st.one_of(
+    DAYS.map(str),
+    st.builds("{}T{:02d}:{:02d}:{:02d}Z".format, DAYS, st.integers(0, 23), st.integers(0, 59),
+              st.integers(0, 59)),  # fmt: skip
+    st.sampled_from(["2023-02-29", "2024-02-29", "0999-12-31", "2024-01-31T10:00:00+01:00",
+                     "2024-01-31T10:00:00", "2024-01-31 10:00:00Z", "now", "",
+                     "2024-01-31T24:00:00Z", "2024-1-31"]),
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    values=st.lists(st.one_of(st.none(), PLAIN_DATE_TEXT, PLAIN_DATE_TEXT), min_size=2,
+                    max_size=30),
+    declared=st.sampled_from(["DATE", "TIMESTAMP", "DATETIME", "TIMESTAMP WITH TIME ZONE"]),
+    batch_bytes=st.sampled_from([1, 64, 1 << 20]),
+)  # fmt: skip
+@example(values=["2024-01-31", "2024-02-01"], declared="DATE", batch_bytes=1)
+@example(values=["2024-01-31T10:00:00Z", None], declared="TIMESTAMP", batch_bytes=64)
+def test_declared_dates_are_the_plain_parse(values, declared, batch_bytes, monkeypatch):
+    text = table_text(values, declared)
+    with monkeypatch.context() as patch:
+        patch.setattr(splitter, "BATCH_BYTES", batch_bytes)
+        frame, route = native_read(text)
+    assert route == "arrow"
+    assert cells(frame) == cells(plain(text))

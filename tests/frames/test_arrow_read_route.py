@@ -233,7 +233,8 @@ def test_only_the_columns_without_a_plain_arrow_image_take_the_default_route(mon
         by_default.append(name)
         return finish(name, array)
 
-    frame, _ = frame_from_chunks([text], "table", finish=default_finish, finish_arrow=finish_arrow)
+    frame, _ = frame_from_chunks([text], "table", finish=default_finish, finish_arrow=finish_arrow,
+                                 from_arrow=finish_arrow)  # fmt: skip
     assert frame is not None
     assert by_default == ["doc", "cents"]  # JSON, ints declared DECIMAL
     assert str(frame["day"].dtype).startswith("timestamp[")  # parsed a batch at a time
