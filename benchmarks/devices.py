@@ -312,18 +312,31 @@ MEASURES: dict[str, Callable[[], None]] = {
     "scan_read": lambda: read_big("digit_scan", _switch_digit_scan()),
     "scan_tree": lambda: read_tree("digit_scan", _switch_digit_scan()),
     "native_read": lambda: read_big("native", _switch_native(), goal="<= 0.75x"),
-    "native_read_arrow": lambda: read_big("native", _switch_native(), backend="pyarrow",
-                                          goal="<= 0.75x"),
-    "native_text": lambda: read_big("native", _switch_native(), make=_text_table,
-                                    label="string-heavy", goal="<= 0.75x"),
-    "native_text_arrow": lambda: read_big("native", _switch_native(), make=_text_table,
-                                          label="string-heavy", backend="pyarrow",
-                                          goal="<= 0.75x"),
-    "native_wide": lambda: read_big("native", _switch_native(), make=_wide_table,
-                                    label="wide 26k x 60", goal="<= 0.75x"),
-    "native_wide_arrow": lambda: read_big("native", _switch_native(), make=_wide_table,
-                                          label="wide 26k x 60", backend="pyarrow",
-                                          goal="<= 0.75x"),
+    "native_read_arrow": lambda: read_big(
+        "native", _switch_native(), backend="pyarrow", goal="<= 0.75x"
+    ),
+    "native_text": lambda: read_big(
+        "native", _switch_native(), make=_text_table, label="string-heavy", goal="<= 0.75x"
+    ),
+    "native_text_arrow": lambda: read_big(
+        "native",
+        _switch_native(),
+        make=_text_table,
+        label="string-heavy",
+        backend="pyarrow",
+        goal="<= 0.75x",
+    ),
+    "native_wide": lambda: read_big(
+        "native", _switch_native(), make=_wide_table, label="wide 26k x 60", goal="<= 0.75x"
+    ),
+    "native_wide_arrow": lambda: read_big(
+        "native",
+        _switch_native(),
+        make=_wide_table,
+        label="wide 26k x 60",
+        backend="pyarrow",
+        goal="<= 0.75x",
+    ),
 }
 
 

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mddframes.codec.arrow_columns import ArrowText, date_column, read_pool
+from mddframes.codec.arrow_columns import date_column, read_pool
 from mddframes.codec.dtypes import TIME_UNIT, UNDECLARED, type_family
 from mddframes.codec.fastjson import may_hold_big_int
 from mddframes.codec.frame import ColumnFinish, declared_type, frame_of_columns
@@ -342,7 +342,7 @@ def plain_chunked(parts: list[Any], data_type: Any) -> Any | None:
         plain_dates = _plain_iso_column(parts, family)
         if plain_dates is not None:
             return plain_dates
-        return date_column([part if type(part) is int else ArrowText(part) for part in parts])
+        return date_column(parts)
     if not _plain(kind, data_type):
         return None
     arrow_type = arrays[0].type

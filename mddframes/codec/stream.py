@@ -45,7 +45,6 @@ from typing import Any
 import ijson
 import pandas as pd
 
-from mddframes.codec.arrow_columns import arrow_column, pack_arrow_batch
 from mddframes.codec.arrow_rows import ArrowRows, arrow_frame
 from mddframes.codec.column_batches import ColumnBatches
 from mddframes.codec.fastjson import json_loads, nested_deeper
@@ -57,8 +56,6 @@ from mddframes.codec.values import canonical_bytes, canonical_json
 
 #: Rows split into columns at a time (bounds the row dicts alive at once).
 BATCH_ROWS = 2048
-#: Whether the orjson path packs its column batches too (see :func:`mddframes.codec.column_batches.pack_batch`).
-PACK_FAST = True
 #: Size of the pieces :meth:`KeptJson.chunks` hands out.
 CHUNK_SIZE = 256 * 1024
 #: zlib level of the kept document: level 1 is the fast one, and higher levels gain
@@ -325,7 +322,6 @@ def frame_from_chunks(
     kind: Kind = "table",
     *,
     finish: ColumnFinish | None = None,
-    finish_arrow: ColumnFinish | None = None,
     from_arrow: ColumnFinish | None = None,
     on_route: Callable[[Route], None] | None = None,
 ) -> tuple[pd.DataFrame | None, KeptJson]:
@@ -341,22 +337,16 @@ def frame_from_chunks(
         Called with each column's name and array as it is built; the frame holds what
         it returns (see :func:`~mddframes.codec.frame.frame_of_columns`). Not called
         when no frame is returned.
-    finish_arrow : callable, optional
-        The Arrow route (``dtype_backend="pyarrow"``): the text batches are packed into
-        pyarrow arrays as they are parsed, and each column whose default array is the
-        plain image of an Arrow type is built as a ``pyarrow.ChunkedArray`` of its
-        batches (:func:`~mddframes.codec.arrow_columns.arrow_column`) and handed to
-        ``finish_arrow`` (name, chunked array) instead of ``finish``; the frame holds
-        what it returns. Other columns go to ``finish`` as usual.
     from_arrow : callable, optional
         The native route (:mod:`~mddframes.codec.arrow_rows`): called with the name and
         the pyarrow ChunkedArray of each column whose default array is the plain image
-        of its Arrow array; the frame holds what it returns. Without it, that route
-        builds every column from its values (``finish``).
+        of its Arrow array (text, numbers, booleans, declared dates), instead of
+        ``finish``; the frame holds what it returns (the default backend's array of
+        it, or an Arrow-backed one). Without it, every column is built from its values.
     on_route : callable, optional
         Called with the route that gave the result
-        (:func:`~mddframes.codec.read_route.choose_route`: ``"splitter"``, ``"ijson"``,
-        or ``"kept"`` when no frame is returned).
+        (:func:`~mddframes.codec.read_route.choose_route`: ``"arrow"``, ``"splitter"``,
+        ``"ijson"``, or ``"kept"`` when no frame is returned).
 
     Returns
     -------
@@ -368,14 +358,17 @@ def frame_from_chunks(
 
     Notes
     -----
-    The rows are first cut into batches and parsed by orjson as the chunks arrive
-    (:class:`~mddframes.codec.splitter.RowSplitter`, faster than the incremental
-    parser: docs/internals.md, Performance). A document the splitter cannot vouch for is parsed again
-    from the kept bytes by the incremental parser (ijson), as described above.
+    The rows are first cut into batches as the chunks arrive
+    (:class:`~mddframes.codec.splitter.RowSplitter`) and each batch is parsed into
+    Arrow columns by pyarrow's JSON reader (:class:`~mddframes.codec.arrow_rows.ArrowRows`,
+    the ``"arrow"`` route). A document whose frame that route cannot vouch for is
+    decoded again from the kept bytes, batch by batch, by orjson (``"splitter"``); one
+    the splitter cannot vouch for is parsed again by the incremental parser (ijson), as
+    described above.
     """
     keeper = _Keeper(background=True)
     try:
-        frame, kept, route = _split_frame(chunks, kind, finish, finish_arrow, from_arrow, keeper)
+        frame, kept, route = _split_frame(chunks, kind, finish, from_arrow, keeper)
         if on_route is not None:
             on_route(route)
         return frame, kept
@@ -387,7 +380,6 @@ def _split_frame(
     chunks: Iterable[bytes],
     kind: Kind,
     finish: ColumnFinish | None,
-    finish_arrow: ColumnFinish | None,
     from_arrow: ColumnFinish | None,
     keeper: _Keeper,
 ) -> tuple[pd.DataFrame | None, KeptJson, Route]:
@@ -421,7 +413,7 @@ def _split_frame(
             return frame, kept, "arrow"
         route = choose_route(splitter=split, arrow=False)
     if route == "splitter" and envelope is not None:
-        frame = _batched_frame(kept, kind, declared_columns(envelope, kind), finish, finish_arrow)
+        frame = _batched_frame(kept, kind, declared_columns(envelope, kind), finish)
         return frame, kept, "splitter"
     if route == "kept":
         return None, kept, "kept"
@@ -430,33 +422,18 @@ def _split_frame(
 
 
 def _batched_frame(
-    kept: KeptJson,
-    kind: Kind,
-    declared: list[dict[str, Any]],
-    finish: ColumnFinish | None,
-    finish_arrow: ColumnFinish | None,
+    kept: KeptJson, kind: Kind, declared: list[dict[str, Any]], finish: ColumnFinish | None
 ) -> pd.DataFrame:
     """The frame of a kept document the splitter vouched for, from Python objects: its
-    batches decoded by orjson again and split into column batches."""
-    fast = ColumnBatches(exact=False, pack=PACK_FAST if finish_arrow is None else pack_arrow_batch)
+    batches decoded by orjson again and split into column lists."""
+    columns = ColumnBatches(exact=False)
 
     def take(rows: list[dict[str, Any]]) -> None:
-        fast.rows.extend(rows)
-        fast.flush()
+        columns.rows.extend(rows)
+        columns.flush()
 
-    splitter = RowSplitter(ROWS_KEYS[kind][0], take)
-    splitter.split(kept.chunks())
-    direct = None
-    if finish_arrow is not None:
-        arrow_finish = finish_arrow
-
-        def direct(name: str, data_type: Any) -> Any:
-            parts = fast.columns.parts(name)
-            chunked = None if parts is None else arrow_column(parts, data_type)
-            return None if chunked is None else arrow_finish(name, chunked)
-
-    return frame_of_columns(fast.columns, fast.count, declared, finish=finish, direct=direct,
-                            kind=kind)  # fmt: skip
+    RowSplitter(ROWS_KEYS[kind][0], take).split(kept.chunks())
+    return frame_of_columns(columns.finish(), columns.count, declared, finish=finish, kind=kind)
 
 
 def _frame_from_kept(
@@ -469,7 +446,7 @@ def _frame_from_kept(
         return None
     columns, metadata = parsed
     declared = declared_columns({"metadata": metadata[-1]}, kind) if metadata else []
-    return frame_of_columns(columns.columns, columns.count, declared, finish=finish, kind=kind)
+    return frame_of_columns(columns.finish(), columns.count, declared, finish=finish, kind=kind)
 
 
 def _ijson_parse(kept: KeptJson, kind: Kind) -> tuple[ColumnBatches, list[Any]] | None:

@@ -154,8 +154,7 @@ def _streamed_frame(
     from_arrow = finish_arrow if finish_arrow is not None else default_from_arrow
     routes: list[Route] = []
     streamed, kept = frame_from_chunks(body.chunks(), "table", finish=finish,
-                                       finish_arrow=finish_arrow, from_arrow=from_arrow,
-                                       on_route=routes.append)  # fmt: skip
+                                       from_arrow=from_arrow, on_route=routes.append)  # fmt: skip
     route = routes[0]
     if streamed is not None and finish is not None:
         return streamed, ReadContext(

@@ -9,6 +9,7 @@ wrong value).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import warnings
 
@@ -20,8 +21,8 @@ from hypothesis import strategies as st
 from needs import require
 
 from mddframes.codec import from_payload, splitter
-from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.arrow_rows import ArrowRows, text_objects
+from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.frames.table import default_from_arrow
 
@@ -207,7 +208,8 @@ def test_a_batch_the_reader_miscounts_takes_the_rows_python_values():
                        min_size=1, max_size=40))  # fmt: skip
 @example(values=["a"] * 10 + [None] * 3)
 def test_text_objects_give_every_value_and_share_the_repeated_ones(values):
-    pa = pytest.importorskip("pyarrow")
+    import pyarrow as pa
+
     chunked = pa.chunked_array([pa.array(values[:7], pa.string()),
                                 pa.array(values[7:], pa.string())])  # fmt: skip
     objects = text_objects(chunked)
@@ -227,7 +229,7 @@ def test_a_large_text_column_keeps_one_object_per_distinct_value():
     assert frame["unique"].tolist() == [row["unique"] for row in rows]
 
 
-DAYS = st.dates(min_value=__import__("datetime").date(1000, 1, 1))
+DAYS = st.dates(min_value=dt.date(1000, 1, 1))
 PLAIN_DATE_TEXT = st.one_of(
     DAYS.map(str),
     st.builds("{}T{:02d}:{:02d}:{:02d}Z".format, DAYS, st.integers(0, 23), st.integers(0, 59),

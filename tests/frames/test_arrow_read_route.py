@@ -55,8 +55,7 @@ def arrow_route(
 ) -> tuple[pd.DataFrame | None, FrameFingerprint | None]:
     builder = FingerprintBuilder()
     finish, finish_arrow = arrow_finishers(builder)
-    frame, _ = frame_from_chunks(chunks, kind, finish=finish, finish_arrow=finish_arrow,  # type: ignore[arg-type]
-                                 from_arrow=finish_arrow)  # fmt: skip
+    frame, _ = frame_from_chunks(chunks, kind, finish=finish, from_arrow=finish_arrow)  # type: ignore[arg-type]
     if frame is None:
         return None, None
     return to_backend(frame, "pyarrow", consume=True), builder.finish(len(frame))
@@ -233,8 +232,7 @@ def test_only_the_columns_without_a_plain_arrow_image_take_the_default_route(mon
         by_default.append(name)
         return finish(name, array)
 
-    frame, _ = frame_from_chunks([text], "table", finish=default_finish, finish_arrow=finish_arrow,
-                                 from_arrow=finish_arrow)  # fmt: skip
+    frame, _ = frame_from_chunks([text], "table", finish=default_finish, from_arrow=finish_arrow)
     assert frame is not None
     assert by_default == ["doc", "cents"]  # JSON, ints declared DECIMAL
     assert str(frame["day"].dtype).startswith("timestamp[")  # parsed a batch at a time

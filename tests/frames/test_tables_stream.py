@@ -28,7 +28,6 @@ from scripted_service import API, make_client
 
 from mddframes import ReadContext
 from mddframes.codec import from_payload, stream
-from mddframes.codec.column_batches import pack_batch, unpack
 from mddframes.codec.dtypes import column_array, conform_datetimes
 from mddframes.codec.stream import frame_from_chunks
 from mddframes.codec.values import digest
@@ -310,7 +309,7 @@ def test_surrogates_and_backslashes_never_give_a_wrong_frame(texts, sizes):
         assert frame["s"].tolist() == decoded
 
 
-def test_packed_batches_give_back_every_value(monkeypatch):
+def test_batches_of_every_kind_give_back_every_value(monkeypatch):
     values = [
         [1, None, 2**62, -(2**63)],  # int64
         [2**63, 1, None, 2],  # beyond int64 in one batch only
@@ -331,33 +330,6 @@ def test_packed_batches_give_back_every_value(monkeypatch):
     assert frame is not None
     assert repr(frame["v"].tolist()) == repr([v for batch in values for v in batch])
     assert_same_frame(frame, from_payload(json.loads(text)))
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.lists(
-        st.none() | st.text(alphabet=st.characters(codec=None, exclude_categories=())), max_size=12
-    )
-)
-def test_a_packed_text_batch_gives_back_every_value(values):
-    packed = pack_batch(list(values))
-    assert repr(unpack([packed])) == repr(values)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(
-        st.lists(
-            st.none() | st.sampled_from(["a", "b", "Zürich", "東京", ""]) | st.text(max_size=3),
-            max_size=12,
-        ),
-        max_size=6,
-    )
-)
-def test_text_batches_unpack_to_every_value_with_equal_values_shared(batches):
-    values = unpack([pack_batch(list(batch)) for batch in batches])
-    assert repr(values) == repr([v for batch in batches for v in batch])
-    assert all(type(v) is str for v in values if v is not None)
 
 
 def test_a_streamed_text_column_shares_repeated_values_and_keeps_distinct_ones():

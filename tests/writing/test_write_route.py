@@ -79,8 +79,8 @@ def test_a_read_records_its_route_and_a_write_logs_its_own(client, caplog, monke
         large = client.read_table(table_id)
         large.iloc[0, 1] = "routed" if large.dtypes.iloc[1] == "string" else large.iloc[0, 1]
         result = client.write_table(table_id, large, backup_dir=tmp_path, dry_run=True)
-    assert large.attrs["mddframes"].route == "splitter"
-    assert "read by the splitter route" in caplog.text
+    assert large.attrs["mddframes"].route == "arrow"
+    assert "read by the arrow route" in caplog.text
     assert f"table {table_id!r}: {result.route} write" in caplog.text
 
 
