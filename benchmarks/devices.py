@@ -97,22 +97,6 @@ def _switch_digit_scan() -> Callable[[bool], None]:
     return switch
 
 
-def _switch_native() -> Callable[[bool], None]:
-    """Off: the native engine refuses every batch, so a streamed read takes the route
-    of Python objects (the splitter's orjson batches and column batches), as before it."""
-    from mddframes.codec import arrow_rows
-
-    original = arrow_rows.ArrowRows.add
-
-    def refuse(self: Any, raw: bytes, rows: list[Any]) -> None:
-        self.refuse("switched off")
-
-    def switch(on: bool) -> None:
-        arrow_rows.ArrowRows.add = original if on else refuse  # type: ignore[method-assign]
-
-    return switch
-
-
 # --- measuring --------------------------------------------------------------------------
 
 
@@ -191,14 +175,10 @@ def _renew_tokens() -> None:
 
 
 @contextlib.contextmanager
-def big_table_client(
-    make: Callable[[str], dict[str, Any]] | None = None,
-) -> Iterator[tuple[Any, Client, str]]:
-    """An emulator holding the benchmark table (or ``make(table_id)``), and a client."""
+def big_table_client() -> Iterator[tuple[Any, Client, str]]:
     with remote_emulator(100) as emu, Client.from_emulator(emu) as client:
         table_id = client.read_tree("SCALE")["table_id"].dropna().iloc[0]
-        payload = big_table(table_id, ROWS, COLUMNS) if make is None else make(table_id)
-        client.api.put_table(table_id, payload)
+        client.api.put_table(table_id, big_table(table_id, ROWS, COLUMNS))
         yield emu, client, table_id
 
 
@@ -237,10 +217,8 @@ def write_after_write(device: str, switch: Callable[[bool], None]) -> None:
         report(device, "one-cell write after a write, 35 MB", times, "<= 1.5x")
 
 
-def read_big(device: str, switch: Callable[[bool], None], *, backend: str = "numpy_nullable",
-             make: Callable[[str], dict[str, Any]] | None = None, label: str = "35 MB",
-             goal: str = "<= 1.5x") -> None:  # fmt: skip
-    with big_table_client(make) as (emu, client, table_id):
+def read_big(device: str, switch: Callable[[bool], None]) -> None:
+    with big_table_client() as (emu, client, table_id):
         url = f"{emu.api_url}/api/table/{table_id}"
         session = _session(emu)
 
@@ -249,22 +227,9 @@ def read_big(device: str, switch: Callable[[bool], None], *, backend: str = "num
             response.raise_for_status()
             return pd.DataFrame(json.loads(response.content)["data"])
 
-        def read() -> pd.DataFrame:
-            return client.read_table(table_id, dtype_backend=backend)  # type: ignore[arg-type]
-
-        read()
-        times = interleaved(switch, read, floor=floor)
-        report(device, f"read_table {label}, {backend}", times, goal)
-
-
-def _text_table(table_id: str) -> dict[str, Any]:
-    from benchmarks.bench_arrow import text_table
-
-    return text_table(table_id)
-
-
-def _wide_table(table_id: str) -> dict[str, Any]:
-    return big_table(table_id, 26_000, 60)
+        client.read_table(table_id)
+        times = interleaved(switch, lambda: client.read_table(table_id), floor=floor)
+        report(device, "read_table 35 MB", times, "<= 1.5x")
 
 
 def read_tree(device: str, switch: Callable[[bool], None]) -> None:
@@ -311,32 +276,6 @@ MEASURES: dict[str, Callable[[], None]] = {
     "gc_write": lambda: write_after_write("gc_paused", _switch_gc_paused()),
     "scan_read": lambda: read_big("digit_scan", _switch_digit_scan()),
     "scan_tree": lambda: read_tree("digit_scan", _switch_digit_scan()),
-    "native_read": lambda: read_big("native", _switch_native(), goal="<= 0.75x"),
-    "native_read_arrow": lambda: read_big(
-        "native", _switch_native(), backend="pyarrow", goal="<= 0.75x"
-    ),
-    "native_text": lambda: read_big(
-        "native", _switch_native(), make=_text_table, label="string-heavy", goal="<= 0.75x"
-    ),
-    "native_text_arrow": lambda: read_big(
-        "native",
-        _switch_native(),
-        make=_text_table,
-        label="string-heavy",
-        backend="pyarrow",
-        goal="<= 0.75x",
-    ),
-    "native_wide": lambda: read_big(
-        "native", _switch_native(), make=_wide_table, label="wide 26k x 60", goal="<= 0.75x"
-    ),
-    "native_wide_arrow": lambda: read_big(
-        "native",
-        _switch_native(),
-        make=_wide_table,
-        label="wide 26k x 60",
-        backend="pyarrow",
-        goal="<= 0.75x",
-    ),
 }
 
 

@@ -52,7 +52,7 @@ import pandas as pd
 
 from mddframes.codec.arrow_columns import date_column, read_pool
 from mddframes.codec.dtypes import TIME_UNIT, UNDECLARED, type_family
-from mddframes.codec.fastjson import may_hold_big_int
+from mddframes.codec.fastjson import loads_strict_or_none, may_hold_big_int, orjson_or_none
 from mddframes.codec.frame import ColumnFinish, declared_type, frame_of_columns
 from mddframes.codec.kinds import Kind
 from mddframes.codec.splitter import ROW_GAP
@@ -128,40 +128,77 @@ class ArrowRows:
         self.refusal = why
         self._parts = {}
 
-    def add(self, raw: bytes, rows: list[dict[str, Any]]) -> None:
-        """Take one batch: the rows' bytes as the splitter cut them, and the rows decoded."""
-        if self.refusal is not None:
-            return
-        table = None if may_hold_big_int(raw) else self._table(raw, len(rows))
+    def take_batch(self, raw: bytes) -> int | None:
+        """Take one candidate batch (the rows' bytes as the splitter cut them).
+
+        Returns
+        -------
+        int or None
+            The batch's rows when they are a valid sequence of JSON objects (the cut is
+            proven), None when they are not (the splitter tries a later cut).
+
+        Notes
+        -----
+        A flat batch (no bracket but each row's own brace: no nested value, and so no
+        depth) is proven by the reader alone: a parse that succeeds with one row per
+        ``},{`` between rows. Any other batch is decoded by orjson first (strict,
+        within its depth limit: the reader, which recurses without one, never sees a
+        deeper batch), and the reader then gives its scalar columns.
+        """
+        lines, gaps = ROW_GAP.subn(_ROW_BREAK, raw)
+        count = gaps + 1
+        flat = raw.count(b"{") == count and b"[" not in raw
+        if flat and b"NaN" not in raw and b"Infinity" not in raw and not may_hold_big_int(raw):
+            table = self._table(lines, raw, count)
+            if table is not None:
+                self._keep_table(table, None)
+                self.count += count
+                return count
+        rows = orjson_or_none(b"[" + raw + b"]")
+        if rows is not None:  # within the depth limit: the reader may parse it
+            if type(rows) is not list or not all(type(row) is dict for row in rows):
+                return None
+            table = self._table(lines, raw, len(rows)) if len(rows) == count else None
+        else:
+            rows = loads_rows(raw)
+            if rows is None:
+                return None
+            table = None
         if table is None:
             self.python_batches += 1
             for name in dict.fromkeys(chain.from_iterable(rows)):
                 self._keep(name, list(map(dict.get, rows, repeat(name, len(rows)))))
         else:
-            for name, column in zip(table.column_names, table.columns, strict=True):
-                kind = _kind(column.type)
-                if kind is None:  # nested values: this column of this batch as Python's
-                    self._keep(name, list(map(dict.get, rows, repeat(name, len(rows)))))
-                elif kind == "null":
-                    self._parts.setdefault(name, [])
-                else:
-                    for chunk in column.chunks:
-                        self._keep(name, chunk)
+            self._keep_table(table, rows)
         self.count += len(rows)
+        return len(rows)
+
+    def _keep_table(self, table: Any, rows: list[dict[str, Any]] | None) -> None:
+        for name, column in zip(table.column_names, table.columns, strict=True):
+            kind = _kind(column.type)
+            if kind is None:  # nested values: this column of this batch as Python's
+                assert rows is not None  # a flat batch has none
+                self._keep(name, list(map(dict.get, rows, repeat(name, len(rows)))))
+            elif kind == "null":
+                self._parts.setdefault(name, [])
+            else:
+                for chunk in column.chunks:
+                    self._keep(name, chunk)
 
     def _keep(self, name: str, part: Any) -> None:
         self._parts.setdefault(name, []).append((self.count, part))
 
-    def _table(self, raw: bytes, count: int) -> Any | None:
+    def _table(self, lines: bytes, raw: bytes, count: int) -> Any | None:
         """The batch as an Arrow table, or None when the reader cannot give it exactly."""
         pa = _pyarrow()
+        newlines = b"\n" in raw or b"\r" in raw
         try:
-            table = _read(raw, self._text)
+            table = _read(lines, self._text, newlines)
             dates = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
             if dates:  # the reader took text for date-times: read it as text
                 order = table.column_names
                 self._text.update(dates)
-                table = _read(raw, self._text).select(order)
+                table = _read(lines, self._text, newlines).select(order)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeError):
             return None  # duplicate keys, a lone surrogate, text and numbers in a column
         if table.num_rows != count:
@@ -204,14 +241,21 @@ def _has_negative_zero(column: Any) -> bool:
     return bool(np.any((data == 0) & np.signbit(data)))
 
 
-def _read(raw: bytes, text: set[str]) -> Any:
+def loads_rows(raw: bytes) -> list[dict[str, Any]] | None:
+    """The rows of a batch decoded as ``json.loads`` decodes them (strict), or None."""
+    rows = loads_strict_or_none(b"[" + raw + b"]")
+    if type(rows) is not list or not all(type(row) is dict for row in rows):
+        return None
+    return rows
+
+
+def _read(lines: bytes, text: set[str], newlines: bool) -> Any:
     pa, json = _pyarrow(), _json()
-    lines = ROW_GAP.sub(_ROW_BREAK, raw)
     explicit = pa.schema([(name, pa.string()) for name in sorted(text)]) if text else None
     parse = json.ParseOptions(
         explicit_schema=explicit,
         unexpected_field_behavior="infer",
-        newlines_in_values=b"\n" in raw or b"\r" in raw,
+        newlines_in_values=newlines,
     )
     # one block: the rows are parsed whole, whatever their whitespace
     read = json.ReadOptions(block_size=len(lines) + 64, use_threads=False)

@@ -227,14 +227,29 @@ def loads_strict_or_none(data: bytes | bytearray) -> Any:
     ``NaN`` and ``Infinity`` literals (which ``json.loads`` accepts) count as not
     JSON here, so that such a document is left to the caller's whole-document path.
     """
+    found = orjson_or_none(data)
+    if found is not None:
+        return found
     try:
-        if not may_hold_big_int(data):
-            try:
-                return orjson.loads(data)
-            except orjson.JSONDecodeError:
-                pass
         return json.loads(data, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+
+
+def orjson_or_none(data: bytes | bytearray) -> Any:
+    """orjson's decode of ``data`` where it is ``json.loads``'s of strict JSON, else None.
+
+    None when ``data`` has a digit run orjson may turn into a float
+    (:func:`may_hold_big_int`), or orjson refuses it: not strict JSON, a lone surrogate,
+    a number beyond the double range, or nested deeper than :data:`MAX_DEPTH`. A value
+    given is therefore nested at most :data:`MAX_DEPTH` deep (what makes it safe to
+    hand to a parser without a depth limit of its own).
+    """
+    if may_hold_big_int(data):
+        return None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
         return None
 
 

@@ -57,6 +57,10 @@ class RowSplitter:
         without the commas around the batch).
     raw : bool, default False
         Hand over each batch's bytes too, and keep :attr:`head` and :attr:`tail`.
+    prove : callable, optional
+        Proves a candidate batch instead of orjson: called with the batch's bytes
+        (the rows without the commas around them), it returns None when they are not
+        a sequence of whole row objects, else what ``on_rows`` is then called with.
 
     Attributes
     ----------
@@ -72,7 +76,14 @@ class RowSplitter:
         With ``raw``, after :meth:`finish`: the bytes from the rows' ``]`` on.
     """
 
-    def __init__(self, key: str, on_rows: Callable[..., None], *, raw: bool = False) -> None:
+    def __init__(
+        self,
+        key: str,
+        on_rows: Callable[..., None],
+        *,
+        raw: bool = False,
+        prove: Callable[[bytes], Any] | None = None,
+    ) -> None:
         quoted = re.escape(b'"' + key.encode() + b'"')
         self._key_open = re.compile(quoted + rb"\s*:\s*\[")
         self._key_any = re.compile(quoted + rb"\s*:")
@@ -84,6 +95,7 @@ class RowSplitter:
         self._scan_from = BATCH_BYTES  # where the next cut candidate is looked for
         self._misses = 0
         self._raw = raw
+        self._prove = prove
         self.failed = False
         self.envelope: dict[str, Any] | None = None
         self.head = b""
@@ -123,18 +135,28 @@ class RowSplitter:
             gap = _span(ROW_GAP, self._buffer, self._scan_from)
             if gap is None:
                 return  # no candidate yet: wait for more bytes
-            rows = self._rows(gap[0] + 1)
-            if rows is not None:
-                raw = bytes(self._buffer[: gap[0] + 1]) if self._raw else None
+            proved = self._proof(gap[0] + 1)
+            if proved is not None:
                 del self._buffer[: gap[1] - 1]  # keep the next row's "{"
                 self._scan_from, self._misses = BATCH_BYTES, 0
-                self._hand(rows, raw)
+                self._hand(*proved)
                 continue
             self._misses += 1
             self._scan_from = gap[1]
             if self._misses > MAX_MISSES:
                 self.fail()
                 return
+
+    def _proof(self, end: int) -> tuple[Any, bytes | None] | None:
+        """What ``buffer[:end]`` hands over (and its bytes, with ``raw``) if it is a
+        sequence of whole row objects, else None."""
+        if self._prove is not None:
+            proved = self._prove(bytes(self._buffer[:end]))
+            return None if proved is None else (proved, None)
+        rows = self._rows(end)
+        if rows is None:
+            return None
+        return rows, bytes(self._buffer[:end]) if self._raw else None
 
     def _rows(self, end: int) -> list[dict[str, Any]] | None:
         """The rows of ``buffer[:end]`` if it is a sequence of whole row objects."""
@@ -175,9 +197,9 @@ class RowSplitter:
                 end = _span(_ROWS_END, self._buffer, position)
                 if end is None:
                     break
-                rows = self._rows(end[0] + 1)
-                if rows is not None:
-                    self._hand(rows, bytes(self._buffer[: end[0] + 1]) if self._raw else None)
+                proved = self._proof(end[0] + 1)
+                if proved is not None:
+                    self._hand(*proved)
                     close = end[1] - 1
                     break
                 position = end[1]
@@ -199,11 +221,11 @@ class RowSplitter:
         if self._raw:
             self.tail = bytes(tail)
 
-    def _hand(self, rows: list[dict[str, Any]], raw: bytes | None) -> None:
-        if self._raw:
-            self._on_rows(rows, raw)
+    def _hand(self, proved: Any, raw: bytes | None) -> None:
+        if self._raw and self._prove is None:
+            self._on_rows(proved, raw)
         else:
-            self._on_rows(rows)
+            self._on_rows(proved)
 
 
 def _span(pattern: re.Pattern[bytes], data: bytearray, start: int) -> tuple[int, int] | None:

@@ -387,12 +387,11 @@ def _split_frame(
     native = ArrowRows()
     found = 0
 
-    def take(rows: list[dict[str, Any]], raw: bytes) -> None:
+    def take(count: int) -> None:
         nonlocal found
-        found += len(rows)
-        native.add(raw, rows)
+        found += count
 
-    splitter = RowSplitter(ROWS_KEYS[kind][0], take, raw=True)
+    splitter = RowSplitter(ROWS_KEYS[kind][0], take, prove=native.take_batch)
     first = True
     for chunk in chunks:
         keeper.add(chunk)
