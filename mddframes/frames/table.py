@@ -140,14 +140,14 @@ def _streamed_frame(
 ) -> tuple[pd.DataFrame, ReadContext]:
     """The frame and context of a large answer, parsed as it arrives (see read_table).
 
-    Under ``"pyarrow"`` a column whose Arrow array is the plain image of its default one
-    (text, numbers, booleans) is built straight from its batches' Arrow arrays and
-    fingerprinted from them a slice at a time
-    (:mod:`~mddframes.codec.arrow_columns`); any other column is fingerprinted as the
-    default read builds it and turned into its Arrow array at once (:func:`~mddframes.frames.backends.arrow_array`,
-    the conversion of ``to_backend``), so the Python objects of one column are freed
-    before the next is built: the same frame and fingerprint as ``to_backend`` of the
-    default frame, without both frames in memory.
+    On the native route (:mod:`~mddframes.codec.arrow_rows`) a column the reader built
+    is taken from its Arrow arrays: under ``"pyarrow"`` as it is, by default as the
+    numpy-nullable array of the same values. Under ``"pyarrow"`` any other column is
+    built as the default read builds it and turned into its Arrow array at once
+    (:func:`~mddframes.frames.backends.arrow_array`, the conversion of ``to_backend``),
+    so the Python objects of one column are freed before the next is built. Either way
+    the frame is ``to_backend`` of the default frame, and its fingerprint the one a
+    write takes of it (:func:`arrow_finishers`), without both frames in memory.
     """
     prints = FingerprintBuilder()
     finish, finish_arrow = arrow_finishers(prints) if dtype_backend == "pyarrow" else (None, None)
