@@ -393,7 +393,9 @@ def _arrow_text(array: Any) -> Any | None:
     return array._pa_array.combine_chunks()  # copies only a slice of several chunks
 
 
-def _arrow_text_encoding(tag: bytes, text: Any) -> Callable[[int, int], Iterable[bytes | memoryview]]:
+def _arrow_text_encoding(
+    tag: bytes, text: Any
+) -> Callable[[int, int], Iterable[bytes | memoryview]]:
     """Which cells are missing, each cell's length in UTF-8 bytes, then their bytes: taken
     from the Arrow buffers, so equal cells give equal bytes however they are chunked."""
     missing = np.asarray(text.is_null().to_numpy(zero_copy_only=False), dtype=bool)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from mddframes.api_bodies import json_object
 from mddframes.codec import from_payload
+from mddframes.codec.arrow_rows import text_objects
 from mddframes.codec.dtypes import infer_array
 from mddframes.codec.fastjson import gc_paused, surely_finite
 from mddframes.codec.fingerprint import FingerprintBuilder, digested_as_arrow, fingerprint
@@ -30,7 +31,6 @@ from mddframes.codec.frame import (
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
 from mddframes.codec.read_route import Route, choose_route
-from mddframes.codec.arrow_rows import text_objects
 from mddframes.codec.stream import KeptJson, frame_from_chunks, keep_whole
 from mddframes.context import ReadContext, record_read, registry_for
 from mddframes.doc_sections import documented

@@ -269,7 +269,9 @@ def test_a_cell_nested_deeper_than_orjson_goes_never_reaches_the_reader(depth):
     # process): a batch with nesting goes to the reader only once orjson (1,024 levels)
     # decoded it
     deep = "[" * depth + "]" * depth
-    text = ('{"metadata": {"columns": []}, "data": [{"v": 1}, {"v": ' + deep + '}, {"v": 2}]}').encode()
+    text = (
+        '{"metadata": {"columns": []}, "data": [{"v": 1}, {"v": ' + deep + '}, {"v": 2}]}'
+    ).encode()
     frame, route = native_read(text)  # a crash here kills the test process
     if route == "arrow":  # json.loads took it (CPython 3.13 goes about 10,000 deep)
         assert taken_as(text) == "python"

@@ -155,5 +155,7 @@ def read_routes_are_literals() -> None:
     from mddframes.context import ReadContext
 
     context = ReadContext("table", "t", {"data": []}, route="readback")
-    assert_type(context.route, Literal["whole", "arrow", "splitter", "ijson", "kept", "readback"] | None)
+    assert_type(
+        context.route, Literal["whole", "arrow", "splitter", "ijson", "kept", "readback"] | None
+    )
     ReadContext("table", "t", {"data": []}, route="read-back")  # type: ignore[arg-type]
