@@ -15,10 +15,10 @@ the present values' exact bits (``-0.0`` apart from ``0.0``, NaN apart from a mi
 value) or, for text, each string's length and its UTF-8 bytes (so ``"<NA>"``, ``"nan"``,
 ``""`` and a missing cell all differ); Arrow-backed text is encoded from its own buffers
 (lengths in bytes, under a tag of its own), so neither a read nor a write of a
-``dtype_backend="pyarrow"`` frame makes a Python string of its text to digest it. Two different blocks share a digest only by a
-collision of a keyed 128-bit hash, which no value chosen without the key can aim at. A
-digest that differs may be a false alarm (the cells are then compared and found equal);
-a digest never hides a change.
+``dtype_backend="pyarrow"`` frame makes a Python string of its text to digest it. Two
+different blocks share a digest only by a collision of a keyed 128-bit hash, which no
+value chosen without the key can aim at. A digest that differs may be a false alarm (the
+cells are then compared and found equal); a digest never hides a change.
 
 Columns of dtype ``object`` (JSON values: dicts, lists, mixed types) are not digested:
 their cells can be mutated in place, so the writer compares them with the original by
@@ -416,6 +416,8 @@ def _text_buffers(text: Any) -> tuple[np.ndarray, memoryview]:
     """An Arrow text array's offsets (int64, one more than its cells) and its bytes."""
     from pyarrow import types
 
+    if not len(text):  # an empty array may come without an offsets buffer
+        return np.zeros(1, dtype=np.int64), memoryview(b"")
     _, offsets_buffer, data_buffer = text.buffers()
     width = np.int64 if types.is_large_string(text.type) else np.int32
     offsets = np.frombuffer(offsets_buffer, dtype=width)[text.offset : text.offset + len(text) + 1]
