@@ -141,6 +141,88 @@ def peak_memory(fn: Callable[[], object]) -> float:
     return float(peak)
 
 
+_MEMORY_CHILD = """
+import json, os, sys, time
+import requests
+from mddframes import Client
+from mddframes.emulator.server import EmulatorHandle
+from mddframes.emulator.state import EmulatorConfig
+
+config = EmulatorConfig(elements=0)
+config.client_secret = os.environ["BENCH_EMULATOR_SECRET"]
+handle = EmulatorHandle(os.environ["BENCH_BASE_URL"], config)
+client = Client.from_emulator(handle)
+table_id, what, backend = sys.argv[1], sys.argv[2], sys.argv[3]
+kwargs = {} if backend == "numpy_nullable" else {"dtype_backend": backend}
+import pandas, pyarrow, tempfile  # imported before the baseline
+if what == "write":
+    frame = client.read_table(table_id, **kwargs)
+    backups = tempfile.mkdtemp()
+if what == "floor":
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {handle.token()}"
+
+def status(field):
+    with open("/proc/self/status") as f:
+        line = next(line for line in f if line.startswith(field + ":"))
+    return int(line.split()[1]) * 1024
+
+before = status("VmRSS")
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # resets VmHWM, the peak resident size, to the current one
+if what == "read":
+    frame = client.read_table(table_id, **kwargs)
+elif what == "floor":
+    answer = session.get(f"{handle.api_url}/api/table/{table_id}", timeout=120)
+    answer.raise_for_status()
+    frame = pandas.DataFrame(json.loads(answer.content)["data"])
+else:
+    frame.at[0, "name" if "name" in frame.columns else "text_0"] = f"edited {os.getpid()} {time.time()}"
+    result = client.write_table(table_id, frame, backup_dir=backups)
+    assert result.status == "written", result.status
+# not ru_maxrss: Linux carries it over from the forking parent through exec
+peak = status("VmHWM")
+print(json.dumps({"growth": peak - before}))
+"""
+
+
+def rss_growth(
+    emu: EmulatorHandle, table_id: str, what: str, backend: str, repeat: int = 3
+) -> list[float]:
+    """Peak RSS growth (bytes) of ``repeat`` child processes doing one call each.
+
+    ``what``: ``"read"`` (``read_table``), ``"write"`` (a one-cell ``write_table`` of the
+    table read before the baseline) or ``"floor"`` (``requests`` + ``json.loads`` +
+    ``DataFrame``). A child process, not tracemalloc: Arrow's buffers are outside
+    tracemalloc's view. The child resets its peak (``VmHWM``, via
+    ``/proc/self/clear_refs``) and subtracts its resident size before the call from
+    that peak after it (``ru_maxrss`` would not do: Linux carries it over from the
+    forking parent through ``exec``).
+    """
+    env = {
+        **os.environ,
+        "BENCH_BASE_URL": emu.base_url,
+        "BENCH_EMULATOR_SECRET": emu.client_secret,
+    }
+    growths = []
+    for _ in range(repeat):
+        done = subprocess.run(
+            [sys.executable, "-c", _MEMORY_CHILD, table_id, what, backend],
+            stdout=subprocess.PIPE, env=env, text=True, check=True,
+        )  # fmt: skip
+        growths.append(float(json.loads(done.stdout.splitlines()[-1])["growth"]))
+    return growths
+
+
+def memory_result(name: str, size: float, growths: list[float], limit: float) -> Result:
+    """A result whose goal is the median of ``growths[i] / size`` at most ``limit``."""
+    ratios = [g / size for g in growths]
+    middle = statistics.median(ratios)
+    mb = 1e6
+    return Result(name, size / mb, statistics.median(growths) / mb, "MB", f"<= {limit:g}x",
+                  middle, middle <= limit, min(ratios), max(ratios), len(ratios))  # fmt: skip
+
+
 def at_most(name: str, baseline: float, candidate: float, limit: float, unit: str = "s") -> Result:
     """A result whose goal is ``candidate / baseline <= limit``."""
     ratio = candidate / baseline
