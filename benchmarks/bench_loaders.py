@@ -1,8 +1,9 @@
-"""Loader benchmarks (goals of issue 12).
+"""Loader benchmarks (goals of issues 12 and 46).
 
 1. ``read_tree`` of 100,000 elements against the bare floor: ``requests.get`` +
    ``json.loads`` + ``pd.DataFrame(list)`` with the same kind of token, no depth, path
-   or dtypes (goal: at most 1.0x the floor, i.e. no slower while doing more).
+   or dtypes (goal: at most 0.8x the floor, issue 46; it was 1.0x: no slower while
+   doing more).
 2. ``read_tables`` of 200 tables with 20 ms injected latency (8 workers, no progress
    bar) against the sequential loop a user writes: ``requests.get`` + ``json.loads`` +
    ``pd.DataFrame(payload["data"])`` per table (goal: at least 7x faster), and against
@@ -66,7 +67,7 @@ def bench_tree() -> Result:
         base, cand = paired_times(floor, candidate, repeat=TREE_REPEAT)
         session.close()
     return median_at_most(
-        f"read_tree {TREE_ELEMENTS:,} elements vs get+json+DataFrame", base, cand, 1.0
+        f"read_tree {TREE_ELEMENTS:,} elements vs get+json+DataFrame", base, cand, 0.8
     )
 
 

@@ -3,7 +3,7 @@
 A small table's write pays a fixed cost the big tables hide: the lock, the backup, the
 diff, the report and the verification. The floor is what a careful script does by hand
 with ``requests``: GET the table, PUT it back, GET it again to check (goal: the write at
-most 2x that). Each write edits a different cell, so no call is skipped as unchanged; the
+most 1.5x that, issue 46; issue 36's was 2x). Each write edits a different cell, so no call is skipped as unchanged; the
 emulator runs in a child process, so only the client's time counts.
 """
 
@@ -55,4 +55,4 @@ def run() -> list[Result]:
         size = len(session.get(url, timeout=30).content)
         session.close()
     return [median_at_most(f"write_table one cell, small table ({len(frame)} rows, {size:,} bytes), vs GET+PUT+GET",
-                           base, cand, 2.0)]  # fmt: skip
+                           base, cand, 1.5)]  # fmt: skip

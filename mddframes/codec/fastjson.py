@@ -129,7 +129,6 @@ def may_hold_big_int(data: bytes | bytearray | memoryview) -> bool:
     size = len(view)
     start = 0
     while start < size:
-        # overlap by one run less one byte, so a run across two slices is still seen
         # overlap by one run, so a run across two slices is still seen with the byte before it
         piece = bytes(view[max(0, start - _BIG_RUN) : start + _SCAN_STEP])
         if _suspect_run(piece.translate(DIGITS_TO_ZERO)):

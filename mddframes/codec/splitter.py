@@ -61,6 +61,7 @@ class RowSplitter:
         Proves a candidate batch instead of orjson: called with the batch's bytes
         (the rows without the commas around them), it returns None when they are not
         a sequence of whole row objects, else what ``on_rows`` is then called with.
+        Not with ``raw``: ``prove`` is handed the bytes already.
 
     Attributes
     ----------
@@ -84,6 +85,8 @@ class RowSplitter:
         raw: bool = False,
         prove: Callable[[bytes], Any] | None = None,
     ) -> None:
+        if raw and prove is not None:
+            raise ValueError("raw and prove exclude each other: prove is handed the bytes")
         quoted = re.escape(b'"' + key.encode() + b'"')
         self._key_open = re.compile(quoted + rb"\s*:\s*\[")
         self._key_any = re.compile(quoted + rb"\s*:")
@@ -222,7 +225,7 @@ class RowSplitter:
             self.tail = bytes(tail)
 
     def _hand(self, proved: Any, raw: bytes | None) -> None:
-        if self._raw and self._prove is None:
+        if self._raw:
             self._on_rows(proved, raw)
         else:
             self._on_rows(proved)

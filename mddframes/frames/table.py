@@ -150,8 +150,8 @@ def _streamed_frame(
     write takes of it (:func:`arrow_finishers`), without both frames in memory.
     """
     prints = FingerprintBuilder()
-    finish, finish_arrow = arrow_finishers(prints) if dtype_backend == "pyarrow" else (None, None)
-    from_arrow = finish_arrow if finish_arrow is not None else default_from_arrow
+    finish, arrow_from = arrow_finishers(prints) if dtype_backend == "pyarrow" else (None, None)
+    from_arrow = arrow_from if arrow_from is not None else default_from_arrow
     routes: list[Route] = []
     streamed, kept = frame_from_chunks(body.chunks(), "table", finish=finish,
                                        from_arrow=from_arrow, on_route=routes.append)  # fmt: skip
@@ -184,13 +184,13 @@ def default_from_arrow(name: str, chunked: Any) -> Any:
 
 
 def arrow_finishers(prints: FingerprintBuilder) -> tuple[ColumnFinish, ColumnFinish]:
-    """The ``finish`` and ``finish_arrow`` of a streamed ``dtype_backend="pyarrow"`` read.
+    """The ``finish`` and ``from_arrow`` of a streamed ``dtype_backend="pyarrow"`` read.
 
     Both fingerprint each column into ``prints`` as a write will fingerprint the frame
     (text from its Arrow buffers, :func:`~mddframes.codec.fingerprint.digested_as_arrow`;
     any other column as the default read would build it) and return the frame's Arrow
     array of it: ``finish`` from the default array
-    (:func:`~mddframes.frames.backends.arrow_array`), ``finish_arrow`` from the pyarrow
+    (:func:`~mddframes.frames.backends.arrow_array`), ``from_arrow`` from the pyarrow
     ChunkedArray built straight from the batches, converted for its digests a slice at a
     time (:meth:`~mddframes.codec.fingerprint.FingerprintBuilder.add_converted`).
 

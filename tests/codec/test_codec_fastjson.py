@@ -218,3 +218,9 @@ def test_an_ordinary_table_is_split_into_many_batches_without_failing():
         splitter.finish()
     assert not splitter.failed and len(batches) > 20
     assert same([row for batch in batches for row in batch], rows)
+
+
+def test_raw_and_prove_are_refused_together():
+    # prove is handed each batch's bytes; raw would hand them over a second time
+    with pytest.raises(ValueError, match="raw and prove"):
+        RowSplitter("data", print, raw=True, prove=len)

@@ -1,7 +1,7 @@
 """The streamed ``dtype_backend="pyarrow"`` read builds each Arrow column as it goes.
 
 Text, number and boolean columns are built straight from their batches' Arrow arrays
-and fingerprinted from them a slice at a time (``finish_arrow``); every other column is
+and fingerprinted from them a slice at a time (``from_arrow``); every other column is
 fingerprinted and turned into its Arrow array as soon as the default read builds it
 (``finish``), instead of the whole default frame first and ``to_backend`` after: the
 frame and the write-back fingerprint must be exactly those of the old route, for every
@@ -54,8 +54,8 @@ def arrow_route(
     chunks: list[bytes], kind: str
 ) -> tuple[pd.DataFrame | None, FrameFingerprint | None]:
     builder = FingerprintBuilder()
-    finish, finish_arrow = arrow_finishers(builder)
-    frame, _ = frame_from_chunks(chunks, kind, finish=finish, from_arrow=finish_arrow)  # type: ignore[arg-type]
+    finish, from_arrow = arrow_finishers(builder)
+    frame, _ = frame_from_chunks(chunks, kind, finish=finish, from_arrow=from_arrow)  # type: ignore[arg-type]
     if frame is None:
         return None, None
     return to_backend(frame, "pyarrow", consume=True), builder.finish(len(frame))
@@ -226,13 +226,13 @@ def test_only_the_columns_without_a_plain_arrow_image_take_the_default_route(mon
     text = json.dumps(payload).encode()
     by_default: list[str] = []
     builder = FingerprintBuilder()
-    finish, finish_arrow = arrow_finishers(builder)
+    finish, from_arrow = arrow_finishers(builder)
 
     def default_finish(name: str, array: object) -> object:
         by_default.append(name)
         return finish(name, array)
 
-    frame, _ = frame_from_chunks([text], "table", finish=default_finish, from_arrow=finish_arrow)
+    frame, _ = frame_from_chunks([text], "table", finish=default_finish, from_arrow=from_arrow)
     assert frame is not None
     assert by_default == ["doc", "cents"]  # JSON, ints declared DECIMAL
     assert str(frame["day"].dtype).startswith("timestamp[")  # parsed a batch at a time
