@@ -8,6 +8,7 @@ and float limits): their encodings are equal exactly when the cells are the same
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 
@@ -102,6 +103,58 @@ def test_an_infinity_where_a_null_was_is_not_taken_for_the_null():
     assert not same_json_column([None], np.array([math.inf], dtype=object))
     assert not same_json_column([{"a": None}], np.array([{"a": math.nan}], dtype=object))
     assert same_json_column([{"a": None}], np.array([{"a": None}], dtype=object))
+
+
+# JSON cells as a strict parse gives them (no NaN), and the same cells edited: a null
+# made NaN or an infinity, an int made the equal float, a key or an item changed
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70),
+                     st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=3))  # fmt: skip
+_JSON = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=2), inner, max_size=3)),
+    max_leaves=8)  # fmt: skip
+
+
+def _edit(value, draw):
+    """``value`` with at most one change deep inside (or none)."""
+    if isinstance(value, dict) and value and draw(st.booleans()):
+        key = draw(st.sampled_from(sorted(value)))
+        return {**value, key: _edit(value[key], draw)}
+    if isinstance(value, list) and value and draw(st.booleans()):
+        at = draw(st.integers(0, len(value) - 1))
+        return [*value[:at], _edit(value[at], draw), *value[at + 1 :]]
+    if value is None:
+        return draw(st.sampled_from([None, math.nan, math.inf, -math.inf, 0]))
+    if type(value) is int and abs(value) < 2**53:
+        return draw(st.sampled_from([value, float(value)]))
+    return draw(st.sampled_from([value, None]))
+
+
+def _strictly_same(a, b) -> bool:
+    """The same JSON value, types included (1 is not 1.0 nor True; NaN is nothing)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_strictly_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_strictly_same, a, b))
+    if type(a) is float:
+        return a == b and math.copysign(1, a) == math.copysign(1, b)
+    return a == b
+
+
+@settings(max_examples=300, deadline=None)
+@given(originals=st.lists(_JSON, max_size=6), data=st.data())
+def test_the_json_column_is_the_same_only_when_every_cell_is(originals, data):
+    edited = [_edit(value, data.draw) for value in originals]
+    values = np.empty(len(edited), dtype=object)
+    values[:] = edited
+    same = same_json_column(originals, values)
+    if same:  # "not sure" (False) is always allowed: the caller compares cell by cell
+        assert all(map(_strictly_same, originals, edited))
+    # unedited cells (equal copies) are recognised: the quick path is taken, nulls included
+    copies = np.empty(len(originals), dtype=object)
+    copies[:] = [json.loads(json.dumps(value)) for value in originals]
+    assert same_json_column(originals, copies)
 
 
 ARROW_TEXTS = st.lists(TEXTS.filter(lambda t: t != "\ud800"), max_size=12)
