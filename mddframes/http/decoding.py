@@ -67,7 +67,6 @@ def decode_json_content(
             )
         return None
     try:
-        # orjson where it gives exactly json.loads's result, json.loads elsewhere
         return fastjson.loads(content)
     except (ValueError, UnicodeDecodeError) as exc:
         detail = str(exc)
