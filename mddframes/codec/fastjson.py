@@ -1,9 +1,10 @@
-"""JSON decoding with exactly :func:`json.loads`'s results, and a GC pause.
+"""JSON decoding at orjson's speed with exactly :func:`json.loads`'s results, and a GC pause.
 
-:func:`loads` is ``json.loads`` (same values, same Python types, same key order, the
-last of duplicate keys) to a depth of :data:`MAX_DEPTH` whatever the recursion limit.
-orjson, faster on a batch of rows, departs from ``json.loads`` in three ways, each
-caught where orjson is used (:func:`loads_strict_or_none`, :func:`orjson_or_none`):
+:func:`loads` gives what ``json.loads`` gives (same values, same Python types, same key
+order, the last of duplicate keys) for every document, and takes orjson's faster path
+(figures in docs/internals.md, Performance) wherever orjson is known to agree (and the document is not so
+large that orjson's transient memory matters: :data:`LEAN_ABOVE`). orjson departs from
+``json.loads`` in three ways, each caught here:
 
 - integers beyond 64 bits become *floats* in orjson, silently (``2**64`` ->
   ``1.8446744073709552e+19``): a document with a run of 19 or more digits anywhere
@@ -48,6 +49,9 @@ DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"0" * 9)
 _ZEROS = b"0" * _BIG_RUN
 _ZERO_RUN = re.compile(rb"0*")
 _DOT = 0x2E
+#: Documents larger than this go to ``json.loads``: orjson first builds a tree of its
+#: own, so its peak memory is several times ``json.loads``'s (docs/internals.md).
+LEAN_ABOVE = 24 << 20
 #: Scanned this many bytes at a time, so the scan never copies a large document whole.
 _SCAN_STEP = 1 << 20
 
@@ -184,13 +188,7 @@ def surely_finite(data: bytes | bytearray) -> bool:
 
 
 def loads(data: bytes | bytearray | str) -> Any:
-    """Decode a JSON document exactly as :func:`json.loads` does, to :data:`MAX_DEPTH`.
-
-    ``json.loads`` itself; a document nested past the interpreter's recursion limit
-    (about 1000 levels on Python 3.11) is decoded by orjson, whose limit is
-    :data:`MAX_DEPTH`, where orjson gives ``json.loads``' values (:func:`orjson_or_none`).
-    orjson first for every document measured no faster on whole documents (a 100,000
-    element tree, small tables: docs/internals.md, "Speed devices kept").
+    """Decode a JSON document exactly as :func:`json.loads` does, faster where it can.
 
     Parameters
     ----------
@@ -205,19 +203,20 @@ def loads(data: bytes | bytearray | str) -> Any:
     Raises
     ------
     json.JSONDecodeError, UnicodeDecodeError
-        As ``json.loads`` raises them.
+        As ``json.loads`` raises them (the document is decoded by ``json`` whenever
+        orjson refuses it).
     NestingTooDeep
-        The document is nested deeper than the decoders go (a ``ValueError``).
+        The document is nested deeper than :data:`MAX_DEPTH` (a ``ValueError``).
     """
-    try:
-        return json.loads(data)
-    except RecursionError:
-        pass
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    found = orjson_or_none(raw)
-    if found is None:  # deeper than orjson goes, or what orjson would not decode exactly
-        raise NestingTooDeep
-    return found
+    if len(raw) > LEAN_ABOVE or may_hold_big_int(raw):
+        return json_loads(data)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise NestingTooDeep from None
+        return json_loads(data)
 
 
 def loads_strict_or_none(data: bytes | bytearray) -> Any:

@@ -2,8 +2,8 @@
 
 A table answer becomes a frame by one of five routes:
 
-- ``"whole"``: the body is read whole and decoded by ``fastjson.loads`` (``json.loads``),
-  then :func:`~mddframes.codec.from_payload`.
+- ``"whole"``: the body is read whole and decoded by ``fastjson.loads`` (orjson where it
+  agrees with ``json.loads``), then :func:`~mddframes.codec.from_payload`.
 - ``"arrow"``: the body is streamed; :class:`~mddframes.codec.splitter.RowSplitter`
   cuts the rows into batches as the chunks arrive (orjson proves each cut) and
   pyarrow's JSON reader parses each batch into Arrow columns

@@ -3,8 +3,8 @@
 :class:`RowSplitter` is fed a document's chunks as they arrive. It finds the rows
 array (``"data": [`` or ``"columnMappings": [``), then cuts the bytes that follow into
 batches of whole rows of about :data:`BATCH_BYTES` and parses each batch with
-:func:`mddframes.codec.fastjson.loads_strict_or_none` (orjson, exact fallback to ``json``), so a
-large document is never parsed, nor held as bytes, whole.
+:func:`mddframes.codec.fastjson.loads_strict_or_none` (orjson, exact fallback to
+``json``), so a large document is never parsed, nor held as bytes, whole.
 
 Where to cut needs no JSON tokenizer of its own. A cut goes at a ``}`` followed by
 ``,`` and ``{`` (whitespace allowed): such a place may be a true boundary between two
