@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mddframes.codec.splitter as splitter_module
-from mddframes.codec import fastjson
+from mddframes.codec import depth, fastjson
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.values import has_non_finite, json_text
 
@@ -224,3 +224,17 @@ def test_raw_and_prove_are_refused_together():
     # prove is handed each batch's bytes; raw would hand them over a second time
     with pytest.raises(ValueError, match="raw and prove"):
         RowSplitter("data", print, raw=True, prove=len)
+
+
+@pytest.mark.parametrize(
+    ("levels", "decodes"), [(1010, True), (1024, True), (1030, False), (5000, False)]
+)
+def test_a_document_is_decoded_to_1024_levels_whatever_the_python(levels, decodes):
+    # json.loads stops near 1,000 levels on Python 3.11 and goes past 5,000 on 3.13;
+    # the writes refuse values deeper than MAX_DEPTH, so reads stop there too
+    document = "[" * levels + "]" * levels
+    if decodes:
+        assert depth.depth_of(fastjson.loads(document.encode())) == levels
+    else:
+        with pytest.raises(fastjson.NestingTooDeep):
+            fastjson.loads(document.encode())
