@@ -41,7 +41,7 @@ def tidy_column(column: pd.Series) -> pd.Series:
     if pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype):
         kind = infer_dtype(column, skipna=True)
         if kind == "string":
-            return column.astype("string")
+            return column.astype(STRING_DTYPE)
         if kind == "boolean":
             return column.astype("boolean")
         if kind == "integer":

@@ -1,7 +1,8 @@
-"""read_tree(dtype_backend="pyarrow") streams the answer into Arrow columns
-(mddframes.frames.tree_arrow): its frame, warnings and errors equal those of the default
-route converted by to_backend, over generated trees served by a scripted service (cut
-into many small batches) and over the emulator's sample systems."""
+"""read_tree streams the answer into Arrow columns (mddframes.frames.tree_arrow), under
+both dtype backends: its frame, warnings and errors equal those of the plain route (the
+answer decoded whole and framed by tree_frame; converted by to_backend for "pyarrow"),
+over generated trees served by a scripted service (cut into many small batches) and over
+the emulator's sample systems."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from mddframes.emulator import serve
 from mddframes.errors import NotFoundError
 from mddframes.frames import tree_arrow, tree_walk
 from mddframes.frames.backends import to_backend
+from mddframes.frames.tree import tree_frame
 
 require("pyarrow")
 
@@ -50,10 +52,18 @@ def _assert_same(arrow: tuple[str, Any, list[Any]], default: tuple[str, Any, lis
     assert arrow[2] == default[2]
 
 
+def _plain(client: Any, system: str, types: Any) -> pd.DataFrame:
+    """The tree read the plain way: the answer decoded whole, then framed."""
+    return tree_frame(client.api.get_tree(system), types=types, what=f"tree of system {system!r}")
+
+
 def _both_routes(client: Any, system: str, types: Any = None) -> None:
+    # both backends come from the Arrow route now: each against the plain route
     arrow = _outcome(lambda: client.read_tree(system, types=types, dtype_backend="pyarrow"))
-    default = _outcome(lambda: to_backend(client.read_tree(system, types=types), "pyarrow"))
-    _assert_same(arrow, default)
+    plain = _outcome(lambda: to_backend(_plain(client, system, types), "pyarrow"))
+    _assert_same(arrow, plain)
+    default = _outcome(lambda: client.read_tree(system, types=types))
+    _assert_same(default, _outcome(lambda: _plain(client, system, types)))
 
 
 # --- generated trees ---------------------------------------------------------------------
