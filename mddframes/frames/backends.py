@@ -283,6 +283,25 @@ def from_user_frame(frame: Any, *, what: str = "frame", keep_arrow: bool = False
         return frame  # type: ignore[no-any-return]  # the writer names the wrong type
     if keep_arrow:
         return frame
+    return numpy_nullable_frame(frame)
+
+
+def numpy_nullable_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each ``pd.ArrowDtype`` column as the numpy-nullable array the
+    default read gives of the same values (:func:`numpy_nullable_array`; the mapping is
+    in :func:`from_user_frame`, Notes).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A frame, Arrow-backed in some columns or none.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``frame`` itself when no column is Arrow-backed, else a new frame with the same
+        index, columns and ``attrs``.
+    """
     positions = [i for i, dtype in enumerate(frame.dtypes) if _arrow_backed(dtype)]
     if not positions:
         return frame
