@@ -3,8 +3,9 @@
 A small table's write pays a fixed cost the big tables hide: the lock, the backup, the
 diff, the report and the verification. The floor is what a careful script does by hand
 with ``requests``: GET the table, PUT it back, GET it again to check (goal: the write at
-most 1.5x that, issue 46; issue 36's was 2x). Each write edits a different cell, so no call is skipped as unchanged; the
-emulator runs in a child process, so only the client's time counts.
+most 1.5x that, issue 46; issue 36's was 2x). Each write edits a different cell, so no
+call is skipped as unchanged; the emulator runs in a child process, so only the client's
+time counts.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ columns cycling through every column type of the scale data). For each:
    before the measure, as a user's frame would be.
 2. Wall time of the same write against the bare floor of the same run: ``requests``
    GET + PUT + GET of the same document as bytes, no parsing (goal, issue 46: at most
-   1.3x; issue 32's were 1.5x on the benchmark table, 2x on the wide mixed one). Each write edits a different
-   cell, so every measured call fetches, backs up, sends and reads back (no call is ever
-   skipped as unchanged).
+   1.3x; issue 32's were 1.5x on the benchmark table, 2x on the wide mixed one). Each
+   write edits a different cell, so every measured call fetches, backs up, sends and
+   reads back (no call is ever skipped as unchanged).
 
 The emulator runs in a child process (:func:`benchmarks.common.remote_emulator`).
 """
