@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,11 +28,13 @@ from mddframes.api_bodies import json_object, require_document
 from mddframes.codec.diff import Diff, diff_payloads
 from mddframes.codec.frame import payload_rows
 from mddframes.codec.kinds import Kind
+from mddframes.codec.read_route import STREAM_THRESHOLD
 from mddframes.codec.stream import (
     KeptJson,
     byte_chunks,
     content_digest,
     keep_chunks,
+    keep_whole,
     load_document,
     same_document,
 )
@@ -70,9 +73,15 @@ class Held:
 
     @property
     def kept(self) -> KeptJson | None:
-        """A table's bytes as received, compressed (None for a mapping)."""
+        """A table's bytes as received, compressed when large (None for a mapping).
+
+        A document of at most :data:`~mddframes.codec.read_route.STREAM_THRESHOLD` bytes
+        is kept as it is, as a read keeps it (:func:`~mddframes.codec.stream.keep_whole`).
+        """
         if self._kept is None and self._raw is not None:
-            self._kept = keep_chunks(self._raw)
+            size = sum(len(chunk) for chunk in self._raw)
+            small = size <= STREAM_THRESHOLD
+            self._kept = keep_whole(b"".join(self._raw)) if small else keep_chunks(self._raw)
             self._raw = None
         return self._kept
 
@@ -105,8 +114,12 @@ def fetch(
 ) -> Held:
     """Read what the service holds for one object (one GET).
 
-    A table is fetched as bytes: compressed as they arrive, or with ``raw`` kept as
-    received (when the caller expects them to equal a kept document and be dropped).
+    A table is fetched as bytes: compressed as they arrive, or kept as received and only
+    hashed (:attr:`Held.kept` keeps them if asked). Kept as received: with ``raw`` (the
+    caller expects them to equal a document it holds already, and to be dropped), and
+    when the answer announces at most
+    :data:`~mddframes.codec.read_route.STREAM_THRESHOLD` bytes (a small table is kept as
+    it is, as a read keeps it).
     """
     if kind == "mapping":
         tagged = api.get_mapping_with_etag(object_id)
@@ -114,7 +127,7 @@ def fetch(
     with api.get_table_stream(object_id) as body:
         source = (body.entry, body.url, body.status, body.content_type)
         etag = body.etag
-        if raw:
+        if raw or (body.length is not None and body.length <= STREAM_THRESHOLD):
             digest = hashlib.sha256()
             chunks = []
             for chunk in body.chunks():
@@ -153,6 +166,15 @@ class NewDocument(Protocol):
         """What the PUT sends."""
         ...
 
+    def before_send(self) -> None:
+        """Start what can run while the PUT is on its way (its answer is the service's time)."""
+        ...
+
+    def as_held(self, readback: Held) -> Held:
+        """What the service holds after a verified write (``readback`` held the same
+        content), in the form cheapest to keep for the next write."""
+        ...
+
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
         """None when ``readback`` holds what was sent, else what differs."""
         ...
@@ -179,6 +201,12 @@ class ParsedDocument:
 
     def body(self) -> dict[str, Any]:
         return self.document
+
+    def before_send(self) -> None:
+        pass
+
+    def as_held(self, readback: Held) -> Held:
+        return readback
 
     def payload(self) -> dict[str, Any]:
         return self.document
@@ -207,22 +235,42 @@ class EncodedDocument:
     content: bytes
     plan: BatchPlan | None = None
     _kept: list[KeptJson] = field(default_factory=list, init=False, repr=False)
+    _keeping: list[threading.Thread] = field(default_factory=list, init=False, repr=False)
 
     def body(self) -> EncodedJson:
         return EncodedJson(self.content)
 
+    def before_send(self) -> None:
+        # compressed and hashed beside the PUT (zlib and SHA-256 release the GIL): the
+        # read-back is then only hashed, and the next write keeps this copy
+        if not self._kept and not self._keeping:
+            thread = threading.Thread(target=self._keep, name="mddframes-keeper", daemon=True)
+            self._keeping.append(thread)
+            thread.start()
+
     def kept(self) -> KeptJson:
-        """The document kept compressed (once)."""
-        if not self._kept:
-            self._kept.append(keep_chunks(self._chunks()))
+        """The document kept compressed (once; waits for :meth:`before_send`'s thread)."""
+        while self._keeping:
+            self._keeping.pop().join()
+        if not self._kept:  # never started, or the thread failed: its error is raised here
+            self._keep()
         return self._kept[0]
+
+    def _keep(self) -> None:
+        self._kept.append(keep_chunks(self._chunks()))
+
+    def as_held(self, readback: Held) -> Held:
+        kept = self.kept()
+        if readback.sha256 != kept.sha256:  # the same content in other bytes
+            return readback
+        return Held.of_kept(readback.kind, readback.object_id, kept, readback.etag)
 
     def payload(self) -> dict[str, Any]:
         document: dict[str, Any] = json.loads(self.content)  # exact, as the service reads it
         return document
 
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
-        if readback.sha256 == hashlib.sha256(self.content).hexdigest():
+        if readback.sha256 == self.kept().sha256:
             return None
         # other bytes: the same content, batch by batch, or the documents whole to tell
         kept = readback.kept

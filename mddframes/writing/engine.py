@@ -163,11 +163,12 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
     kind, object_id = change.kind, change.object_id
     note = record or (lambda event: None)
     note("sending")
+    change.new.before_send()
     # If-Match: the service (when it gives ETags) refuses the PUT if the object changed
     # after the read this write checked, even by a writer on another machine
     put_landed(api, change)  # a lost answer: read and compare (landed.py)
     note("sent")
-    readback = fetch(api, kind, object_id)
+    readback = fetch(api, kind, object_id, raw=True)  # hashed; kept only if asked
     mismatch = change.new.mismatch(kind, readback)
     if mismatch is not None:
         raise WriteVerificationError(
@@ -184,6 +185,7 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
             operation=_OPERATION[kind],
         )
     note("verified")
+    readback = change.new.as_held(readback)
     if logger.isEnabledFor(logging.INFO):  # (a summary costs more than a small write's diff)
         logger.info("%s %r written and verified (%s); backup %s", kind, object_id,
                     change.diff.summary, backup)  # fmt: skip

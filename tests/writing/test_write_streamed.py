@@ -11,6 +11,7 @@ included), the same diff and the same report, line for line. Batches are made sm
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 
 import pandas as pd
@@ -310,6 +311,25 @@ def test_a_table_read_back_in_other_bytes_is_verified_by_content(client, large, 
     result = write_table_streamed(client.api, table_id, frame, backup_dir=tmp_path)
     assert result is not None and result.verified
     assert client.api.get_table(table_id)["data"][12]["ratio"] == 1e16
+    # the next write starts from the bytes the service holds, not from those it was sent
+    assert frame.attrs["mddframes"].kept.content() == _served_bytes(client, table_id)
+
+
+def test_a_streamed_writes_context_keeps_the_bytes_the_service_holds(client, large, tmp_path):
+    table_id, frame, _ = large
+    frame.at[20, "name"] = "kept for the next write"
+    assert client.write_table(table_id, frame, backup_dir=tmp_path).route == "streamed"
+    kept = frame.attrs["mddframes"].kept
+    served = _served_bytes(client, table_id)
+    assert kept.content() == served and kept.sha256 == hashlib.sha256(served).hexdigest()
+    frame.at[21, "name"] = "and written again from them"
+    again = client.write_table(table_id, frame, backup_dir=tmp_path)
+    assert again.route == "streamed" and len(again.diff.changed) == 1
+
+
+def _served_bytes(client, table_id):
+    with client.api.get_table_stream(table_id) as body:
+        return b"".join(body.chunks())
 
 
 def test_a_table_that_reads_back_different_is_named(client, large, tmp_path, changed_after_put):
