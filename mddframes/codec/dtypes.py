@@ -39,11 +39,8 @@ import numpy as np
 import pandas as pd
 
 from mddframes.codec.iso_dates import (
-    UNSURE,
-    PendingDates,
     datetime_array,
     parse_iso,
-    zones_of,
 )
 from mddframes.errors import DeclaredTypeWarning, issue_warning
 
@@ -54,7 +51,6 @@ __all__ = [
     "UNDECLARED",
     "UNBUILT_DTYPES",
     "DtypeRule",
-    "PendingDates",
     "UnbuiltColumn",
     "column_array",
     "conform_datetimes",
@@ -507,7 +503,6 @@ def column_array(
     data_type: Any = None,
     *,
     name: Any = None,
-    defer_dates: bool = False,
     unbuilt: bool = False,
     warn: bool = False,
 ) -> Any:
@@ -523,10 +518,6 @@ def column_array(
         a mapping's rows) infers the dtype from the values.
     name : str, optional
         The column name, for the log line when the declared type does not fit.
-    defer_dates : bool, default False
-        Return a declared date column of plain ISO strings as :class:`PendingDates`,
-        to be parsed with the same column of other tables
-        (:func:`~mddframes.codec.date_batch.resolve_dates`).
     unbuilt : bool, default False
         Return any column but a date column as :class:`UnbuiltColumn` (its values and
         the kind of array they make, unbuilt).
@@ -536,7 +527,7 @@ def column_array(
 
     Returns
     -------
-    pandas ExtensionArray or numpy.ndarray or PendingDates or UnbuiltColumn
+    pandas ExtensionArray or numpy.ndarray or UnbuiltColumn
         An array of the dtype :data:`DTYPE_RULES` gives the declared type when every
         value fits it, else of the inferred dtype. Nothing is ever rounded, truncated
         or stringified.
@@ -553,12 +544,6 @@ def column_array(
     if family == "decimal" and kind == "float":
         _misfit(name, data_type, warn)  # numbers where the wire has decimal strings
     if kind == "dates":
-        if defer_dates:
-            zones = zones_of(values)
-            if len(zones) == 1 and UNSURE not in zones:
-                return PendingDates(values, next(iter(zones)),
-                                    lambda: column_array(values, data_type, name=name,
-                                                         warn=warn))  # fmt: skip
         array = datetime_array(values)
         array = None if array is None else conform_datetimes(array)
         if array is not None:

@@ -195,7 +195,6 @@ def arrays_of_columns(
     n_rows: int,
     declared: list[dict[str, Any]],
     *,
-    defer_dates: bool = False,
     unbuilt: bool = False,
     finish: ColumnFinish | None = None,
     direct: ColumnDirect | None = None,
@@ -205,9 +204,7 @@ def arrays_of_columns(
 
     For callers that take the columns apart anyway (``read_tables`` concatenates the
     columns of many tables): the frame of each table would be built only to be
-    taken apart again. With ``defer_dates``, declared date columns may come back as
-    :class:`~mddframes.codec.dtypes.PendingDates` (see :mod:`mddframes.codec.date_batch`);
-    with ``unbuilt``, every column but the dates as
+    taken apart again. With ``unbuilt``, every column but the dates comes back as
     :class:`~mddframes.codec.dtypes.UnbuiltColumn` (see :func:`~mddframes.codec.dtypes.column_array`).
     ``finish``, ``direct``, ``kind``: as :func:`frame_of_columns`.
     """
@@ -231,8 +228,7 @@ def arrays_of_columns(
         values = columns.pop(name, None)
         if values is None:
             values = [None] * n_rows
-        array = column_array(values, data_type, name=name, defer_dates=defer_dates,
-                             unbuilt=unbuilt, warn=table)  # fmt: skip
+        array = column_array(values, data_type, name=name, unbuilt=unbuilt, warn=table)
         del values
         arrays[name] = array if finish is None else finish(name, array)
         del array
@@ -243,19 +239,16 @@ def payload_arrays(
     payload: dict[str, Any],
     kind: Kind = "table",
     *,
-    defer_dates: bool = False,
     unbuilt: bool = False,
 ) -> tuple[dict[str, Any], int]:
     """The column arrays of :func:`from_payload`'s frame and its number of rows, no frame
-    (``defer_dates``, ``unbuilt``: as :func:`arrays_of_columns`)."""
+    (``unbuilt``: as :func:`arrays_of_columns`)."""
     rows = payload_rows(payload, kind)
     names = dict.fromkeys(chain.from_iterable(rows))
     size = len(rows)
     columns = {name: list(map(dict.get, rows, repeat(name, size))) for name in names}
     declared = declared_columns(payload, kind)
-    return arrays_of_columns(
-        columns, size, declared, defer_dates=defer_dates, unbuilt=unbuilt, kind=kind
-    ), size
+    return arrays_of_columns(columns, size, declared, unbuilt=unbuilt, kind=kind), size
 
 
 def frame_of_arrays(arrays: dict[str, Any], index: pd.Index) -> pd.DataFrame:

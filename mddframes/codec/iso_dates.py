@@ -1,17 +1,13 @@
-"""ISO 8601 date strings -> ``datetime64`` arrays: zones, the parse, and pending columns.
+"""ISO 8601 date strings -> ``datetime64`` arrays: zones and the parse.
 
 The parsing half of :mod:`mddframes.codec.dtypes` (which decides the dtype a declared
 DATE/TIMESTAMP column gets, :data:`~mddframes.codec.dtypes.DTYPE_RULES`): which zone
-each value carries, whether pandas reads the strings as exactly these instants, and
-:class:`PendingDates`, a column waiting to be parsed with the same column of other
-tables (:mod:`mddframes.codec.date_batch`).
+each value carries, and whether pandas reads the strings as exactly these instants.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -121,25 +117,6 @@ def _parse_in_microseconds(values: list[Any]) -> Any | None:
         return None  # naive and aware mixed: no common zone
     index = pd.DatetimeIndex(ticks.view("datetime64[us]"))
     return index.tz_localize("UTC") if aware == {True} else index
-
-
-@dataclass(frozen=True, eq=False)
-class PendingDates:
-    """A date column of one table, waiting to be parsed with the same column of others.
-
-    Attributes
-    ----------
-    values : list of str or None
-        The column's values.
-    zone : str or None
-        The zone all of them carry (``"+0000"``...), or None when all are naive.
-    alone : callable
-        Builds the column's array alone, as it would have been without waiting.
-    """
-
-    values: list[Any]
-    zone: str | None
-    alone: Callable[[], Any]
 
 
 def datetime_array(values: list[Any]) -> Any | None:

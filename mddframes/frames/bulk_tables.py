@@ -358,14 +358,13 @@ def _in_backend(
 def _table_reader(api: Api, table_id: str) -> Callable[[], Part]:
     from mddframes.frames.table import fetch_table_arrays
 
-    # date columns parsed once per column for all tables of a chunk (codec/date_batch.py)
-    return fetch_table_arrays(api, table_id, defer_dates=True)
+    return fetch_table_arrays(api, table_id)
 
 
 def _unbuilt_table_reader(api: Api, table_id: str) -> Callable[[], Part]:
     from mddframes.frames.table import fetch_table_arrays
 
-    return fetch_table_arrays(api, table_id, defer_dates=True, unbuilt=True)
+    return fetch_table_arrays(api, table_id, unbuilt=True)
 
 
 def _mapping_reader(api: Api, mapping_id: str) -> Callable[[], Part]:

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from mddframes.bulk import ErrorPolicy, iter_bulk, resolve_workers
-from mddframes.codec.date_batch import resolve_dates
 from mddframes.codec.kinds import Kind
 from mddframes.context import ATTRS_KEY, ContextGroup, ContextRegistry, ReadContext, registry_for
 from mddframes.errors import DataShapeError, InvalidArgumentError
@@ -121,8 +120,7 @@ def _part_chunks(
 ) -> Iterator[PartChunk]:
     """The outcomes, in input order, gathered into chunks of ``size`` ids each.
 
-    Each chunk's date columns are parsed once per column for all its objects
-    (codec/date_batch.py). In chunks (not ``whole``), the write-back contexts of a
+    In chunks (not ``whole``), the write-back contexts of a
     chunk's reads are dropped from the client's registry when the next chunk is asked
     for (unless read again since): kept, they would hold every payload read and memory
     would grow with the number of ids. A chunk is written back before the next is taken.
@@ -151,7 +149,6 @@ def _pinned_chunks(
         else:
             failures.append(failure_record(object_id, error))
         if (position + 1) % size == 0 or position + 1 == total:
-            resolve_dates([arrays for _, (arrays, _) in parts])
             # held while the chunk is out: its frame's ContextGroup takes them over
             contexts = [pins.pop((kind, object_id), None) or registry.get(kind, object_id)
                         for object_id, _ in parts]  # fmt: skip

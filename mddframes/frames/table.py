@@ -234,7 +234,7 @@ def read_table_arrays(api: Api, table_id: str) -> tuple[dict[str, Any], pd.Index
 
 
 def fetch_table_arrays(
-    api: Api, table_id: str, *, defer_dates: bool = False, unbuilt: bool = False
+    api: Api, table_id: str, *, unbuilt: bool = False
 ) -> Callable[[], tuple[dict[str, Any], pd.Index]]:
     """The request of :func:`read_table_arrays`, and a function that builds its arrays.
 
@@ -242,9 +242,8 @@ def fetch_table_arrays(
     thread: a worker that built the arrays itself, under the GIL, would send its next
     request that much later. A large table is parsed as it arrives (its arrays are
     then built already, as the body is read); the building function of a small one
-    makes the arrays and records the write-back context; with ``defer_dates``, its
-    date columns may be left pending for :func:`~mddframes.codec.date_batch.resolve_dates`,
-    with ``unbuilt`` its columns but the dates left unbuilt
+    makes the arrays and records the write-back context; with ``unbuilt`` its columns
+    but the dates left unbuilt
     (:class:`~mddframes.codec.dtypes.UnbuiltColumn`).
     """
     table_id = require_id(table_id, what="table_id")
@@ -257,7 +256,7 @@ def fetch_table_arrays(
             built = {str(name): column.array for name, column in frame.items()}, frame.index
             return lambda: built
         payload, kept, finite = _whole_payload(body)
-    return _payload_builder(api, payload, "table", table_id, defer_dates, unbuilt, finite, kept)
+    return _payload_builder(api, payload, "table", table_id, unbuilt, finite, kept)
 
 
 @documented
@@ -285,7 +284,7 @@ def fetch_mapping_arrays(
     mapping_id = require_id(mapping_id, what="mapping_id")
     with gc_paused():
         payload = api.get_mapping(mapping_id)
-    return _payload_builder(api, payload, "mapping", mapping_id, False, unbuilt, False, None)
+    return _payload_builder(api, payload, "mapping", mapping_id, unbuilt, False, None)
 
 
 def _whole_payload(body: BodyStream) -> tuple[dict[str, Any], KeptJson, bool]:
@@ -300,12 +299,12 @@ def _whole_payload(body: BodyStream) -> tuple[dict[str, Any], KeptJson, bool]:
 
 
 def _payload_builder(
-    api: Api, payload: dict[str, Any], kind: Kind, object_id: str, defer_dates: bool,
-    unbuilt: bool, finite: bool, kept: KeptJson | None,
+    api: Api, payload: dict[str, Any], kind: Kind, object_id: str, unbuilt: bool,
+    finite: bool, kept: KeptJson | None,
 ) -> Callable[[], tuple[dict[str, Any], pd.Index]]:  # fmt: skip
     def build() -> tuple[dict[str, Any], pd.Index]:
         with gc_paused():
-            arrays, size = payload_arrays(payload, kind, defer_dates=defer_dates, unbuilt=unbuilt)
+            arrays, size = payload_arrays(payload, kind, unbuilt=unbuilt)
         registry_for(api).record(
             ReadContext(kind, object_id, payload, kept=kept, finite=finite, route="whole")
         )
