@@ -184,10 +184,11 @@ def _prepare_edit(
 
     choice = choose_write_route(kind, context, frame, stream=stream,
                                 columns_given=columns is not None, same_bytes=same_bytes)  # fmt: skip
-    held = fetched[0] if fetched else fetch(api, kind, object_id)
+    held = fetched.pop() if fetched else fetch(api, kind, object_id)
     if choice.route == "streamed":
         assert context is not None
-        # the very bytes the frame was read from: the kept copy serves as both
+        # the very bytes the frame was read from: the kept copy serves as both (the
+        # chunks just received are dropped here, before the overlay builds the new ones)
         held = Held.of_kept(kind, object_id, context.kept, held.etag)
         try:
             change = _streamed_edit(held, context, frame, allow_deletes)

@@ -111,6 +111,7 @@ def fetch(
     object_id: str,
     *,
     raw: bool = False,
+    expected: bytes | None = None,
 ) -> Held:
     """Read what the service holds for one object (one GET).
 
@@ -120,6 +121,11 @@ def fetch(
     when the answer announces at most
     :data:`~mddframes.codec.read_route.STREAM_THRESHOLD` bytes (a small table is kept as
     it is, as a read keeps it).
+
+    With ``expected`` (the bytes a write sent), the chunks are compared with those
+    bytes as they arrive and kept only from the first that differs (the equal part is
+    taken from ``expected``): a read-back that is what was sent is hashed, never held,
+    and its :attr:`Held.kept` is None.
     """
     if kind == "mapping":
         tagged = api.get_mapping_with_etag(object_id)
@@ -127,6 +133,9 @@ def fetch(
     with api.get_table_stream(object_id) as body:
         source = (body.entry, body.url, body.status, body.content_type)
         etag = body.etag
+        if expected is not None:
+            sha256, differing = _compared(body.chunks(), expected)
+            return Held(kind, object_id, sha256, etag, _raw=differing, _source=source)
         if raw or (body.length is not None and body.length <= STREAM_THRESHOLD):
             digest = hashlib.sha256()
             chunks = []
@@ -136,6 +145,26 @@ def fetch(
             return Held(kind, object_id, digest.hexdigest(), etag, _raw=chunks, _source=source)
         kept = keep_chunks(body.chunks())
         return Held(kind, object_id, kept.sha256, etag, _kept=kept, _source=source)
+
+
+def _compared(chunks: Iterator[bytes], expected: bytes) -> tuple[str, list[bytes] | None]:
+    """The SHA-256 of ``chunks``, and their bytes unless they are exactly ``expected``."""
+    digest = hashlib.sha256()
+    view = memoryview(expected)
+    offset = 0
+    kept: list[bytes] | None = None
+    for chunk in chunks:
+        digest.update(chunk)
+        if kept is None:
+            end = offset + len(chunk)
+            if view[offset:end] == chunk:  # compared in C, no copy
+                offset = end
+                continue
+            kept = [expected[:offset]]  # the equal part, from the bytes sent
+        kept.append(chunk)
+    if kept is None and offset != len(expected):  # a prefix of what was sent
+        kept = [expected[:offset]]
+    return digest.hexdigest(), kept
 
 
 def put(
@@ -168,6 +197,11 @@ class NewDocument(Protocol):
 
     def before_send(self) -> None:
         """Start what can run while the PUT is on its way (its answer is the service's time)."""
+        ...
+
+    def sent_bytes(self) -> bytes | None:
+        """The bytes the PUT sends, when the strategy holds them (the read-back is then
+        compared with them as it arrives, :func:`fetch`'s ``expected``)."""
         ...
 
     def as_held(self, readback: Held) -> Held:
@@ -204,6 +238,9 @@ class ParsedDocument:
 
     def before_send(self) -> None:
         pass
+
+    def sent_bytes(self) -> None:
+        return None
 
     def as_held(self, readback: Held) -> Held:
         return readback
@@ -247,6 +284,9 @@ class EncodedDocument:
             thread = threading.Thread(target=self._keep, name="mddframes-keeper", daemon=True)
             self._keeping.append(thread)
             thread.start()
+
+    def sent_bytes(self) -> bytes:
+        return self.content
 
     def kept(self) -> KeptJson:
         """The document kept compressed (once; waits for :meth:`before_send`'s thread)."""

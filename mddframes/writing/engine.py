@@ -168,7 +168,8 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
     # after the read this write checked, even by a writer on another machine
     put_landed(api, change)  # a lost answer: read and compare (landed.py)
     note("sent")
-    readback = fetch(api, kind, object_id, raw=True)  # hashed; kept only if asked
+    # hashed as it arrives; held only where it differs from what was sent
+    readback = fetch(api, kind, object_id, raw=True, expected=change.new.sent_bytes())
     mismatch = change.new.mismatch(kind, readback)
     if mismatch is not None:
         raise WriteVerificationError(
