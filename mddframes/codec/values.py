@@ -578,6 +578,10 @@ def cell_changed(original: Any, value: Any, template: Any = ABSENT) -> tuple[boo
     if is_missing_json(original):
         if new_missing:
             return False, None
+        if type(value) is float:
+            # a Python float is an object column's own value (a float dtype's is a numpy
+            # scalar): written as it is, as below, not made an int after the template's
+            return True, value
         return True, to_json_value(value, template)
     if new_missing:
         return True, None

@@ -376,6 +376,23 @@ def test_an_int_made_float_in_an_object_column_is_an_edit(client, table_id, tmp_
 
 
 @pytest.mark.parametrize("n_rows", [ROWS, 60], ids=["streamed", "small"])
+def test_a_float_put_where_an_object_columns_cell_was_missing_stays_a_float(
+    client, table_id, tmp_path, n_rows
+):
+    # found by hypothesis: the column's first value (an int) guided the new cell, so
+    # 0.0 went out as 0 and the verification refused what had been sent
+    held = put_table(client, table_id, n_rows)
+    held["data"][0]["mixed"], held["data"][1]["mixed"] = 1, "one"
+    client.api.put_table(table_id, held)
+    frame = client.read_table(table_id)
+    assert frame["mixed"].dtype == object and pd.isna(frame.at[2, "mixed"])
+    frame.at[2, "mixed"] = 0.0
+    result = client.write_table(table_id, frame, backup_dir=tmp_path)
+    assert result.status == "written" and result.verified
+    assert text(client.api.get_table(table_id)["data"][2]["mixed"]) == "0.0"
+
+
+@pytest.mark.parametrize("n_rows", [ROWS, 60], ids=["streamed", "small"])
 def test_a_sent_value_that_is_not_the_frames_fails_the_verification(
     client, table_id, tmp_path, monkeypatch, n_rows
 ):
