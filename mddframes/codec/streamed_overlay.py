@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
@@ -62,30 +62,6 @@ _KEY = ROWS_KEYS["table"][0]
 NOT_AS_READ = "the document does not hold the rows the frame was read from"
 
 
-@dataclass
-class BatchPlan:
-    """Where a new document's batches of rows are, as the write built it.
-
-    Attributes
-    ----------
-    head_size : int
-        The bytes before the first batch (up to and including the rows' ``[``).
-    sizes : list of int
-        Each batch's bytes, without the comma before it.
-    rows : list of int
-        Each batch's rows.
-    """
-
-    head_size: int = 0
-    sizes: list[int] = field(default_factory=list)
-    rows: list[int] = field(default_factory=list)
-
-    def add(self, size: int, rows: int) -> None:
-        """One more batch."""
-        self.sizes.append(size)
-        self.rows.append(rows)
-
-
 class StreamUnsupported(Exception):
     """This edit or this document needs the whole-document path (the message says why)."""
 
@@ -96,8 +72,16 @@ class StreamedPayload:
 
     Attributes
     ----------
-    body : bytes
-        The new document (UTF-8 JSON); meaningless when ``report`` has errors.
+    head : bytes
+        The new document (UTF-8 JSON) up to and including the rows' ``[``.
+    batches : tuple of bytes
+        Its rows, a batch at a time, each without the comma before it (the bytes it
+        was read as, or written anew); empty when ``report`` has errors.
+    batch_rows : tuple of int
+        The rows of each batch (a new document's rows are found by parsing only the
+        batches that hold them).
+    tail : bytes
+        The rest of the document, from the rows' ``]``.
     diff : Diff
         What it changes.
     report : CheckReport
@@ -105,16 +89,18 @@ class StreamedPayload:
     fingerprint : FrameFingerprint or None
         The fingerprint of the frame written (taken while looking for its edits): the
         context of the next write of the same frame.
-    plan : BatchPlan or None
-        Where ``body``'s batches are (a new document's rows are found by parsing only
-        the batches that hold them).
+
+    The document is held in these pieces, never joined: it is sent piece by piece
+    (:class:`~mddframes.http.session.EncodedJson`).
     """
 
-    body: bytes
+    head: bytes
+    batches: tuple[bytes, ...]
+    batch_rows: tuple[int, ...]
+    tail: bytes
     diff: Diff
     report: CheckReport
     fingerprint: FrameFingerprint | None = None
-    plan: BatchPlan | None = None
 
 
 def overlay_document(
@@ -217,7 +203,7 @@ class _Builder:
         self.keys: _PrimaryKeys | None = None
         self.position = 0
         self.pieces: list[bytes] = []
-        self.plan = BatchPlan()
+        self.piece_rows: list[int] = []
         self.records: list[Record] = []
         self.changes: list[Diff] = []
 
@@ -237,8 +223,7 @@ class _Builder:
         columns += [name for name, values in self.by_content.items()
                     if not same_json_column(_column(rows, name), values[start:stop])]  # fmt: skip
         if not columns:
-            self.pieces.append(raw)
-            self.plan.add(len(raw), count)
+            self._add(raw, count)
             if self.keys is not None:
                 self.keys.add(rows, start, ())
             return
@@ -301,31 +286,21 @@ class _Builder:
             self.keys.add(new_rows, start, touched)
         if any(record["level"] == "error" for record in records):
             return
-        if touched:
-            piece = _dump_rows(new_rows)
-            self.pieces.append(piece)
-            self.plan.add(len(piece), stop - start)
-        else:  # a candidate block, no row changed: the bytes as they were read
-            self.pieces.append(raw)
-            self.plan.add(len(raw), stop - start)
+        # a candidate block where no row changed: the bytes as they were read
+        self._add(_dump_rows(new_rows) if touched else raw, stop - start)
+
+    def _add(self, piece: bytes, rows: int) -> None:
+        self.pieces.append(piece)
+        self.piece_rows.append(rows)
 
     def result(self, head: bytes, tail: bytes) -> StreamedPayload:
         whole = [s for s in check.STAGES if s.whole_table]
         records = [*self.records, *run_stages(_TableOfBatches(self), whole)]
         report = CheckReport.from_records(records)
-        body = b""
-        if report.ok:
-            # one join of the pieces with their commas: the body is built once, no
-            # intermediate copy of it
-            parts = [head]
-            for i, piece in enumerate(self.pieces):
-                parts.extend((b",", piece) if i else (piece,))
-            parts.append(tail)
-            self.pieces = []
-            body = b"".join(parts)
-        self.plan.head_size = len(head)
-        return StreamedPayload(body, concat_changes(self.changes), report, self.frame_print,
-                               self.plan)  # fmt: skip
+        batches = tuple(self.pieces) if report.ok else ()
+        self.pieces = []
+        return StreamedPayload(head, batches, tuple(self.piece_rows), tail,
+                               concat_changes(self.changes), report, self.frame_print)  # fmt: skip
 
     def _rows_again(self) -> Iterator[list[dict[str, Any]]]:
         """The original's rows once more, batch by batch (for the rare second look)."""

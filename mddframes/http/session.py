@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -261,7 +261,7 @@ class HttpSession:
         self,
         entry: Endpoint,
         url: str,
-        body: bytes | None,
+        body: bytes | EncodedJson | None,
         files: Mapping[str, Any] | None,
         stream: bool,
         headers: Mapping[str, str] | None = None,
@@ -377,7 +377,7 @@ class HttpSession:
         url: str,
         *,
         token: Secret | None,
-        body: bytes | Secret | None = None,
+        body: bytes | EncodedJson | Secret | None = None,
         files: Mapping[str, Any] | None = None,
         stream: bool = False,
         content_type: str = "application/json",
@@ -461,27 +461,40 @@ class EncodedJson:
     """A request body already encoded as UTF-8 JSON: sent as it is, not encoded again
     (a large table's streamed write builds its document as bytes).
 
-    It holds the bytes it is given, not a copy (a ``bytes`` subclass would copy them:
-    one more payload in memory while a large table is sent).
+    It holds the pieces it is given, not a copy, and they are sent one after the other
+    under one ``Content-Length``: never joined (a join, or a ``bytes`` subclass, would
+    be one more payload in memory while a large table is sent).
 
     Parameters
     ----------
-    content : bytes
-        The UTF-8 JSON document.
+    *pieces : bytes
+        The UTF-8 JSON document, in the pieces it was built in.
     """
 
-    __slots__ = ("content",)
+    __slots__ = ("pieces", "size")
 
-    def __init__(self, content: bytes) -> None:
-        self.content = content
+    def __init__(self, *pieces: bytes) -> None:
+        self.pieces = pieces
+        self.size = sum(map(len, pieces))
+
+    @property
+    def content(self) -> bytes:
+        """The document's bytes (joined, a copy, when it has several pieces)."""
+        return self.pieces[0] if len(self.pieces) == 1 else b"".join(self.pieces)
+
+    def __len__(self) -> int:  # requests takes the Content-Length from it
+        return self.size
+
+    def __iter__(self) -> Iterator[bytes]:  # a fresh pass for every attempt
+        return iter(self.pieces)
 
     def __repr__(self) -> str:
-        return f"<EncodedJson of {len(self.content):,} bytes>"
+        return f"<EncodedJson of {self.size:,} bytes>"
 
 
-def _encode_json(value: Any, entry: Endpoint, url: str) -> bytes:
+def _encode_json(value: Any, entry: Endpoint, url: str) -> bytes | EncodedJson:
     if isinstance(value, EncodedJson):
-        return value.content
+        return value if len(value.pieces) > 1 else value.content
     try:
         return depth.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
     except (TypeError, ValueError) as exc:

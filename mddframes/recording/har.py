@@ -118,6 +118,8 @@ def _request_entry(
     body = request.body
     if isinstance(body, str):
         body = body.encode("utf-8")
+    elif body is not None and not isinstance(body, bytes):  # a body sent in pieces
+        body = b"".join(body)
     if redactor is not None and body:
         body = redactor.body(body)
     entry: dict[str, Any] = {

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,7 +38,6 @@ from mddframes.codec.stream import (
     load_document,
     same_document,
 )
-from mddframes.codec.streamed_overlay import BatchPlan
 from mddframes.codec.values import same_json
 from mddframes.http.decoding import decode_json_content
 from mddframes.http.session import EncodedJson
@@ -111,7 +110,7 @@ def fetch(
     object_id: str,
     *,
     raw: bool = False,
-    expected: bytes | None = None,
+    expected: Sequence[bytes] | None = None,
 ) -> Held:
     """Read what the service holds for one object (one GET).
 
@@ -122,8 +121,8 @@ def fetch(
     :data:`~mddframes.codec.read_route.STREAM_THRESHOLD` bytes (a small table is kept as
     it is, as a read keeps it).
 
-    With ``expected`` (the bytes a write sent), the chunks are compared with those
-    bytes as they arrive and kept only from the first that differs (the equal part is
+    With ``expected`` (the bytes a write sent, in pieces), the chunks are compared with
+    those bytes as they arrive and kept only from the first that differs (the equal part is
     taken from ``expected``): a read-back that is what was sent is hashed, never held,
     and its :attr:`Held.kept` is None.
     """
@@ -147,24 +146,46 @@ def fetch(
         return Held(kind, object_id, kept.sha256, etag, _kept=kept, _source=source)
 
 
-def _compared(chunks: Iterator[bytes], expected: bytes) -> tuple[str, list[bytes] | None]:
-    """The SHA-256 of ``chunks``, and their bytes unless they are exactly ``expected``."""
+def _compared(chunks: Iterable[bytes], expected: Sequence[bytes]) -> tuple[str, list[bytes] | None]:
+    """The SHA-256 of ``chunks``, and their bytes unless they are exactly the bytes of
+    ``expected`` (pieces, in order; then None)."""
     digest = hashlib.sha256()
-    view = memoryview(expected)
-    offset = 0
+    piece, at = 0, 0  # the next expected byte: expected[piece][at]
     kept: list[bytes] | None = None
     for chunk in chunks:
         digest.update(chunk)
         if kept is None:
-            end = offset + len(chunk)
-            if view[offset:end] == chunk:  # compared in C, no copy
-                offset = end
+            start = piece, at
+            piece, at, equal = _advance(expected, piece, at, chunk)
+            if equal:
                 continue
-            kept = [expected[:offset]]  # the equal part, from the bytes sent
+            kept = _prefix(expected, *start)  # the equal part, from the pieces sent
         kept.append(chunk)
-    if kept is None and offset != len(expected):  # a prefix of what was sent
-        kept = [expected[:offset]]
+    if kept is None and sum(map(len, expected[piece:])) > at:  # cut short
+        kept = _prefix(expected, piece, at)
     return digest.hexdigest(), kept
+
+
+def _advance(expected: Sequence[bytes], piece: int, at: int, chunk: bytes) -> tuple[int, int, bool]:
+    """Where the expected bytes continue after ``chunk``, and whether it matched them."""
+    view = memoryview(chunk)
+    done = 0
+    while done < len(view):
+        if piece == len(expected):
+            return piece, at, False
+        current = expected[piece]
+        take = min(len(current) - at, len(view) - done)
+        if memoryview(current)[at : at + take] != view[done : done + take]:  # in C, no copy
+            return piece, at, False
+        done, at = done + take, at + take
+        if at == len(current):
+            piece, at = piece + 1, 0
+    return piece, at, True
+
+
+def _prefix(expected: Sequence[bytes], piece: int, at: int) -> list[bytes]:
+    """The expected bytes before ``expected[piece][at]``."""
+    return [*expected[:piece], expected[piece][:at]] if piece < len(expected) else list(expected)
 
 
 def put(
@@ -199,7 +220,7 @@ class NewDocument(Protocol):
         """Start what can run while the PUT is on its way (its answer is the service's time)."""
         ...
 
-    def sent_bytes(self) -> bytes | None:
+    def sent_bytes(self) -> Sequence[bytes] | None:
         """The bytes the PUT sends, when the strategy holds them (the read-back is then
         compared with them as it arrives, :func:`fetch`'s ``expected``)."""
         ...
@@ -267,15 +288,37 @@ class ParsedDocument:
 
 @dataclass(frozen=True)
 class EncodedDocument:
-    """A large table's new document held as its bytes (the streamed strategy)."""
+    """A large table's new document held as the bytes of its pieces (the streamed
+    strategy): sent, hashed and compressed piece by piece, never joined.
 
-    content: bytes
-    plan: BatchPlan | None = None
+    Attributes
+    ----------
+    head : bytes
+        Up to and including the rows' ``[``.
+    batches : tuple of bytes
+        The rows, a batch at a time (each without the comma before it).
+    batch_rows : tuple of int
+        The rows of each batch.
+    tail : bytes
+        From the rows' ``]`` to the end.
+    """
+
+    head: bytes
+    batches: tuple[bytes, ...]
+    batch_rows: tuple[int, ...]
+    tail: bytes
     _kept: list[KeptJson] = field(default_factory=list, init=False, repr=False)
     _keeping: list[threading.Thread] = field(default_factory=list, init=False, repr=False)
 
+    @property
+    def pieces(self) -> tuple[bytes, ...]:
+        """The document's bytes in order: the head, the batches and their commas, the tail."""
+        between = [b","] * len(self.batches)
+        inner = [piece for pair in zip(between, self.batches, strict=True) for piece in pair]
+        return (self.head, *inner[1:], self.tail)
+
     def body(self) -> EncodedJson:
-        return EncodedJson(self.content)
+        return EncodedJson(*self.pieces)
 
     def before_send(self) -> None:
         # compressed and hashed beside the PUT (zlib and SHA-256 release the GIL): the
@@ -285,8 +328,8 @@ class EncodedDocument:
             self._keeping.append(thread)
             thread.start()
 
-    def sent_bytes(self) -> bytes:
-        return self.content
+    def sent_bytes(self) -> tuple[bytes, ...]:
+        return self.pieces
 
     def kept(self) -> KeptJson:
         """The document kept compressed (once; waits for :meth:`before_send`'s thread)."""
@@ -306,7 +349,8 @@ class EncodedDocument:
         return Held.of_kept(readback.kind, readback.object_id, kept, readback.etag)
 
     def payload(self) -> dict[str, Any]:
-        document: dict[str, Any] = json.loads(self.content)  # exact, as the service reads it
+        # exact, as the service reads it
+        document: dict[str, Any] = json.loads(b"".join(self.pieces))
         return document
 
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
@@ -330,18 +374,17 @@ class EncodedDocument:
         return self.kept()
 
     def rows_at(self, kind: Kind, positions: Collection[int]) -> dict[int, dict[str, Any]]:
-        if self.plan is None:  # no batches known: the whole document
-            return ParsedDocument(self.payload()).rows_at(kind, positions)
         found: dict[int, dict[str, Any]] = {}
         wanted = sorted(positions)
-        start, offset = 0, self.plan.head_size
-        for size, count in zip(self.plan.sizes, self.plan.rows, strict=True):
+        start = 0
+        for batch, count in zip(self.batches, self.batch_rows, strict=True):
             inside = [p for p in wanted if start <= p < start + count]
             if inside:
-                rows = json.loads(b"[" + self.content[offset : offset + size] + b"]")
+                rows = json.loads(b"[" + batch + b"]")
                 found.update((p, rows[p - start]) for p in inside)
-            start, offset = start + count, offset + size + 1  # the comma after a batch
+            start += count
         return found
 
     def _chunks(self) -> Iterator[memoryview]:
-        return byte_chunks(self.content)
+        for piece in self.pieces:
+            yield from byte_chunks(piece)

@@ -1,4 +1,4 @@
-"""A write's read-back compared with the bytes it sent as the chunks arrive
+"""A write's read-back compared with the pieces it sent as the chunks arrive
 (``documents._compared``): held only where it differs, and then whole."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ _BYTES = st.binary(max_size=64)
 
 
 @st.composite
-def _sent_and_received(draw: st.DrawFn) -> tuple[bytes, bytes, list[bytes]]:
+def _sent_and_received(draw: st.DrawFn) -> tuple[bytes, bytes, list[bytes], list[bytes]]:
     sent = draw(_BYTES)
     received = draw(st.one_of(
         st.just(sent),  # what was sent
@@ -22,15 +22,20 @@ def _sent_and_received(draw: st.DrawFn) -> tuple[bytes, bytes, list[bytes]]:
         st.integers(0, len(sent)).map(lambda cut: sent[:cut]),  # cut short
         st.builds(lambda cut, extra: sent[:cut] + extra, st.integers(0, 64), _BYTES),
     ))  # fmt: skip
-    cuts = sorted(draw(st.lists(st.integers(0, len(received)), max_size=6)))
-    bounds = [0, *cuts, len(received)]
-    return sent, received, [received[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    return sent, received, _cut(draw, sent), _cut(draw, received)
+
+
+def _cut(draw: st.DrawFn, data: bytes) -> list[bytes]:
+    """``data`` in pieces (some of them empty)."""
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=6)))
+    bounds = [0, *cuts, len(data)]
+    return [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
 @given(_sent_and_received())
 def test_a_read_back_is_held_exactly_when_it_differs_from_what_was_sent(case):
-    sent, received, chunks = case
-    sha256, held = _compared(iter(chunks), sent)
+    sent, received, pieces, chunks = case
+    sha256, held = _compared(iter(chunks), pieces)
     assert sha256 == hashlib.sha256(received).hexdigest()
     if received == sent:
         assert held is None
