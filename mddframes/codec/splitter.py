@@ -62,6 +62,9 @@ class RowSplitter:
         (the rows without the commas around them), it returns None when they are not
         a sequence of whole row objects, else what ``on_rows`` is then called with.
         Not with ``raw``: ``prove`` is handed the bytes already.
+    batch_bytes : int, optional
+        Cut a batch at the first candidate after this many bytes; default
+        :data:`BATCH_BYTES`.
 
     Attributes
     ----------
@@ -84,6 +87,7 @@ class RowSplitter:
         *,
         raw: bool = False,
         prove: Callable[[bytes], Any] | None = None,
+        batch_bytes: int | None = None,
     ) -> None:
         if raw and prove is not None:
             raise ValueError("raw and prove exclude each other: prove is handed the bytes")
@@ -95,7 +99,8 @@ class RowSplitter:
         self._head = bytearray()
         self._buffer = bytearray()
         self._in_rows = False
-        self._scan_from = BATCH_BYTES  # where the next cut candidate is looked for
+        self._batch_bytes = BATCH_BYTES if batch_bytes is None else batch_bytes
+        self._scan_from = self._batch_bytes  # where the next cut candidate is looked for
         self._misses = 0
         self._raw = raw
         self._prove = prove
@@ -141,7 +146,7 @@ class RowSplitter:
             proved = self._proof(gap[0] + 1)
             if proved is not None:
                 del self._buffer[: gap[1] - 1]  # keep the next row's "{"
-                self._scan_from, self._misses = BATCH_BYTES, 0
+                self._scan_from, self._misses = self._batch_bytes, 0
                 self._hand(*proved)
                 continue
             self._misses += 1

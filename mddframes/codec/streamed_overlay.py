@@ -38,6 +38,7 @@ import orjson
 import pandas as pd
 
 from mddframes.codec import check
+from mddframes.codec import splitter as splitter_module
 from mddframes.codec.align import key_of, primary_key_columns
 from mddframes.codec.check import CheckReport, run_stages
 from mddframes.codec.check_context import CheckContext, Record
@@ -57,6 +58,12 @@ from mddframes.codec.values import (
 )
 
 _KEY = ROWS_KEYS["table"][0]
+
+#: The overlay cuts batches of a quarter of a read's: each batch is held parsed while it
+#: is compared, beside the new document's pieces, and the batch with the edit is
+#: overlaid and checked whole (peak memory and time of a one-cell write: figures in
+#: docs/performance.md).
+OVERLAY_BATCH_SHARE = 4
 
 #: The late exit of a kept document that does not line up with the read's fingerprint.
 NOT_AS_READ = "the document does not hold the rows the frame was read from"
@@ -161,8 +168,8 @@ def overlay_document(
 def _take_split(builder: _Builder, kept: KeptJson) -> tuple[bytes, bytes, dict[str, Any] | None]:
     """Hand the builder the batches of the kept document, cut by the
     splitter (which proves each cut by parsing the batch); its head, tail and envelope."""
-    splitter = RowSplitter(_KEY, lambda rows, raw: builder.take(raw, rows),
-                           raw=True)  # fmt: skip
+    splitter = RowSplitter(_KEY, lambda rows, raw: builder.take(raw, rows), raw=True,
+                           batch_bytes=splitter_module.BATCH_BYTES // OVERLAY_BATCH_SHARE)  # fmt: skip
     builder.head = lambda: splitter.head
     if not splitter.split(kept.chunks()):
         raise StreamUnsupported("the document cannot be cut into batches of rows")
