@@ -313,9 +313,11 @@ class EncodedDocument:
     @property
     def pieces(self) -> tuple[bytes, ...]:
         """The document's bytes in order: the head, the batches and their commas, the tail."""
-        between = [b","] * len(self.batches)
-        inner = [piece for pair in zip(between, self.batches, strict=True) for piece in pair]
-        return (self.head, *inner[1:], self.tail)
+        pieces = [self.head]
+        for i, batch in enumerate(self.batches):
+            pieces.extend((b",", batch) if i else (batch,))
+        pieces.append(self.tail)
+        return tuple(pieces)
 
     def body(self) -> EncodedJson:
         return EncodedJson(*self.pieces)
