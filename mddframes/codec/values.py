@@ -578,10 +578,8 @@ def cell_changed(original: Any, value: Any, template: Any = ABSENT) -> tuple[boo
     if is_missing_json(original):
         if new_missing:
             return False, None
-        if type(value) is float:
-            # a Python float is an object column's own value (a float dtype's is a numpy
-            # scalar): written as it is, as below, not made an int after the template's
-            return True, value
+        if type(value) is float:  # an object column's own float (a dtype's is numpy's)
+            return True, value  # as it is, as below: not an int after the template
         return True, to_json_value(value, template)
     if new_missing:
         return True, None
