@@ -74,21 +74,45 @@ class StreamUnsupported(Exception):
 
 
 @dataclass(frozen=True)
+class RowBatches:
+    """A table document held as the bytes of its parts, never joined: it is sent, hashed
+    and compressed piece by piece (:meth:`pieces`).
+
+    Attributes
+    ----------
+    head : bytes
+        Up to and including the rows' ``[``.
+    batches : tuple of bytes
+        The rows, a batch at a time, each without the comma before it (the bytes they
+        were read as, or written anew).
+    batch_rows : tuple of int
+        The rows of each batch (a row is found by parsing only the batch that holds it).
+    tail : bytes
+        From the rows' ``]`` to the end.
+    """
+
+    head: bytes
+    batches: tuple[bytes, ...]
+    batch_rows: tuple[int, ...]
+    tail: bytes
+
+    def pieces(self) -> tuple[bytes, ...]:
+        """The document's bytes in order: the head, the batches and their commas, the tail."""
+        pieces = [self.head]
+        for i, batch in enumerate(self.batches):
+            pieces.extend((b",", batch) if i else (batch,))
+        pieces.append(self.tail)
+        return tuple(pieces)
+
+
+@dataclass(frozen=True)
 class StreamedPayload:
     """The outcome of :func:`overlay_document`.
 
     Attributes
     ----------
-    head : bytes
-        The new document (UTF-8 JSON) up to and including the rows' ``[``.
-    batches : tuple of bytes
-        Its rows, a batch at a time, each without the comma before it (the bytes it
-        was read as, or written anew); empty when ``report`` has errors.
-    batch_rows : tuple of int
-        The rows of each batch (a new document's rows are found by parsing only the
-        batches that hold them).
-    tail : bytes
-        The rest of the document, from the rows' ``]``.
+    document : RowBatches
+        The new document (UTF-8 JSON); no batches when ``report`` has errors.
     diff : Diff
         What it changes.
     report : CheckReport
@@ -96,15 +120,9 @@ class StreamedPayload:
     fingerprint : FrameFingerprint or None
         The fingerprint of the frame written (taken while looking for its edits): the
         context of the next write of the same frame.
-
-    The document is held in these pieces, never joined: it is sent piece by piece
-    (:class:`~mddframes.http.session.EncodedJson`).
     """
 
-    head: bytes
-    batches: tuple[bytes, ...]
-    batch_rows: tuple[int, ...]
-    tail: bytes
+    document: RowBatches
     diff: Diff
     report: CheckReport
     fingerprint: FrameFingerprint | None = None
@@ -293,7 +311,8 @@ class _Builder:
             self.keys.add(new_rows, start, touched)
         if any(record["level"] == "error" for record in records):
             return
-        # a candidate block where no row changed: the bytes as they were read
+        # the rows written anew, or (a candidate block where no row changed) the bytes
+        # as they were read
         self._add(_dump_rows(new_rows) if touched else raw, stop - start)
 
     def _add(self, piece: bytes, rows: int) -> None:
@@ -306,8 +325,8 @@ class _Builder:
         report = CheckReport.from_records(records)
         batches = tuple(self.pieces) if report.ok else ()
         self.pieces = []
-        return StreamedPayload(head, batches, tuple(self.piece_rows), tail,
-                               concat_changes(self.changes), report, self.frame_print)  # fmt: skip
+        document = RowBatches(head, batches, tuple(self.piece_rows), tail)
+        return StreamedPayload(document, concat_changes(self.changes), report, self.frame_print)
 
     def _rows_again(self) -> Iterator[list[dict[str, Any]]]:
         """The original's rows once more, batch by batch (for the rare second look)."""

@@ -276,9 +276,9 @@ def _streamed_edit(
     new = overlay_document(context.kept, frame, context.fingerprint,
                            allow_deletes=allow_deletes, object_id=held.object_id,
                            convert=default_slice)  # fmt: skip
-    document = EncodedDocument(new.head, new.batches, new.batch_rows, new.tail)
-    return Change(held.kind, held.object_id, held, document, new.diff, new.report,
-                  keeps_positions=True, frame=frame, frame_print=new.fingerprint)  # fmt: skip
+    return Change(held.kind, held.object_id, held, EncodedDocument(new.document), new.diff,
+                  new.report, keeps_positions=True, frame=frame,
+                  frame_print=new.fingerprint)  # fmt: skip
 
 
 def _parsed_edit(

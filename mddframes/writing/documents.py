@@ -38,6 +38,7 @@ from mddframes.codec.stream import (
     load_document,
     same_document,
 )
+from mddframes.codec.streamed_overlay import RowBatches
 from mddframes.codec.values import same_json
 from mddframes.http.decoding import decode_json_content
 from mddframes.http.session import EncodedJson
@@ -288,39 +289,15 @@ class ParsedDocument:
 
 @dataclass(frozen=True)
 class EncodedDocument:
-    """A large table's new document held as the bytes of its pieces (the streamed
-    strategy): sent, hashed and compressed piece by piece, never joined.
+    """A large table's new document held as the bytes of its parts (the streamed
+    strategy): sent, hashed and compressed piece by piece, never joined."""
 
-    Attributes
-    ----------
-    head : bytes
-        Up to and including the rows' ``[``.
-    batches : tuple of bytes
-        The rows, a batch at a time (each without the comma before it).
-    batch_rows : tuple of int
-        The rows of each batch.
-    tail : bytes
-        From the rows' ``]`` to the end.
-    """
-
-    head: bytes
-    batches: tuple[bytes, ...]
-    batch_rows: tuple[int, ...]
-    tail: bytes
+    document: RowBatches
     _kept: list[KeptJson] = field(default_factory=list, init=False, repr=False)
     _keeping: list[threading.Thread] = field(default_factory=list, init=False, repr=False)
 
-    @property
-    def pieces(self) -> tuple[bytes, ...]:
-        """The document's bytes in order: the head, the batches and their commas, the tail."""
-        pieces = [self.head]
-        for i, batch in enumerate(self.batches):
-            pieces.extend((b",", batch) if i else (batch,))
-        pieces.append(self.tail)
-        return tuple(pieces)
-
     def body(self) -> EncodedJson:
-        return EncodedJson(*self.pieces)
+        return EncodedJson(*self.document.pieces())
 
     def before_send(self) -> None:
         # compressed and hashed beside the PUT (zlib and SHA-256 release the GIL): the
@@ -331,7 +308,7 @@ class EncodedDocument:
             thread.start()
 
     def sent_bytes(self) -> tuple[bytes, ...]:
-        return self.pieces
+        return self.document.pieces()
 
     def kept(self) -> KeptJson:
         """The document kept compressed (once; waits for :meth:`before_send`'s thread)."""
@@ -352,7 +329,7 @@ class EncodedDocument:
 
     def payload(self) -> dict[str, Any]:
         # exact, as the service reads it
-        document: dict[str, Any] = json.loads(b"".join(self.pieces))
+        document: dict[str, Any] = json.loads(b"".join(self.document.pieces()))
         return document
 
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
@@ -379,7 +356,7 @@ class EncodedDocument:
         found: dict[int, dict[str, Any]] = {}
         wanted = sorted(positions)
         start = 0
-        for batch, count in zip(self.batches, self.batch_rows, strict=True):
+        for batch, count in zip(self.document.batches, self.document.batch_rows, strict=True):
             inside = [p for p in wanted if start <= p < start + count]
             if inside:
                 rows = json.loads(b"[" + batch + b"]")
@@ -388,5 +365,5 @@ class EncodedDocument:
         return found
 
     def _chunks(self) -> Iterator[memoryview]:
-        for piece in self.pieces:
+        for piece in self.document.pieces():
             yield from byte_chunks(piece)

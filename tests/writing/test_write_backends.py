@@ -243,7 +243,7 @@ def test_a_one_cell_write_of_an_arrow_frame_converts_slices_never_a_whole_column
     assert isinstance(change.new, EncodedDocument)
     assert change.frame is frame or backend == "polars"
     want = prepare_edit(client.api, "table", table_id, default).new
-    assert isinstance(want, EncodedDocument) and change.new.pieces == want.pieces
+    assert isinstance(want, EncodedDocument) and change.new.document == want.document
     assert converted and max(converted) < len(frame)
     converted.clear()
 
