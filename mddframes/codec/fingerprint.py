@@ -20,22 +20,30 @@ different blocks share a digest only by a collision of a keyed 128-bit hash, whi
 value chosen without the key can aim at. A digest that differs may be a false alarm (the
 cells are then compared and found equal); a digest never hides a change.
 
-Columns of dtype ``object`` (JSON values: dicts, lists, mixed types) are not digested:
-their cells can be mutated in place, so the writer compares them with the original by
-content, batch by batch. A column whose dtype changed since the read, or that no
-encoding covers (a categorical, say), is compared whole.
+Columns of dtype ``object`` (JSON values: dicts, lists, mixed types) are digested over
+the canonical JSON of each block's cells (orjson, sorted keys: ``1`` apart from ``1.0``
+and ``True``). A dict mutated in place after the read changes its encoding, so the write
+finds it as it finds any edit. orjson writes NaN and infinity as ``null``, and refuses
+what is not JSON (``pd.NA``, integers beyond 64 bits, keys that are not strings): such a
+block's digest is :data:`UNMATCHED` (all zeros, which no keyed digest is but by a
+128-bit chance), and a block whose digest was or is that is always compared. A column whose dtype changed since the read, or that no encoding
+covers (a categorical, say), is compared whole.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
+import orjson
 import pandas as pd
+
+from mddframes.codec.values import has_non_finite
 
 #: Rows per hashed block.
 BLOCK_ROWS = 1024
@@ -43,6 +51,8 @@ BLOCK_ROWS = 1024
 HASH_SLICE_ROWS = 64 * BLOCK_ROWS
 #: Bytes of a block's digest.
 DIGEST_BYTES = 16
+#: The digest of a block no encoding tells apart from every other: never taken as equal.
+UNMATCHED = bytes(DIGEST_BYTES)
 # drawn once per process and never shown: a fingerprint unpickled in another process
 # matches nothing there (every block is then compared), which is the safe way to differ
 _KEY = secrets.token_bytes(32)
@@ -66,7 +76,7 @@ class FrameFingerprint:
     digests : dict of str to numpy.ndarray or None
         Per column, the digest of each block of rows (an ``(n_blocks, 16)`` array of
         ``uint8``, see the module notes); None for a column that is compared by content
-        (``object`` dtype, or one no encoding covers).
+        (one no encoding covers: a categorical, say).
     first_value : dict of str to int
         Per column, the position of its first non-missing value (-1: none).
     """
@@ -129,7 +139,8 @@ class FrameFingerprint:
             if now is None or now_dtype != dtype:
                 candidates[name] = np.arange(self.n_rows)  # another dtype: compare all
                 continue
-            blocks = np.flatnonzero((now != then).any(axis=1))
+            # (an all-zero digest is UNMATCHED's: equal to it or not, compared)
+            blocks = np.flatnonzero((now != then).any(axis=1) | ~then.any(axis=1))
             candidates[name] = _rows_of_blocks(blocks, self.n_rows)
         now_print = FrameFingerprint(self.columns, tuple(dtypes), self.n_rows, now_digests, firsts)
         return candidates, now_print
@@ -273,8 +284,6 @@ def _plain_index(index: pd.Index) -> bool:
 
 
 def _column_digests(column: pd.Series) -> np.ndarray | None:
-    if column.dtype == object:
-        return None
     return _digests_of_slices(len(column), lambda start, stop: column.array[start:stop],
                               HASH_SLICE_ROWS)  # fmt: skip
 
@@ -299,7 +308,10 @@ def _digests_of_slices(
                     hashed.update(piece)
             except (TypeError, ValueError):  # a cell its dtype does not promise
                 return None
-            digests[block] = np.frombuffer(hashed.digest(), dtype=np.uint8)
+            except _Unmatched:
+                pass  # its digest stays UNMATCHED: every row of the block is compared
+            else:
+                digests[block] = np.frombuffer(hashed.digest(), dtype=np.uint8)
             block += 1
     return digests
 
@@ -321,7 +333,7 @@ def cell_encoding(array: Any) -> Callable[[int, int], Iterable[bytes | memoryvie
     -------
     callable or None
         ``(start, stop) -> iterable of bytes``; None for a dtype no encoding covers
-        (``object``, categoricals, intervals...): such a column is compared by content.
+        (categoricals, intervals...): such a column is compared by content.
 
     Examples
     --------
@@ -350,7 +362,38 @@ def cell_encoding(array: Any) -> Callable[[int, int], Iterable[bytes | memoryvie
         missing = np.asarray(array.isna(), dtype=bool)
         cells = array.to_numpy(dtype=object, na_value=None)
         return lambda start, stop: _text_encoding(tag, cells[start:stop], missing[start:stop])
+    # (after the text dtypes: pandas' StringArray is a NumpyExtensionArray of objects too)
+    if isinstance(array, np.ndarray | pd.arrays.NumpyExtensionArray) and array.dtype.kind == "O":
+        return _json_encoding(tag, np.asarray(array))
     return None
+
+
+def _json_encoding(tag: bytes, array: np.ndarray) -> Callable[[int, int], tuple[bytes, ...]]:
+    """Each block's cells as one canonical JSON array (orjson, sorted keys); ``_Unmatched``
+    for a block that encoding cannot tell apart from every other (a NaN or an infinity,
+    which orjson writes as ``null``; what orjson refuses)."""
+    cells = array.tolist()
+    try:  # the C encoder refuses NaN and infinity: one pass proves the whole slice finite
+        json.dumps(cells, allow_nan=False)
+        finite = True
+    except (TypeError, ValueError, RecursionError):
+        finite = False
+
+    def encode(start: int, stop: int) -> tuple[bytes, ...]:
+        block = cells[start:stop]
+        try:
+            data = orjson.dumps(block, option=orjson.OPT_SORT_KEYS)
+        except (orjson.JSONEncodeError, TypeError):
+            raise _Unmatched from None
+        if not finite and b"null" in data and has_non_finite(block):
+            raise _Unmatched
+        return tag, data
+
+    return encode
+
+
+class _Unmatched(Exception):
+    """A block its encoding cannot tell apart from every other: its digest is UNMATCHED."""
 
 
 def _text_encoding(tag: bytes, cells: np.ndarray, missing: np.ndarray) -> tuple[bytes, ...]:
@@ -449,16 +492,14 @@ def converted_digests(
     Returns
     -------
     (str, numpy.ndarray or None, int)
-        ``str`` of the converted dtype, the block digests (None for an ``object``
-        column: compared by content), the position of the first non-missing value
+        ``str`` of the converted dtype, the block digests (None for a column no
+        encoding covers: compared by content), the position of the first non-missing value
         (-1: none).
     """
     step = CONVERT_SLICE_ROWS if step is None else step
     first_part = _as_array(convert(0, min(n_rows, step)))
     dtype = str(first_part.dtype)
     first = -1
-    if first_part.dtype == object:
-        return dtype, None, _first_value(_as_array(convert(0, n_rows)))
     held = {0: first_part}
 
     def part(start: int, stop: int) -> Any:

@@ -8,8 +8,8 @@ compressed by the read) is cut into batches of rows by
 change goes into the new document as the very bytes it was read as; a batch with a
 change is overlaid, checked and diffed on its own (the same functions, on a payload of
 that batch) and written anew. Where a batch may hold a change comes from the frame's
-:class:`~mddframes.codec.fingerprint.FrameFingerprint` for typed columns, and from a
-comparison by content for JSON (``object``) columns.
+:class:`~mddframes.codec.fingerprint.FrameFingerprint` (JSON ``object`` columns
+included), and from a comparison by content for a column no digest covers.
 
 Each batch is checked by the stages of the completeness check
 (:data:`mddframes.codec.check.STAGES`) that look at rows one by one; the stages that
