@@ -374,7 +374,7 @@ def _json_encoding(tag: bytes, array: np.ndarray) -> Callable[[int, int], tuple[
     which orjson writes as ``null``; what orjson refuses)."""
     cells = array.tolist()
     try:  # the C encoder refuses NaN and infinity: one pass proves the whole slice finite
-        json.dumps(cells, allow_nan=False)
+        json.dumps(cells, allow_nan=False, check_circular=False)
         finite = True
     except (TypeError, ValueError, RecursionError):
         finite = False

@@ -51,6 +51,7 @@ from mddframes.codec.fastjson import json_loads, nested_deeper
 from mddframes.codec.frame import ROWS_KEYS, ColumnFinish, declared_columns, frame_of_columns
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import Parsed, Route, choose_route
+from mddframes.codec.row_layout import RowLayout
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.values import canonical_bytes, canonical_json
 
@@ -91,12 +92,16 @@ class KeptJson:
         SHA-256 (hex) of the uncompressed bytes, exactly as received.
     whole : bytes or None
         A small document's bytes as they are (:func:`keep_whole`).
+    layout : RowLayout or None
+        Where its batches of rows lie, when a streamed write made the document
+        (:mod:`mddframes.codec.row_layout`).
     """
 
     compressed: bytes
     size: int
     sha256: str
     whole: bytes | None = None
+    layout: RowLayout | None = None
 
     def chunks(self, size: int = CHUNK_SIZE) -> Iterator[bytes]:
         """The document's bytes, decompressed piece by piece (about ``size`` each)."""

@@ -47,6 +47,7 @@ from mddframes.codec.fastjson import loads_strict_or_none
 from mddframes.codec.fingerprint import FrameFingerprint, rows_in
 from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_arrays
 from mddframes.codec.frame_overlay import overlay
+from mddframes.codec.row_layout import RowLayout, cut
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.stream import KeptJson
 from mddframes.codec.values import (
@@ -67,6 +68,8 @@ OVERLAY_BATCH_SHARE = 4
 
 #: The late exit of a kept document that does not line up with the read's fingerprint.
 NOT_AS_READ = "the document does not hold the rows the frame was read from"
+#: The late exit of a kept document that its layout does not describe.
+NOT_ITS_LAYOUT = "the document does not divide as its layout says"
 
 
 class StreamUnsupported(Exception):
@@ -120,12 +123,16 @@ class StreamedPayload:
     fingerprint : FrameFingerprint or None
         The fingerprint of the frame written (taken while looking for its edits): the
         context of the next write of the same frame.
+    layout : RowLayout or None
+        Where the new document's batches lie, with each row's key hash (None when
+        ``report`` has errors): the next write cuts its kept copy there.
     """
 
     document: RowBatches
     diff: Diff
     report: CheckReport
     fingerprint: FrameFingerprint | None = None
+    layout: RowLayout | None = None
 
 
 def overlay_document(
@@ -173,7 +180,11 @@ def overlay_document(
         # a precondition (the rule's step 7), not an exit: never silently a wrong overlay
         raise ValueError("overlay_document needs a frame that lines up with its read's fingerprint")
     builder = _Builder(kept, frame, fingerprint, allow_deletes, object_id, convert)
-    head, tail, envelope = _take_split(builder, kept)
+    layout = kept.layout
+    if layout is not None and layout.fits(kept.size, fingerprint.n_rows):
+        head, tail, envelope = _take_layout(builder, kept, layout)
+    else:
+        head, tail, envelope = _take_split(builder, kept)
     if builder.position != fingerprint.n_rows:
         raise StreamUnsupported(f"{NOT_AS_READ} (fewer rows)")
     if builder.envelope is None:
@@ -192,6 +203,28 @@ def _take_split(builder: _Builder, kept: KeptJson) -> tuple[bytes, bytes, dict[s
     if not splitter.split(kept.chunks()):
         raise StreamUnsupported("the document cannot be cut into batches of rows")
     return splitter.head, splitter.tail, splitter.envelope
+
+
+def _take_layout(
+    builder: _Builder, kept: KeptJson, layout: RowLayout
+) -> tuple[bytes, bytes, dict[str, Any] | None]:
+    """Hand the builder the batches of a kept document cut where its layout says (a
+    batch that may hold no change is not parsed); its head, tail and envelope."""
+    pieces = cut(kept.chunks(), layout)
+
+    def piece() -> bytes:  # a layout is made with its document: never wrong, but exact
+        try:
+            return next(pieces)
+        except ValueError as wrong:
+            raise StreamUnsupported(f"{NOT_ITS_LAYOUT}: {wrong}") from None
+
+    head = piece()
+    builder.head = lambda: head
+    for rows in layout.batch_rows:
+        builder.take_known(piece(), rows, layout)
+    tail = piece()
+    envelope = loads_strict_or_none(head + tail)
+    return head, tail, envelope if type(envelope) is dict else None
 
 
 def _as_read(array: Any) -> Any:
@@ -232,6 +265,38 @@ class _Builder:
         self.records: list[Record] = []
         self.changes: list[Diff] = []
 
+    def take_known(self, raw: bytes, count: int, layout: RowLayout) -> None:
+        """The next batch of a document cut by its layout: its bytes and its rows' count
+        (parsed only when :meth:`_needs_rows`)."""
+        start, stop = self.position, self.position + count
+        if self.envelope is None:
+            self._begin()
+        if not self._needs_rows(start, stop, layout):
+            self.position = stop  # (the layout fits: its rows are the fingerprint's)
+            self._add(raw, count)
+            if self.keys is not None:
+                self.keys.add_known(layout, start, stop)
+            return
+        rows = loads_strict_or_none(b"[" + raw + b"]")
+        if type(rows) is not list or len(rows) != count or not all(type(r) is dict for r in rows):
+            raise StreamUnsupported(f"{NOT_ITS_LAYOUT}: batch {len(self.pieces)} is not its rows")
+        self.take(raw, rows)
+
+    def _needs_rows(self, start: int, stop: int, layout: RowLayout) -> bool:
+        """Whether rows ``start:stop`` must be parsed: the fingerprint says they may have
+        changed, a column is compared by content, a column's first value is there, or
+        the layout has no key hashes for a table with a primary key."""
+        if self.by_content or (self.keys is not None and layout.key_hashes is None):
+            return True
+        if any(start <= first < stop and name not in self.templates
+               for name, first in self.fingerprint.first_value.items()):  # fmt: skip
+            return True
+        return bool(self._may_change(start, stop))
+
+    def _may_change(self, start: int, stop: int) -> list[str]:
+        """The columns whose fingerprint says rows ``start:stop`` may have changed."""
+        return [name for name, rows in self.candidates.items() if len(rows_in(rows, start, stop))]
+
     def take(self, raw: bytes, rows: list[dict[str, Any]]) -> None:
         """The next batch: its bytes and its rows (the splitter parsed them)."""
         count = len(rows)
@@ -241,9 +306,7 @@ class _Builder:
             self._begin()
         if stop > self.fingerprint.n_rows:
             raise StreamUnsupported(f"{NOT_AS_READ} (more rows)")
-        columns = [
-            name for name, rows_ in self.candidates.items() if len(rows_in(rows_, start, stop))
-        ]
+        columns = self._may_change(start, stop)
         self._learn_templates(rows, start, stop)
         columns += [name for name, values in self.by_content.items()
                     if not same_json_column(_column(rows, name), values[start:stop])]  # fmt: skip
@@ -265,7 +328,7 @@ class _Builder:
         declared = declared_columns(envelope, "table")
         self.declared = {c["name"]: c for c in declared}
         primary_key = primary_key_columns(declared)
-        self.keys = _PrimaryKeys(primary_key) if primary_key else None
+        self.keys = _PrimaryKeys(primary_key, self.fingerprint.n_rows) if primary_key else None
 
     def _learn_templates(self, rows: list[dict[str, Any]], start: int, stop: int) -> None:
         for name, first in self.fingerprint.first_value.items():
@@ -326,7 +389,14 @@ class _Builder:
         batches = tuple(self.pieces) if report.ok else ()
         self.pieces = []
         document = RowBatches(head, batches, tuple(self.piece_rows), tail)
-        return StreamedPayload(document, concat_changes(self.changes), report, self.frame_print)
+        layout = None
+        if report.ok:
+            keys = self.keys
+            layout = RowLayout(len(head), tuple(map(len, batches)), document.batch_rows,
+                               len(tail), keys.hashes if keys else None,
+                               keys.present if keys else None)  # fmt: skip
+        return StreamedPayload(document, concat_changes(self.changes), report, self.frame_print,
+                               layout)  # fmt: skip
 
     def _rows_again(self) -> Iterator[list[dict[str, Any]]]:
         """The original's rows once more, batch by batch (for the rare second look)."""
@@ -372,14 +442,16 @@ class _PrimaryKeys:
     """The duplicate-primary-key check of a table seen batch by batch.
 
     Every row's key is kept as one 64-bit hash (8 bytes a row, not the keys
-    themselves); an edited row whose hash is another row's too is looked at again,
-    exactly (:func:`~mddframes.codec.align.key_of`), in a second pass over the
-    original that only such a write (a duplicate, or a hash collision) pays for.
+    themselves, in row order: the new document's layout keeps them for the next write);
+    an edited row whose hash is another row's too is looked at again, exactly
+    (:func:`~mddframes.codec.align.key_of`), in a second pass over the original that
+    only such a write (a duplicate, or a hash collision) pays for.
     """
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], n_rows: int) -> None:
         self.names = names
-        self.hashes: list[np.ndarray] = []
+        self.hashes = np.zeros(n_rows, dtype=np.int64)
+        self.present = np.zeros(n_rows, dtype=bool)  # the row has a key (none of it null)
         self.touched: dict[int, tuple[Any, int, list[Any]]] = {}  # position: key, hash, values
 
     def add(self, rows: list[dict[str, Any]], start: int, touched: Iterable[int]) -> None:
@@ -392,18 +464,28 @@ class _PrimaryKeys:
             hashes = np.fromiter(map(hash, present), dtype=np.int64, count=len(present))
         except TypeError:  # a dict or list in a key
             hashes = np.fromiter(map(_key_hash, present), dtype=np.int64, count=len(present))
-        self.hashes.append(hashes)
+        stop = start + len(rows)
+        has_key = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+        self.present[start:stop] = has_key
+        self.hashes[start:stop][has_key] = hashes
         for i in touched:
             key = key_of(rows[i], self.names)  # None: no key, never a duplicate
             digest = _key_hash(values[i]) if key is not None else 0
             self.touched[start + i] = (key, digest, [rows[i].get(k) for k in self.names])
+
+    def add_known(self, layout: RowLayout, start: int, stop: int) -> None:
+        """The hashes of rows ``start:stop`` from the layout of their document (the same
+        bytes, so the same keys)."""
+        assert layout.key_hashes is not None and layout.has_key is not None
+        self.hashes[start:stop] = layout.key_hashes[start:stop]
+        self.present[start:stop] = layout.has_key[start:stop]
 
     def groups(self, rows_again: Any) -> list[list[int]]:
         """The positions of the rows whose key an edited row has, when another row has
         it too (by hash, then exactly), each group in row order."""
         if not self.touched:
             return []
-        every = np.concatenate(self.hashes)
+        every = self.hashes[self.present]
         suspects = {
             key for key, digest, _ in self.touched.values()
             if key is not None and np.count_nonzero(every == digest) > 1

@@ -276,7 +276,7 @@ def _streamed_edit(
     new = overlay_document(context.kept, frame, context.fingerprint,
                            allow_deletes=allow_deletes, object_id=held.object_id,
                            convert=default_slice)  # fmt: skip
-    return Change(held.kind, held.object_id, held, EncodedDocument(new.document), new.diff,
+    return Change(held.kind, held.object_id, held, EncodedDocument(new.document, new.layout), new.diff,
                   new.report, keeps_positions=True, frame=frame,
                   frame_print=new.fingerprint)  # fmt: skip
 

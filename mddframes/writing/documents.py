@@ -21,7 +21,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mddframes.api_bodies import json_object, require_document
@@ -29,6 +29,7 @@ from mddframes.codec.diff import Diff, diff_payloads
 from mddframes.codec.frame import payload_rows
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import STREAM_THRESHOLD
+from mddframes.codec.row_layout import RowLayout
 from mddframes.codec.stream import (
     KeptJson,
     byte_chunks,
@@ -293,6 +294,8 @@ class EncodedDocument:
     strategy): sent, hashed and compressed piece by piece, never joined."""
 
     document: RowBatches
+    #: where its batches lie: its kept copy carries it, for the next write to cut there
+    layout: RowLayout | None = None
     _kept: list[KeptJson] = field(default_factory=list, init=False, repr=False)
     _keeping: list[threading.Thread] = field(default_factory=list, init=False, repr=False)
 
@@ -319,7 +322,8 @@ class EncodedDocument:
         return self._kept[0]
 
     def _keep(self) -> None:
-        self._kept.append(keep_chunks(self._chunks()))
+        kept = keep_chunks(self._chunks())
+        self._kept.append(kept if self.layout is None else replace(kept, layout=self.layout))
 
     def as_held(self, readback: Held) -> Held:
         kept = self.kept()

@@ -387,3 +387,66 @@ def test_a_streamed_writes_body_sent_in_pieces_is_recorded_whole(client, large, 
     sent = put["postData"]["text"].encode("utf-8")
     assert put["bodySize"] == len(sent)  # (the service answers rows 3 and 5 in other bytes)
     assert json.loads(sent) == client.api.get_table(table_id)
+
+
+@pytest.fixture
+def laid_out(client, written, tmp_path):
+    """The large table after a second streamed write whose read-back holds the very bytes
+    sent: its context keeps them with their layout, and the next write cuts them there
+    (parsing only the batches the fingerprint points at)."""
+    table_id, frame, _ = written
+    frame.at[4500, "name"] = "written twice"
+    assert client.write_table(table_id, frame, backup_dir=tmp_path).status == "written"
+    kept = frame.attrs["mddframes"].kept
+    assert kept.layout is not None and kept.layout.fits(kept.size, len(frame))
+    assert len(kept.layout.batch_rows) > 10  # many batches, most of them never parsed
+    return table_id, frame, client.api.get_table(table_id)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(edits=RANDOM_EDITS)
+def test_random_cell_edits_cut_by_the_layout_give_the_whole_documents_outcome(
+    client, laid_out, edits
+):
+    assert_edits_give_the_whole_documents_outcome(client, laid_out, edits)
+
+
+def test_a_duplicate_of_a_key_in_a_batch_never_parsed_is_refused(client, laid_out):
+    # row 5800's batch holds no edit: its key is known only by the layout's hash
+    table_id, frame, _ = laid_out
+    frame.at[1200, "id"] = frame.at[5800, "id"]
+    streamed, whole = both_paths(client, table_id, frame)
+    assert streamed[0] == "refused"
+    assert_same(streamed, whole)
+    assert "same key as row 5800" in streamed[1]["old"].tolist()
+
+
+def test_a_layout_of_another_process_is_not_used(client, laid_out, monkeypatch):
+    # its key hashes are Python's hash of another process: the write cuts and parses
+    # every batch again (the splitter), and its outcome is the whole document's
+    table_id, frame, _ = laid_out
+    context = frame.attrs["mddframes"]
+    layout = context.kept.layout
+    object.__setattr__(layout, "process", b"another process")
+    assert not layout.fits(context.kept.size, len(frame))
+    cut_calls = []
+    monkeypatch.setattr("mddframes.codec.streamed_overlay.cut", lambda *a: cut_calls.append(a))
+    frame.at[1300, "id"] = frame.at[5900, "id"]
+    streamed, whole = both_paths(client, table_id, frame)
+    assert cut_calls == [] and streamed[0] == "refused"
+    assert_same(streamed, whole)
+
+
+def test_a_document_that_does_not_divide_as_its_layout_takes_the_whole_path(client, laid_out):
+    # a layout is made with its document and never lies; if one did (a batch a byte
+    # short, the next a byte long), the write declines the streamed strategy
+    table_id, frame, _ = laid_out
+    context = frame.attrs["mddframes"]
+    layout = context.kept.layout
+    sizes = list(layout.batch_bytes)
+    sizes[3], sizes[4] = sizes[3] - 1, sizes[4] + 1
+    object.__setattr__(layout, "batch_bytes", tuple(sizes))
+    frame.at[10, "name"] = "edited"
+    change = prepare_edit(client.api, "table", table_id, frame)
+    assert change.route.route == "parsed" and "layout" in change.route.reason
+    assert change.new.payload()["data"][10]["name"] == "edited"
