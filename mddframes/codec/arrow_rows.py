@@ -55,6 +55,7 @@ from mddframes.codec.dtypes import TIME_UNIT, UNDECLARED, type_family
 from mddframes.codec.fastjson import loads_strict_or_none, may_hold_big_int, orjson_or_none
 from mddframes.codec.frame import ColumnFinish, declared_type, frame_of_columns
 from mddframes.codec.kinds import Kind
+from mddframes.codec.row_layout import RowLayout, key_hashes
 from mddframes.codec.splitter import ROW_GAP
 
 #: Ints beyond this magnitude are not all exact in a ``double``.
@@ -122,6 +123,8 @@ class ArrowRows:
         # name -> [(first row, Arrow array or list of values)], names in first-seen order
         self._parts: dict[str, list[tuple[int, Any]]] = {}
         self._text: set[str] = set()  # read as text: the reader took them for dates
+        self._batch_bytes: list[int] = []  # each batch taken: its bytes, its rows
+        self._batch_rows: list[int] = []
 
     def refuse(self, why: str) -> None:
         """Give up on the document: drop what was parsed, ignore what follows."""
@@ -152,7 +155,7 @@ class ArrowRows:
             table = self._table(lines, raw, count)
             if table is not None:
                 self._keep_table(table, None)
-                self.count += count
+                self._taken(raw, count)
                 return count
         rows = orjson_or_none(b"[" + raw + b"]")
         if rows is not None:  # within the depth limit: the reader may parse it
@@ -170,8 +173,40 @@ class ArrowRows:
                 self._keep(name, list(map(dict.get, rows, repeat(name, len(rows)))))
         else:
             self._keep_table(table, rows)
-        self.count += len(rows)
+        self._taken(raw, len(rows))
         return len(rows)
+
+    def _taken(self, raw: bytes, count: int) -> None:
+        self.count += count
+        self._batch_bytes.append(len(raw))
+        self._batch_rows.append(count)
+
+    def layout(self, head: bytes, tail: bytes, key_names: list[str]) -> RowLayout | None:
+        """Where the batches taken lie in the document, with each row's key hash (before
+        :func:`arrow_frame` takes the columns); None once refused.
+
+        The key columns' values are those ``json.loads`` gives (the module notes), or
+        floats equal to its ints (a ``double`` column), which hash as those ints do.
+        """
+        if self.refusal is not None:
+            return None
+        hashes = has_key = None
+        if key_names:
+            columns = [self._values(name) for name in key_names]
+            values = columns[0] if len(columns) == 1 else [
+                v if None not in v else None for v in zip(*columns, strict=True)
+            ]  # fmt: skip
+            hashes, has_key = key_hashes(values)
+        return RowLayout(len(head), tuple(self._batch_bytes), tuple(self._batch_rows),
+                         len(tail), hashes, has_key)  # fmt: skip
+
+    def _values(self, name: str) -> list[Any]:
+        """A column's value in every row taken (None where a row has none)."""
+        values: list[Any] = [None] * self.count
+        for start, part in self._parts.get(name, []):
+            items = part if isinstance(part, list) else part.to_pylist()
+            values[start : start + len(items)] = items
+        return values
 
     def _keep_table(self, table: Any, rows: list[dict[str, Any]] | None) -> None:
         for name, column in zip(table.column_names, table.columns, strict=True):

@@ -3,12 +3,18 @@
 A streamed write (:func:`~mddframes.codec.streamed_overlay.overlay_document`) cuts the
 kept document into batches and parses each one, because the cut must be proven (only a
 parse shows that a batch holds whole rows) and the duplicate-key check needs every row's
-key. The document it then sends is made of those very batches; its :class:`RowLayout`
-says where each one lies and keeps the hash of each row's key. The copy of that document
-kept for the next write carries its layout (:attr:`~mddframes.codec.stream.KeptJson.layout`),
-so the next write cuts it at the known places and parses only the batches the frame's
-fingerprint points at (and the one holding a column's first value): a clean batch goes
-into the new document as bytes, never parsed.
+key. Whoever parsed every batch already can say where each one lies and each row's key
+hash: a :class:`RowLayout`, carried by the kept document
+(:attr:`~mddframes.codec.stream.KeptJson.layout`). A streamed write makes the layout of
+the document it sends (the next write's context), a read by the native engine the
+layout of the document it read (:meth:`~mddframes.codec.arrow_rows.ArrowRows.layout`).
+The write cuts the kept document at the known places and parses only the batches the
+frame's fingerprint points at (and the one holding a column's first value): a clean
+batch goes into the new document as bytes, never parsed.
+
+A layout counts exactly one comma between two batches and nothing between the last one
+and the ``]``, as a streamed write sends them; a document spaced otherwise does not fit
+its sizes (:meth:`RowLayout.fits`), and is cut and parsed as before.
 
 The hashes are Python's ``hash`` of each row's key values, which differs from one
 process to the next (``PYTHONHASHSEED``): a layout made in another process (a pickled
@@ -19,9 +25,12 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+from mddframes.codec.values import canonical_json
 
 # drawn once per process: a layout unpickled in another process has other key hashes
 _PROCESS = secrets.token_bytes(16)
@@ -52,9 +61,9 @@ class RowLayout:
     batch_bytes: tuple[int, ...]
     batch_rows: tuple[int, ...]
     tail: int
-    key_hashes: np.ndarray | None = None
-    has_key: np.ndarray | None = None
-    process: bytes = _PROCESS
+    key_hashes: np.ndarray | None = field(default=None, repr=False)
+    has_key: np.ndarray | None = field(default=None, repr=False)
+    process: bytes = field(default=_PROCESS, repr=False)
 
     def fits(self, size: int, n_rows: int) -> bool:
         """Whether the layout can be of a document of ``size`` bytes and ``n_rows`` rows,
@@ -98,3 +107,39 @@ def cut(chunks: Iterable[bytes], layout: RowLayout) -> Iterator[bytes]:
     if buffer or next(source, None) is not None:  # (before the last piece: no last call)
         raise ValueError("the document runs on after its layout")
     yield tail
+
+
+def key_hashes(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The hash of each row's primary-key value, and which rows have one.
+
+    Parameters
+    ----------
+    values : list
+        Each row's key value as ``json.loads`` gives it (a tuple of them for a key of
+        several columns), or None where a part is absent or null.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        int64 hashes, one a row (0 where it has no key: equal keys hash equal), and
+        which rows have a key.
+    """
+    has_key = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+    present = [v for v in values if v is not None]
+    try:
+        found = np.fromiter(map(hash, present), dtype=np.int64, count=len(present))
+    except TypeError:  # a dict or list in a key
+        found = np.fromiter(map(key_hash, present), dtype=np.int64, count=len(present))
+    hashes = np.zeros(len(values), dtype=np.int64)
+    hashes[has_key] = found
+    return hashes, has_key
+
+
+def key_hash(value: Any) -> int:
+    """The hash of a key's value (a tuple of values for a key of several columns); a
+    dict or list in it counts by its canonical JSON."""
+    parts = value if isinstance(value, tuple) else (value,)
+    try:
+        return hash(value)
+    except TypeError:
+        return hash(tuple(canonical_json(p) if isinstance(p, dict | list) else p for p in parts))

@@ -56,7 +56,7 @@ class RowSplitter:
         ``raw``, also with the batch's bytes (the rows as they are in the document,
         without the commas around the batch).
     raw : bool, default False
-        Hand over each batch's bytes too, and keep :attr:`head` and :attr:`tail`.
+        Hand over each batch's bytes too (and keep :attr:`head` and :attr:`tail`).
     prove : callable, optional
         Proves a candidate batch instead of orjson: called with the batch's bytes
         (the rows without the commas around them), it returns None when they are not
@@ -74,10 +74,10 @@ class RowSplitter:
     envelope : dict or None
         After :meth:`finish` without failure: the document with an empty rows list.
     head : bytes
-        With ``raw``, once the rows began: the document's bytes up to and including the
-        rows' ``[``.
+        With ``raw`` or ``prove``, once the rows began: the document's bytes up to and
+        including the rows' ``[``.
     tail : bytes
-        With ``raw``, after :meth:`finish`: the bytes from the rows' ``]`` on.
+        With ``raw`` or ``prove``, after :meth:`finish`: the bytes from the rows' ``]`` on.
     """
 
     def __init__(
@@ -131,7 +131,7 @@ class RowSplitter:
             return
         self._buffer = self._head[match.end() :]
         del self._head[match.end() :]
-        if self._raw:
+        if self._raw or self._prove is not None:
             self.head = bytes(self._head)
         self._in_rows = True
         self._take()
@@ -226,7 +226,7 @@ class RowSplitter:
             return
         self._head = bytearray()
         self.envelope = envelope
-        if self._raw:
+        if self._raw or self._prove is not None:
             self.tail = bytes(tail)
 
     def _hand(self, proved: Any, raw: bytes | None) -> None:

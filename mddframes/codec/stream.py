@@ -39,12 +39,13 @@ import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import ijson
 import pandas as pd
 
+from mddframes.codec.align import primary_key_columns
 from mddframes.codec.arrow_rows import ArrowRows, arrow_frame
 from mddframes.codec.column_batches import ColumnBatches
 from mddframes.codec.fastjson import json_loads, nested_deeper
@@ -412,9 +413,12 @@ def _split_frame(
     route = choose_route(splitter=split, arrow=native.refusal is None)
     if route == "arrow" and envelope is not None:
         declared = declared_columns(envelope, kind)
+        layout = None  # (taken before the frame takes the columns)
+        if kind == "table":
+            layout = native.layout(splitter.head, splitter.tail, primary_key_columns(declared))
         frame = arrow_frame(native, declared, kind, finish=finish, from_arrow=from_arrow)
         if frame is not None:
-            return frame, kept, "arrow"
+            return frame, replace(kept, layout=layout), "arrow"
         route = choose_route(splitter=split, arrow=False)
     if route == "splitter" and envelope is not None:
         frame = _batched_frame(kept, kind, declared_columns(envelope, kind), finish)

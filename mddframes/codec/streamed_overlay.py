@@ -47,13 +47,12 @@ from mddframes.codec.fastjson import loads_strict_or_none
 from mddframes.codec.fingerprint import FrameFingerprint, rows_in
 from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_arrays
 from mddframes.codec.frame_overlay import overlay
-from mddframes.codec.row_layout import RowLayout, cut
+from mddframes.codec.row_layout import RowLayout, cut, key_hash, key_hashes
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.stream import KeptJson
 from mddframes.codec.values import (
     ABSENT,
     canonical_bytes,
-    canonical_json,
     is_missing_json,
     same_json_column,
 )
@@ -198,7 +197,7 @@ def _take_split(builder: _Builder, kept: KeptJson) -> tuple[bytes, bytes, dict[s
     """Hand the builder the batches of the kept document, cut by the
     splitter (which proves each cut by parsing the batch); its head, tail and envelope."""
     splitter = RowSplitter(_KEY, lambda rows, raw: builder.take(raw, rows), raw=True,
-                           batch_bytes=splitter_module.BATCH_BYTES // OVERLAY_BATCH_SHARE)  # fmt: skip
+                           batch_bytes=_overlay_batch_bytes())  # fmt: skip
     builder.head = lambda: splitter.head
     if not splitter.split(kept.chunks()):
         raise StreamUnsupported("the document cannot be cut into batches of rows")
@@ -225,6 +224,15 @@ def _take_layout(
     tail = piece()
     envelope = loads_strict_or_none(head + tail)
     return head, tail, envelope if type(envelope) is dict else None
+
+
+def _overlay_batch_bytes() -> int:
+    # (looked up when called: tests make the splitter's batches small)
+    return splitter_module.BATCH_BYTES // OVERLAY_BATCH_SHARE
+
+
+#: What a batch of rows is wrapped in to be cut again by the splitter.
+_OPENING = b'{"' + _KEY.encode() + b'":['
 
 
 def _as_read(array: Any) -> Any:
@@ -277,10 +285,22 @@ class _Builder:
             if self.keys is not None:
                 self.keys.add_known(layout, start, stop)
             return
+        if len(raw) > 2 * _overlay_batch_bytes():  # a read's batch (four times larger)
+            self._take_in_parts(raw, stop)
+            return
         rows = loads_strict_or_none(b"[" + raw + b"]")
         if type(rows) is not list or len(rows) != count or not all(type(r) is dict for r in rows):
             raise StreamUnsupported(f"{NOT_ITS_LAYOUT}: batch {len(self.pieces)} is not its rows")
         self.take(raw, rows)
+
+    def _take_in_parts(self, raw: bytes, stop: int) -> None:
+        """A large batch handed over in overlay-sized parts, cut (and each cut proven)
+        by the splitter: no more rows are held parsed at once than :func:`_take_split`
+        holds."""
+        splitter = RowSplitter(_KEY, lambda rows, part: self.take(part, rows), raw=True,
+                               batch_bytes=_overlay_batch_bytes())  # fmt: skip
+        if not splitter.split((_OPENING, raw, b"]}")) or self.position != stop:
+            raise StreamUnsupported(f"{NOT_ITS_LAYOUT}: batch {len(self.pieces)} is not its rows")
 
     def _needs_rows(self, start: int, stop: int, layout: RowLayout) -> bool:
         """Whether rows ``start:stop`` must be parsed: the fingerprint says they may have
@@ -459,18 +479,11 @@ class _PrimaryKeys:
         if len(self.names) > 1:
             columns = [list(map(dict.get, rows, repeat(n, len(rows)))) for n in self.names[1:]]
             values = [v if None not in v else None for v in zip(values, *columns, strict=True)]
-        present = [v for v in values if v is not None]
-        try:
-            hashes = np.fromiter(map(hash, present), dtype=np.int64, count=len(present))
-        except TypeError:  # a dict or list in a key
-            hashes = np.fromiter(map(_key_hash, present), dtype=np.int64, count=len(present))
         stop = start + len(rows)
-        has_key = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
-        self.present[start:stop] = has_key
-        self.hashes[start:stop][has_key] = hashes
+        self.hashes[start:stop], self.present[start:stop] = key_hashes(values)
         for i in touched:
             key = key_of(rows[i], self.names)  # None: no key, never a duplicate
-            digest = _key_hash(values[i]) if key is not None else 0
+            digest = key_hash(values[i]) if key is not None else 0
             self.touched[start + i] = (key, digest, [rows[i].get(k) for k in self.names])
 
     def add_known(self, layout: RowLayout, start: int, stop: int) -> None:
@@ -502,16 +515,6 @@ class _PrimaryKeys:
                     positions[key].append(position)
                 position += 1
         return list(positions.values())
-
-
-def _key_hash(value: Any) -> int:
-    """The hash of a key's value (a tuple of values for a key of several columns); a
-    dict or list in it counts by its canonical JSON."""
-    parts = value if isinstance(value, tuple) else (value,)
-    try:
-        return hash(value)
-    except TypeError:
-        return hash(tuple(canonical_json(p) if isinstance(p, dict | list) else p for p in parts))
 
 
 def _column(rows: list[dict[str, Any]], name: str) -> list[Any]:

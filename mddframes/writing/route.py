@@ -114,9 +114,10 @@ def choose_write_route(
 
     - "the document cannot be cut into batches of rows" (the splitter does not vouch
       for the kept copy this time);
-    - "the document does not divide as its layout says" (a kept copy a streamed write
-      made is cut where it was made, :mod:`~mddframes.codec.row_layout`; a layout is
-      never wrong, but a wrong one would stop here, not write a misplaced row);
+    - "the document does not divide as its layout says" (a kept document is cut where
+      the read or the write that made it found its batches,
+      :mod:`~mddframes.codec.row_layout`; a layout is never wrong, but a wrong one
+      would stop here, not write a misplaced row);
     - "the attributes before the rows are not a JSON object";
     - "the document has attributes after its rows" (they differ from those before);
     - "the document does not hold the rows the frame was read from" (a kept batch or

@@ -10,6 +10,7 @@ included), the same diff and the same report, line for line. Batches are made sm
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from mddframes.codec import fingerprint as fingerprint_module
 from mddframes.codec import splitter
 from mddframes.codec.stream import KeptJson
+from mddframes.codec.streamed_overlay import OVERLAY_BATCH_SHARE
 from mddframes.emulator.scale import big_table
 from mddframes.errors import (
     ConcurrentModificationError,
@@ -74,6 +76,17 @@ def large(client, small_batches):
     frame = client.read_table(table_id)
     assert frame.attrs["mddframes"].fingerprint is not None
     return table_id, frame, client.api.get_table(table_id)
+
+
+@pytest.fixture
+def unlaid(large):
+    """The large table read, its kept document without the layout the read recorded:
+    the first write cuts it with the splitter, proving and parsing every batch."""
+    table_id, frame, payload = large
+    context = frame.attrs["mddframes"]
+    object.__setattr__(context, "_kept", dataclasses.replace(context.kept, layout=None))
+    assert frame.attrs["mddframes"].kept.layout is None
+    return table_id, frame, payload
 
 
 def both_paths(client, table_id, frame, **options):
@@ -158,10 +171,31 @@ RANDOM_EDITS = st.lists(
 )
 
 
+def test_a_read_by_the_native_engine_keeps_the_documents_layout(large):
+    # the first write cuts the kept document where the read did, and parts a batch that
+    # may hold an edit into overlay-sized ones (random edits below go through both)
+    _, frame, payload = large
+    context = frame.attrs["mddframes"]
+    assert context.route == "arrow"
+    layout = context.kept.layout
+    assert layout is not None and layout.fits(context.kept.size, len(payload["data"]))
+    assert max(layout.batch_bytes) > 2 * splitter.BATCH_BYTES // OVERLAY_BATCH_SHARE
+    ids = [row["id"] for row in payload["data"]]
+    assert layout.key_hashes is not None and layout.key_hashes.tolist() == list(map(hash, ids))
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(edits=RANDOM_EDITS)
 def test_random_cell_edits_give_the_whole_documents_outcome(client, large, edits):
     assert_edits_give_the_whole_documents_outcome(client, large, edits)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(edits=RANDOM_EDITS)
+def test_random_cell_edits_cut_by_the_splitter_give_the_whole_documents_outcome(
+    client, unlaid, edits
+):
+    assert_edits_give_the_whole_documents_outcome(client, unlaid, edits)
 
 
 def assert_edits_give_the_whole_documents_outcome(client, read_table, edits) -> None:
@@ -192,6 +226,17 @@ def test_a_duplicate_primary_key_is_refused_and_named_as_whole_check_names_it(cl
     assert streamed[0] == "refused"
     assert_same(streamed, whole)
     assert "same key as row 17" in streamed[1]["old"].tolist()
+
+
+def test_a_duplicate_of_a_key_only_the_reads_layout_hashed_is_refused(client, large):
+    # row 5800's batch holds no edit: the first write never parses it, and knows its
+    # key by the hash the read took
+    table_id, frame, _ = large
+    frame.at[1200, "id"] = frame.at[5800, "id"]
+    streamed, whole = both_paths(client, table_id, frame)
+    assert streamed[0] == "refused"
+    assert_same(streamed, whole)
+    assert "same key as row 5800" in streamed[1]["old"].tolist()
 
 
 def test_a_null_in_a_non_nullable_column_warns_as_the_whole_check(client, large):
