@@ -21,12 +21,13 @@ value chosen without the key can aim at. A digest that differs may be a false al
 cells are then compared and found equal); a digest never hides a change.
 
 Columns of dtype ``object`` (JSON values: dicts, lists, mixed types) are digested over
-the canonical JSON of each block's cells (orjson, sorted keys: ``1`` apart from ``1.0``
-and ``True``). A dict mutated in place after the read changes its encoding, so the write
-finds it as it finds any edit. orjson writes NaN and infinity as ``null``, and refuses
-what is not JSON (``pd.NA``, integers beyond 64 bits, keys that are not strings): such a
-block's digest is :data:`UNMATCHED` (all zeros, which no keyed digest is but by a
-128-bit chance), and a block whose digest was or is that is always compared. A column whose dtype changed since the read, or that no encoding
+the canonical JSON of each block's cells (``json.dumps`` with sorted keys: ``1`` apart
+from ``1.0`` and ``True``, ``NaN`` apart from ``null``, integers of any size). A dict
+mutated in place after the read changes its encoding, so the write finds it as it finds
+any edit. A block holding what is not JSON (``pd.NA``, a numpy scalar, a date, keys of
+two types) has no such encoding: its digest is :data:`UNMATCHED` (all zeros, which no
+keyed digest is but by a 128-bit chance), and a block whose digest was or is that is
+always compared. A column whose dtype changed since the read, or that no encoding
 covers (a categorical, say), is compared whole.
 """
 
@@ -40,10 +41,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
-import orjson
 import pandas as pd
-
-from mddframes.codec.values import has_non_finite
 
 #: Rows per hashed block.
 BLOCK_ROWS = 1024
@@ -369,25 +367,17 @@ def cell_encoding(array: Any) -> Callable[[int, int], Iterable[bytes | memoryvie
 
 
 def _json_encoding(tag: bytes, array: np.ndarray) -> Callable[[int, int], tuple[bytes, ...]]:
-    """Each block's cells as one canonical JSON array (orjson, sorted keys); ``_Unmatched``
-    for a block that encoding cannot tell apart from every other (a NaN or an infinity,
-    which orjson writes as ``null``; what orjson refuses)."""
+    """Each block's cells as one canonical JSON array (Python's C encoder, sorted keys,
+    NaN and infinity spelled as such); ``_Unmatched`` for a block holding what is not
+    JSON (``pd.NA``, numpy scalars, dates) or nests too deep to encode."""
     cells = array.tolist()
-    try:  # the C encoder refuses NaN and infinity: one pass proves the whole slice finite
-        json.dumps(cells, allow_nan=False, check_circular=False)
-        finite = True
-    except (TypeError, ValueError, RecursionError):
-        finite = False
 
     def encode(start: int, stop: int) -> tuple[bytes, ...]:
-        block = cells[start:stop]
         try:
-            data = orjson.dumps(block, option=orjson.OPT_SORT_KEYS)
-        except (orjson.JSONEncodeError, TypeError):
+            text = json.dumps(cells[start:stop], sort_keys=True, check_circular=False)
+        except (TypeError, ValueError, RecursionError):
             raise _Unmatched from None
-        if not finite and b"null" in data and has_non_finite(block):
-            raise _Unmatched
-        return tag, data
+        return tag, text.encode("ascii")
 
     return encode
 
