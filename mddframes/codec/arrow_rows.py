@@ -44,6 +44,7 @@ from __future__ import annotations
 import importlib
 import io
 import re
+from collections.abc import Iterator
 from itertools import chain, repeat
 from typing import Any
 
@@ -191,22 +192,30 @@ class ArrowRows:
         if self.refusal is not None:
             return None
         hashes = has_key = None
-        if key_names:
-            columns = [self._values(name) for name in key_names]
-            values = columns[0] if len(columns) == 1 else [
-                v if None not in v else None for v in zip(*columns, strict=True)
-            ]  # fmt: skip
-            hashes, has_key = key_hashes(values)
+        if len(key_names) == 1:  # a part at a time: no Python object per row held
+            hashes = np.zeros(self.count, dtype=np.int64)
+            has_key = np.zeros(self.count, dtype=bool)
+            at = 0
+            for part in self._values(key_names[0]):
+                stop = at + len(part)
+                hashes[at:stop], has_key[at:stop] = key_hashes(part)
+                at = stop
+        elif key_names:
+            columns = [list(chain.from_iterable(self._values(name))) for name in key_names]
+            hashes, has_key = key_hashes(
+                [v if None not in v else None for v in zip(*columns, strict=True)]
+            )
         return RowLayout(len(head), tuple(self._batch_bytes), tuple(self._batch_rows),
                          len(tail), hashes, has_key)  # fmt: skip
 
-    def _values(self, name: str) -> list[Any]:
-        """A column's value in every row taken (None where a row has none)."""
-        values: list[Any] = [None] * self.count
-        for start, part in self._parts.get(name, []):
-            items = part if isinstance(part, list) else part.to_pylist()
-            values[start : start + len(items)] = items
-        return values
+    def _values(self, name: str) -> Iterator[list[Any]]:
+        """A column's values in every row taken, a part at a time (None where a row has
+        none), its parts placed as :func:`column_chunks` places them for the frame."""
+        for part in column_chunks(self._parts.get(name, []), self.count):
+            if type(part) is int:
+                yield [None] * part
+            else:
+                yield part if type(part) is list else part.to_pylist()
 
     def _keep_table(self, table: Any, rows: list[dict[str, Any]] | None) -> None:
         for name, column in zip(table.column_names, table.columns, strict=True):

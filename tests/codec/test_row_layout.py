@@ -1,12 +1,18 @@
-"""A kept document is cut where its layout says, however its bytes arrive, or not at all."""
+"""A kept document is cut where its layout says, however its bytes arrive, or not at all;
+a read's layout holds the key hash of every row."""
 
 from __future__ import annotations
 
+import json
+import warnings
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mddframes.codec import splitter
 from mddframes.codec.row_layout import RowLayout, cut
+from mddframes.codec.stream import frame_from_chunks
 from mddframes.codec.streamed_overlay import RowBatches
 
 BATCHES = st.lists(st.binary(min_size=1, max_size=40), min_size=0, max_size=8)
@@ -44,3 +50,48 @@ def test_bytes_that_do_not_divide_as_the_layout_says_are_refused(head, batches, 
         list(cut([document[:-1]], layout))
     with pytest.raises(ValueError, match="runs on"):
         list(cut([document, b" "], layout))
+
+
+KEY_VALUES = st.one_of(st.none(), st.integers(-(2**62), 2**62), st.text(max_size=4),
+                       st.booleans(), st.floats(allow_nan=False, allow_infinity=False))  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.tuples(KEY_VALUES, KEY_VALUES, st.booleans()), min_size=2, max_size=40),
+    composite=st.booleans(),
+    spaced=st.booleans(),
+    batch_bytes=st.sampled_from([64, 256, 1 << 20]),
+)
+def test_a_reads_layout_holds_each_rows_key_hash_as_json_loads_values_give_it(
+    rows, composite, spaced, batch_bytes
+):
+    # the hashes a write trusts for the batches it never parses: those of the values
+    # json.loads gives (a key of two columns a tuple; a null part: no key), however the
+    # native engine took each batch (Arrow columns, or Python values for a nested one)
+    names = ["a", "b"] if composite else ["a"]
+    declared = [{"name": n, "dataType": "STRING", "primaryKey": True} for n in names]
+    data = [{"a": a, "b": b, **({"n": {"x": [1]}} if nested else {})} for a, b, nested in rows]
+    separator = ", " if spaced else ","
+    text = (json.dumps({"id": "T", "metadata": {"columns": declared}})[:-1] + ', "data": ['
+            + separator.join(json.dumps(row) for row in data) + "]}").encode()  # fmt: skip
+    routes: list[str] = []
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(splitter, "BATCH_BYTES", batch_bytes)  # one batch, or many
+        warnings.simplefilter("ignore")
+        _, kept = frame_from_chunks([text[i : i + 50] for i in range(0, len(text), 50)],
+                                    "table", on_route=routes.append)  # fmt: skip
+    if routes != ["arrow"]:
+        assert kept.layout is None
+        return
+    layout = kept.layout
+    assert layout is not None and layout.key_hashes is not None and layout.has_key is not None
+    # a document spaced between two batches does not fit the sizes: never cut by it
+    assert layout.fits(len(text), len(rows)) == (not spaced or len(layout.batch_rows) == 1)
+    loaded = json.loads(text)["data"]
+    keys = [tuple(r[n] for n in names) if composite else r["a"] for r in loaded]
+    present = [None not in k if composite else k is not None for k in keys]
+    assert layout.has_key.tolist() == present
+    assert [h for h, p in zip(layout.key_hashes.tolist(), present, strict=True) if p] == [
+        hash(k) for k, p in zip(keys, present, strict=True) if p
+    ]
