@@ -55,6 +55,8 @@ class RowLayout:
         without a primary key.
     has_key : numpy.ndarray or None
         Per row, whether it has a key (no key column absent or null).
+    process : bytes
+        A token of the process that made it (its hashes are that process's).
     """
 
     head: int

@@ -94,8 +94,8 @@ class KeptJson:
     whole : bytes or None
         A small document's bytes as they are (:func:`keep_whole`).
     layout : RowLayout or None
-        Where its batches of rows lie, when a streamed write made the document
-        (:mod:`mddframes.codec.row_layout`).
+        Where its batches of rows lie and each row's key hash, when the native read
+        or a streamed write parsed every batch of it (:mod:`mddframes.codec.row_layout`).
     """
 
     compressed: bytes
