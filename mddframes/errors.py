@@ -57,7 +57,8 @@ always has a status. Missing credentials, which never reach the service, are a
 
 Exceptions defined elsewhere are not in the tree, because none reaches a caller: each
 is a signal between one raiser and its catcher in the same package, which falls back
-(``StreamUnsupported``, ``StepAside``, the stream's ``_NeedsExact`` and ``_Unsure``),
+(``StreamUnsupported``, ``StepAside``, the stream's ``_NeedsExact`` and ``_Unsure``,
+the fingerprint's ``_Unmatched``),
 translates it into an error of this tree with the place named (``CellError``,
 ``CsvSyntaxError``, ``NestingTooDeep``, ``BoundExceeded``, ``_TokenNotFetched``,
 ``_Refused``) or into an exit code (the command line's ``StdoutClosed``);

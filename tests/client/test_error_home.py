@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).parents[2] / "mddframes"
 SIGNALS = {
     "cli._output:StdoutClosed": "cli.main: the exit code 141",
     "codec.fastjson:NestingTooDeep": "codec.depth: DataShapeError naming the document",
+    "codec.fingerprint:_Unmatched": "codec.fingerprint: the block's digest is UNMATCHED",
     "codec.stream:_NeedsExact": "codec.stream: parsed again exactly",
     "codec.stream:_Unsure": "codec.stream: json.loads vouches instead",
     "codec.streamed_overlay:StreamUnsupported": "writing.changes: the parsed write",
