@@ -190,7 +190,7 @@ def test_random_cell_edits_give_the_whole_documents_outcome(client, large, edits
     assert_edits_give_the_whole_documents_outcome(client, large, edits)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 @given(edits=RANDOM_EDITS)
 def test_random_cell_edits_cut_by_the_splitter_give_the_whole_documents_outcome(
     client, unlaid, edits
@@ -449,7 +449,7 @@ def laid_out(client, written, tmp_path):
     return table_id, frame, client.api.get_table(table_id)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(edits=RANDOM_EDITS)
 def test_random_cell_edits_cut_by_the_layout_give_the_whole_documents_outcome(
     client, laid_out, edits
