@@ -10,7 +10,7 @@ frame direction, and the payload's rows and declared columns, are
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
@@ -171,6 +171,7 @@ def overlay(
     kind: Kind = "table",
     columns: Sequence[dict[str, Any]] | None = None,
     templates: Mapping[str, Any] | None = None,
+    compare: Collection[str] | None = None,
 ) -> Overlay:
     """Build the payload to send from an edited frame and the payload it was read from.
 
@@ -187,6 +188,14 @@ def overlay(
     columns : list of dict, optional
         New column metadata for a table: replaces ``metadata.columns``; everything
         else outside the rows is kept exactly.
+    templates : mapping, optional
+        Each column's template (the value that guides how a new cell is written); by
+        default the column's first value in ``original``.
+    compare : collection of str, optional
+        The only columns that may have changed (an exact decision, such as a
+        fingerprint's): only their cells are compared, and ``frame`` needs to hold no
+        other column; every other column keeps all its cells. ``frame`` then holds
+        no new row.
 
     Returns
     -------
@@ -214,10 +223,18 @@ def overlay(
     kept_pos, kept_frame, new_frame = _split_rows(frame.index, len(rows))
     out = _CopyOnWrite([rows[p] for p in kept_pos])
     original_columns = column_order(original, kind)
-    _drop_columns(out, original_columns, set(frame.columns))
     data_types = _data_types(original, kind)
     known = {name: data_types.get(name) for name in original_columns}
-    samples = _overlay_cells(frame, out, known, rows, kept_frame, templates)
+    if compare is None:
+        _drop_columns(out, original_columns, set(frame.columns))
+        cells = frame.items()
+    else:  # the columns left out are unchanged, not dropped
+        if len(new_frame):
+            raise ValueError(
+                "overlay(compare=...) takes no new rows: their other cells are unknown"
+            )
+        cells = ((name, frame[name]) for name in compare)
+    samples = _overlay_cells(cells, len(frame), out, known, rows, kept_frame, templates)
     out_rows = out.rows
     if len(new_frame):
         out_rows.extend(_new_rows(frame, new_frame, samples))
@@ -263,25 +280,26 @@ CELL_BY_CELL_ROWS = 64
 
 
 def _overlay_cells(
-    frame: pd.DataFrame,
+    columns: Iterable[tuple[Any, pd.Series]],
+    n_rows: int,
     out: _CopyOnWrite,
     known: dict[str, Any],
     rows: list[dict[str, Any]],
     kept_frame: np.ndarray,
     templates: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """Write into the kept rows the cells of the frame that changed (``known``: the
-    original's columns and their declared types); returns each column's template (the
-    sample that guides how a new cell is written)."""
+    """Write into the kept rows the cells of the frame's ``columns`` that changed
+    (``known``: the original's columns and their declared types); returns each column's
+    template (the sample that guides how a new cell is written)."""
     kept_rows = out.kept
-    identity = len(kept_rows) == len(rows) == len(frame) and bool(
-        (kept_frame == np.arange(len(frame))).all()
+    identity = len(kept_rows) == len(rows) == n_rows and bool(
+        (kept_frame == np.arange(n_rows)).all()
     )  # the frame holds exactly the original rows in their order: no reordering
     samples: dict[str, Any] = {}
     # a few rows: asking cell_changed of every cell (the decision every candidate gets
     # anyway) costs less than building a typed column of the originals to compare with
     small = len(kept_rows) <= CELL_BY_CELL_ROWS
-    for label, column in frame.items():
+    for label, column in columns:
         name = str(label)  # (the column names are strings: _check_frame saw to it)
         new = column.array
         if not identity:

@@ -338,7 +338,7 @@ class _Builder:
         late = [name for name in columns if name not in self.templates]
         if late:
             raise StreamUnsupported(f"a cell changed before the first value of column {late[0]!r}")
-        self._overlay(rows, start, stop, raw)
+        self._overlay(rows, start, stop, raw, columns)
 
     def _begin(self) -> None:
         envelope = loads_strict_or_none(self.head() + b"]}")
@@ -358,18 +358,25 @@ class _Builder:
                     raise StreamUnsupported(f"{NOT_AS_READ} (column {name!r} lost its first value)")
                 self.templates[name] = value
 
-    def _overlay(self, rows: list[dict[str, Any]], start: int, stop: int, raw: bytes) -> None:
+    def _overlay(
+        self, rows: list[dict[str, Any]], start: int, stop: int, raw: bytes, columns: list[str]
+    ) -> None:
+        """Overlay rows ``start:stop`` of the frame on the batch, comparing only
+        ``columns``: those the fingerprint or a comparison by content says may have
+        changed there (every other column of the batch is as read)."""
         assert self.envelope is not None
         batch = {**self.envelope, _KEY: rows}
-        part = self.frame.iloc[start:stop].set_axis(pd.RangeIndex(stop - start), axis=0)
-        if self.convert is not None:  # only the batches that hold a change
-            convert = self.convert
-            part = frame_of_arrays(
-                {str(name): _as_read(convert(column.array)) for name, column in part.items()},
-                part.index,
-            )
-        templates = {name: self.templates.get(name, ABSENT) for name in self.frame.columns}
-        result = overlay(part, batch, kind="table", templates=templates)
+        # in the frame's order: a key a row did not have is added in that order
+        compared = set(columns)
+        columns = [name for name in self.fingerprint.columns if name in compared]
+        index = pd.RangeIndex(stop - start)
+        convert = self.convert or (lambda array: array)  # (only the batches with a change)
+        part = frame_of_arrays(
+            {name: _as_read(convert(self.frame[name].array[start:stop])) for name in columns},
+            index,
+        )
+        templates = {name: self.templates.get(name, ABSENT) for name in columns}
+        result = overlay(part, batch, kind="table", templates=templates, compare=columns)
         new_rows = result.payload[_KEY]
         touched = [i for i, row in enumerate(new_rows) if row is not rows[i]]
         for i in touched:
