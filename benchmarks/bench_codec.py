@@ -84,7 +84,7 @@ def read_table_memory() -> list[Result]:
             floor = peak_memory(lambda: client.api.get_table(table_id))
             peak = peak_memory(lambda: read_table(client.api, table_id))
             context = client.contexts.get("table", table_id)
-            kept = len(context.kept.compressed) if context and context.kept else float("nan")
+            kept = context.kept.compressed_size if context and context.kept else float("nan")
             client.contexts.forget("table", table_id)
         finally:
             client.close()

@@ -100,14 +100,14 @@ def _switch_digit_scan() -> Callable[[bool], None]:
 def _switch_keeper_thread() -> Callable[[bool], None]:
     from mddframes.codec import stream
 
-    threaded = stream._Keeper
+    threaded = stream.Keeper
 
     class Inline(threaded):  # type: ignore[misc,valid-type]
         def __init__(self, *, background: bool = False) -> None:
             super().__init__(background=False)
 
     def switch(on: bool) -> None:
-        stream._Keeper = threaded if on else Inline  # type: ignore[misc]
+        stream.Keeper = threaded if on else Inline  # type: ignore[misc]
 
     return switch
 

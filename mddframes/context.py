@@ -32,9 +32,10 @@ import pandas as pd
 
 from mddframes.codec import depth
 from mddframes.codec.fingerprint import FrameFingerprint
+from mddframes.codec.kept import KeptJson, keep_chunks
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import Route
-from mddframes.codec.stream import KeptJson, keep_chunks, load_document
+from mddframes.codec.stream import load_document
 from mddframes.codec.values import digest
 from mddframes.errors import renamed
 

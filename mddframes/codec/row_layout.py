@@ -5,7 +5,7 @@ kept document into batches and parses each one, because the cut must be proven (
 parse shows that a batch holds whole rows) and the duplicate-key check needs every row's
 key. Whoever parsed every batch already can say where each one lies and each row's key
 hash: a :class:`RowLayout`, carried by the kept document
-(:attr:`~mddframes.codec.stream.KeptJson.layout`). A streamed write makes the layout of
+(:attr:`~mddframes.codec.kept.KeptJson.layout`). A streamed write makes the layout of
 the document it sends (the next write's context), a read by the native engine the
 layout of the document it read (:meth:`~mddframes.codec.arrow_rows.ArrowRows.layout`).
 The write cuts the kept document at the known places and parses only the batches the

@@ -7,8 +7,8 @@ makes them). What follows describes the incremental parser, which takes over fro
 kept bytes for any document the splitter cannot vouch for.
 
 :func:`frame_from_chunks` reads a JSON document as a stream of byte chunks (an HTTP
-body): each chunk goes into a zlib compressor (the document is kept, compressed, for
-the write-back context: :class:`KeptJson`) and into an incremental parser (ijson's
+body): each chunk goes into a compressor (the document is kept, compressed, for
+the write-back context: :class:`~mddframes.codec.kept.KeptJson`) and into an incremental parser (ijson's
 C backend) that hands over one row object at a time; rows are split into per-column
 value lists in batches and dropped, so the rows never exist all at once as dicts
 (which is what makes ``json.loads`` of a table cost about five times its size).
@@ -33,13 +33,10 @@ supported by the stream: ``json.loads`` keeps the last, the stream sees each.
 from __future__ import annotations
 
 import hashlib
-import queue
 import re
-import threading
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import ijson
@@ -48,25 +45,16 @@ import pandas as pd
 from mddframes.codec.align import primary_key_columns
 from mddframes.codec.arrow_rows import ArrowRows, arrow_frame
 from mddframes.codec.column_batches import ColumnBatches
-from mddframes.codec.fastjson import json_loads, nested_deeper
+from mddframes.codec.fastjson import nested_deeper
 from mddframes.codec.frame import ROWS_KEYS, ColumnFinish, declared_columns, frame_of_columns
+from mddframes.codec.kept import CHUNK_SIZE, Keeper, KeptJson
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import Parsed, Route, choose_route
-from mddframes.codec.row_layout import RowLayout
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.values import canonical_bytes, canonical_json
 
 #: Rows split into columns at a time (bounds the row dicts alive at once).
 BATCH_ROWS = 2048
-#: Size of the pieces :meth:`KeptJson.chunks` hands out.
-CHUNK_SIZE = 256 * 1024
-#: zlib level of the kept document: level 1 is the fast one, and higher levels gain
-#: little on JSON (the figures: docs/internals.md, Performance).
-COMPRESS_LEVEL = 1
-#: Bytes handed to the background compressor at once (see ``_Keeper``).
-_HANDOFF_BYTES = 1 << 20
-#: Pieces of :data:`_HANDOFF_BYTES` waiting for it at most (4 MiB).
-_QUEUED_PIECES = 4
 
 # An escaped UTF-16 surrogate, high (D800-DBFF) or low (DC00-DFFF). A literal first
 # byte lets the regex engine skip to each backslash; most documents have none.
@@ -77,144 +65,6 @@ _LOOK_AHEAD = 2 * _ESCAPE  # bytes a high escape needs to see its low partner
 
 def _is_high(escape: bytes) -> bool:
     return escape[3:4] in (b"8", b"9", b"a", b"b", b"A", b"B")
-
-
-@dataclass(frozen=True, eq=False)
-class KeptJson:
-    """A JSON document kept zlib-compressed, with the SHA-256 of its bytes.
-
-    Attributes
-    ----------
-    compressed : bytes
-        The document compressed: one zlib stream (empty when ``whole`` holds it).
-    size : int
-        Its size in bytes, uncompressed.
-    sha256 : str
-        SHA-256 (hex) of the uncompressed bytes, exactly as received.
-    whole : bytes or None
-        A small document's bytes as they are (:func:`keep_whole`).
-    layout : RowLayout or None
-        Where its batches of rows lie and each row's key hash, when the native read
-        or a streamed write parsed every batch of it (:mod:`mddframes.codec.row_layout`).
-    """
-
-    compressed: bytes
-    size: int
-    sha256: str
-    whole: bytes | None = None
-    layout: RowLayout | None = None
-
-    def chunks(self, size: int = CHUNK_SIZE) -> Iterator[bytes]:
-        """The document's bytes, decompressed piece by piece (about ``size`` each)."""
-        if self.whole is not None:
-            for start in range(0, len(self.whole), size):
-                yield self.whole[start : start + size]
-            return
-        step = max(1, size // 4)  # JSON compresses well at level 1 (docs/performance.md)
-        inflater = zlib.decompressobj()
-        for start in range(0, len(self.compressed), step):
-            piece = inflater.decompress(self.compressed[start : start + step])
-            if piece:
-                yield piece
-        rest = inflater.flush()
-        if rest:
-            yield rest
-
-    def content(self) -> bytes:
-        """The document's bytes (the whole of it, decompressed)."""
-        if self.whole is not None:
-            return self.whole
-        return zlib.decompress(self.compressed)
-
-    def loads(self) -> Any:
-        """The document parsed by :func:`json.loads` (the whole of it, each call).
-
-        A document nested too deep raises ``NestingTooDeep`` (a ``ValueError``).
-        """
-        return json_loads(self.content())
-
-    def __repr__(self) -> str:
-        if self.whole is not None:
-            return f"<KeptJson of {self.size:,} bytes>"
-        return f"<KeptJson of {self.size:,} bytes, {len(self.compressed):,} compressed>"
-
-
-class _Keeper:
-    """Compresses and hashes the chunks of a document as they pass.
-
-    With ``background``, a thread of its own does it: zlib and SHA-256 release the GIL
-    on large pieces, so they run beside the parse instead of before it. The chunks are
-    handed over joined into pieces of about :data:`_HANDOFF_BYTES`: the thread needs
-    the GIL back for each piece, which the parsing thread holds for up to the switch
-    interval (``sys.getswitchinterval``), so a chunk at a time starved it and filled the queue, and
-    the parse then waited for it. The pieces wait in a short queue
-    (:data:`_QUEUED_PIECES` of them at most, so memory stays bounded); :meth:`finish`
-    (or :meth:`close`, on an error) waits for the thread.
-    """
-
-    def __init__(self, *, background: bool = False) -> None:
-        self._compressor = zlib.compressobj(COMPRESS_LEVEL)
-        self._hash = hashlib.sha256()
-        self._parts: list[bytes] = []
-        self.size = 0
-        self._queue: queue.Queue[bytes | None] | None = None
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
-        self._pending: list[bytes | memoryview] = []
-        self._pending_size = 0
-        if background:
-            self._queue = queue.Queue(maxsize=_QUEUED_PIECES)
-            self._thread = threading.Thread(target=self._work, name="mddframes-keeper", daemon=True)
-            self._thread.start()
-
-    def add(self, chunk: bytes | memoryview) -> None:
-        self.size += len(chunk)
-        if self._queue is None:
-            self._take(chunk)
-            return
-        self._pending.append(chunk)
-        self._pending_size += len(chunk)
-        if self._pending_size >= _HANDOFF_BYTES:
-            self._hand_over()
-
-    def _hand_over(self) -> None:
-        assert self._queue is not None
-        # joined: a copy, also of any view (its buffer may change once handed over)
-        self._queue.put(b"".join(self._pending))
-        self._pending, self._pending_size = [], 0
-
-    def _take(self, chunk: bytes | memoryview) -> None:
-        self._hash.update(chunk)
-        part = self._compressor.compress(chunk)
-        if part:
-            self._parts.append(part)
-
-    def _work(self) -> None:
-        assert self._queue is not None
-        while (chunk := self._queue.get()) is not None:
-            if self._error is None:
-                try:
-                    self._take(chunk)
-                except BaseException as error:  # handed to the caller by finish()
-                    self._error = error
-
-    def close(self) -> None:
-        """Stop the background thread (if any) and wait for it."""
-        if self._queue is not None and self._thread is not None:
-            if self._pending:
-                self._hand_over()
-            self._queue.put(None)
-            self._thread.join()
-            self._queue = self._thread = None
-
-    def finish(self) -> KeptJson:
-        self.close()
-        if self._error is not None:
-            raise self._error
-        self._parts.append(self._compressor.flush())
-        compressed = b"".join(self._parts)
-        self._parts = []
-        return KeptJson(compressed, self.size, self._hash.hexdigest())
 
 
 class _SurrogateWatch:
@@ -372,7 +222,7 @@ def frame_from_chunks(
     the splitter cannot vouch for is parsed again by the incremental parser (ijson), as
     described above.
     """
-    keeper = _Keeper(background=True)
+    keeper = Keeper(background=True)
     try:
         frame, kept, route = _split_frame(chunks, kind, finish, from_arrow, keeper)
         if on_route is not None:
@@ -387,7 +237,7 @@ def _split_frame(
     kind: Kind,
     finish: ColumnFinish | None,
     from_arrow: ColumnFinish | None,
-    keeper: _Keeper,
+    keeper: Keeper,
 ) -> tuple[pd.DataFrame | None, KeptJson, Route]:
     """:func:`frame_from_chunks` with its keeper, and the route taken."""
     native = ArrowRows()
@@ -480,24 +330,6 @@ def _ijson_parse(kept: KeptJson, kind: Kind) -> tuple[ColumnBatches, list[Any]] 
 def _lone_surrogate(watch: _SurrogateWatch) -> bool:
     watch.feed(b"", last=True)
     return watch.found
-
-
-def keep_chunks(chunks: Iterable[bytes | memoryview]) -> KeptJson:
-    """A document given in byte pieces, kept compressed with its SHA-256 (not parsed)."""
-    keeper = _Keeper()
-    for chunk in chunks:
-        keeper.add(chunk)
-    return keeper.finish()
-
-
-def keep_whole(content: bytes) -> KeptJson:
-    """A small document read whole, kept as it is with its SHA-256.
-
-    Its context holds the parsed payload too, several times the bytes' size, so
-    compressing them would save little memory and cost a bulk read's workers more than
-    the answer's decoding (``read_tables``'s zlib cost: docs/performance.md).
-    """
-    return KeptJson(b"", len(content), hashlib.sha256(content).hexdigest(), content)
 
 
 def same_document(kept: KeptJson, payload: Any, kind: Kind = "table") -> bool:

@@ -47,9 +47,9 @@ from mddframes.codec.fastjson import loads_strict_or_none
 from mddframes.codec.fingerprint import FrameFingerprint, rows_in
 from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_arrays
 from mddframes.codec.frame_overlay import overlay
+from mddframes.codec.kept import KeptJson
 from mddframes.codec.row_layout import RowLayout, cut, key_hash, key_hashes
 from mddframes.codec.splitter import RowSplitter
-from mddframes.codec.stream import KeptJson
 from mddframes.codec.values import (
     ABSENT,
     canonical_bytes,

@@ -23,7 +23,7 @@ from mddframes.ids import id_list
 
 if TYPE_CHECKING:
     from mddframes.api import Api
-    from mddframes.codec.stream import KeptJson
+    from mddframes.codec.kept import KeptJson
 
 #: A chunk of objects read: each object's id and part, and the failures among its ids.
 PartChunk = tuple[list[tuple[str, Part]], list[dict[str, Any]]]

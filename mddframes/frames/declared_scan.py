@@ -31,7 +31,7 @@ from mddframes.bulk import iter_bulk
 from mddframes.codec import depth
 from mddframes.codec.dtypes import declared_dtype
 from mddframes.codec.frame import declared_columns, declared_type
-from mddframes.codec.stream import KeptJson
+from mddframes.codec.kept import KeptJson
 from mddframes.doc_sections import documented
 from mddframes.errors import MddError
 

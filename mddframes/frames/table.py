@@ -28,10 +28,11 @@ from mddframes.codec.frame import (
     frame_of_arrays,
     payload_arrays,
 )
+from mddframes.codec.kept import KeptJson, keep_whole
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import STREAM_THRESHOLD as STREAM_THRESHOLD
 from mddframes.codec.read_route import Route, choose_route
-from mddframes.codec.stream import KeptJson, frame_from_chunks, keep_whole
+from mddframes.codec.stream import frame_from_chunks
 from mddframes.context import ReadContext, record_read, registry_for
 from mddframes.doc_sections import documented
 from mddframes.frames.backends import (

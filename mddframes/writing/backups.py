@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 import platformdirs
 
 from mddframes.codec import depth
+from mddframes.codec.kept import KeptJson
 from mddframes.codec.kinds import Kind
-from mddframes.codec.stream import KeptJson
 from mddframes.disk_modes import private_dir
 from mddframes.disk_names import id_file_name
 from mddframes.doc_sections import documented_with

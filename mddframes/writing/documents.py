@@ -27,15 +27,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mddframes.api_bodies import json_object, require_document
 from mddframes.codec.diff import Diff, diff_payloads
 from mddframes.codec.frame import payload_rows
+from mddframes.codec.kept import KeptJson, keep_chunks, keep_whole
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import STREAM_THRESHOLD
 from mddframes.codec.row_layout import RowLayout
 from mddframes.codec.stream import (
-    KeptJson,
     byte_chunks,
     content_digest,
-    keep_chunks,
-    keep_whole,
     load_document,
     same_document,
 )
@@ -77,7 +75,7 @@ class Held:
         """A table's bytes as received, compressed when large (None for a mapping).
 
         A document of at most :data:`~mddframes.codec.read_route.STREAM_THRESHOLD` bytes
-        is kept as it is, as a read keeps it (:func:`~mddframes.codec.stream.keep_whole`).
+        is kept as it is, as a read keeps it (:func:`~mddframes.codec.kept.keep_whole`).
         """
         if self._kept is None and self._raw is not None:
             size = sum(len(chunk) for chunk in self._raw)

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mddframes.codec import CheckReport, Diff
+from mddframes.codec.kept import KeptJson
 from mddframes.codec.kinds import Kind
-from mddframes.codec.stream import KeptJson, load_document
+from mddframes.codec.stream import load_document
 from mddframes.writing.route import WriteRoute
 
 Status = Literal["written", "unchanged", "dry-run"]

@@ -13,8 +13,9 @@ from mddframes.codec import check, check_payload, from_payload, overlay, splitte
 from mddframes.codec import fingerprint as fingerprint_module
 from mddframes.codec.check import STAGES, Stage
 from mddframes.codec.fingerprint import fingerprint
+from mddframes.codec.kept import keep_chunks
 from mddframes.codec.report import CheckReport, report_order
-from mddframes.codec.stream import byte_chunks, keep_chunks
+from mddframes.codec.stream import byte_chunks
 from mddframes.codec.streamed_overlay import overlay_document
 
 ROWS = 1_500

@@ -18,7 +18,7 @@ import pytest
 
 from mddframes.codec import read_route, streamed_overlay
 from mddframes.codec.fingerprint import fingerprint
-from mddframes.codec.stream import keep_chunks
+from mddframes.codec.kept import keep_chunks
 from mddframes.context import ReadContext
 from mddframes.writing.route import choose_write_route
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from mddframes.codec import fingerprint as fingerprint_module
 from mddframes.codec import splitter
-from mddframes.codec.stream import KeptJson
+from mddframes.codec.kept import KeptJson
 from mddframes.codec.streamed_overlay import OVERLAY_BATCH_SHARE
 from mddframes.emulator.scale import big_table
 from mddframes.errors import (

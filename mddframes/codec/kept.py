@@ -1,0 +1,237 @@
+"""A JSON document kept compressed with the SHA-256 of its bytes: a read's or a write's
+copy of what the service holds, the next write's context (:class:`KeptJson`).
+
+The bytes are cut into pieces of :data:`PIECE_BYTES`, each compressed on its own by
+zstd at level 1 (pyarrow's codec; zlib at level 1 where a pyarrow build has no zstd):
+a piece is decompressed whole, so no more than one piece is held decompressed at once.
+:class:`Keeper` compresses and hashes the chunks of a document as they pass, in a
+thread of its own when asked to (beside the parse of the same chunks).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from mddframes.codec.fastjson import json_loads
+from mddframes.codec.row_layout import RowLayout
+
+#: Size of the pieces :meth:`KeptJson.chunks` hands out.
+CHUNK_SIZE = 256 * 1024
+#: Bytes compressed at once: each piece is a zstd frame of its own.
+PIECE_BYTES = 1 << 20
+#: Pieces waiting for the background compressor at most (4 MiB).
+_QUEUED_PIECES = 4
+
+Compress = Callable[[bytes | memoryview], bytes]
+Decompress = Callable[[bytes, int], bytes]
+
+
+@cache
+def _codec() -> tuple[Compress, Decompress]:
+    """zstd at level 1 from pyarrow (a core dependency; its wheels all build zstd), or
+    :func:`_zlib_codec` where a pyarrow build lacks it.
+
+    Both release the GIL. zstd is three times faster than zlib both ways on our tables
+    and keeps them a third smaller (docs/performance.md, "The kept document's codec").
+    """
+    import pyarrow as pa  # (imported when first needed: ``import mddframes`` stays light)
+
+    if not pa.Codec.is_available("zstd"):
+        return _zlib_codec()
+    codec = pa.Codec("zstd", compression_level=1)
+    # the system allocator's, not pyarrow's default pool (mimalloc or jemalloc keeps the
+    # pages it freed: RSS a whole document's worth higher after a write)
+    pool = pa.system_memory_pool()
+
+    def compress(piece: bytes | memoryview) -> bytes:
+        return codec.compress(piece, asbytes=True, memory_pool=pool)  # type: ignore[no-any-return]
+
+    def decompress(data: bytes, size: int) -> bytes:
+        return codec.decompress(data, size, asbytes=True, memory_pool=pool)  # type: ignore[no-any-return]
+
+    return compress, decompress
+
+
+def _zlib_codec() -> tuple[Compress, Decompress]:
+    """zlib at level 1: each piece one zlib stream."""
+    return (lambda piece: zlib.compress(piece, 1)), (lambda data, _size: zlib.decompress(data))
+
+
+@dataclass(frozen=True, eq=False)
+class KeptJson:
+    """A JSON document kept compressed, with the SHA-256 of its bytes.
+
+    Attributes
+    ----------
+    compressed : tuple of bytes
+        The document's pieces, each compressed on its own (empty when ``whole`` holds
+        the document).
+    piece_sizes : tuple of int
+        Each piece's size, uncompressed.
+    size : int
+        The document's size in bytes, uncompressed.
+    sha256 : str
+        SHA-256 (hex) of the uncompressed bytes, exactly as received.
+    whole : bytes or None
+        A small document's bytes as they are (:func:`keep_whole`).
+    layout : RowLayout or None
+        Where its batches of rows lie and each row's key hash, when the native read
+        or a streamed write parsed every batch of it (:mod:`mddframes.codec.row_layout`).
+    """
+
+    compressed: tuple[bytes, ...]
+    piece_sizes: tuple[int, ...]
+    size: int
+    sha256: str
+    whole: bytes | None = None
+    layout: RowLayout | None = None
+
+    def chunks(self, size: int = CHUNK_SIZE) -> Iterator[bytes]:
+        """The document's bytes, decompressed piece by piece (about ``size`` each)."""
+        if self.whole is not None:
+            for start in range(0, len(self.whole), size):
+                yield self.whole[start : start + size]
+            return
+        decompress = _codec()[1]
+        for data, piece_size in zip(self.compressed, self.piece_sizes, strict=True):
+            piece = decompress(data, piece_size)
+            if len(piece) <= size:
+                yield piece
+                continue
+            for start in range(0, len(piece), size):
+                yield piece[start : start + size]
+
+    def content(self) -> bytes:
+        """The document's bytes (the whole of it, decompressed)."""
+        if self.whole is not None:
+            return self.whole
+        return b"".join(self.chunks(PIECE_BYTES))
+
+    def loads(self) -> Any:
+        """The document parsed by :func:`json.loads` (the whole of it, each call).
+
+        A document nested too deep raises ``NestingTooDeep`` (a ``ValueError``).
+        """
+        return json_loads(self.content())
+
+    @property
+    def compressed_size(self) -> int:
+        """Bytes the kept copy takes (compressed, or the whole document's)."""
+        return len(self.whole) if self.whole is not None else sum(map(len, self.compressed))
+
+    def __repr__(self) -> str:
+        if self.whole is not None:
+            return f"<KeptJson of {self.size:,} bytes>"
+        return f"<KeptJson of {self.size:,} bytes, {self.compressed_size:,} compressed>"
+
+
+class Keeper:
+    """Compresses and hashes the chunks of a document as they pass (:meth:`add`), then
+    gives the :class:`KeptJson` (:meth:`finish`).
+
+    The chunks are joined into pieces of :data:`PIECE_BYTES`, each compressed on its
+    own. With ``background``, a thread of its own compresses and hashes them: zstd (or
+    zlib) and SHA-256 release the GIL, so they run beside the parse instead of before
+    it. A piece at a time, not a chunk: the thread needs the GIL back for each, which
+    the parsing thread holds for up to the switch interval (``sys.getswitchinterval``),
+    so a chunk at a time starved it and filled the queue, and the parse then waited for
+    it. The pieces wait in a short queue (:data:`_QUEUED_PIECES` of them at most, so
+    memory stays bounded); :meth:`finish` (or :meth:`close`, on an error) waits for the
+    thread.
+    """
+
+    def __init__(self, *, background: bool = False) -> None:
+        self._compress = _codec()[0]
+        self._hash = hashlib.sha256()
+        self._compressed: list[bytes] = []
+        self._sizes: list[int] = []
+        self.size = 0
+        self._queue: queue.Queue[bytes | None] | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._pending: list[bytes | memoryview] = []
+        self._pending_size = 0
+        if background:
+            self._queue = queue.Queue(maxsize=_QUEUED_PIECES)
+            self._thread = threading.Thread(target=self._work, name="mddframes-keeper", daemon=True)
+            self._thread.start()
+
+    def add(self, chunk: bytes | memoryview) -> None:
+        """The document's next bytes (a view's buffer must not change until
+        :meth:`finish`: it is joined into a piece only when the piece is full)."""
+        self.size += len(chunk)
+        self._pending.append(chunk)
+        self._pending_size += len(chunk)
+        if self._pending_size >= PIECE_BYTES:
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        # joined: a copy, also of any view (its buffer may change once handed over)
+        joined = b"".join(self._pending)
+        self._pending, self._pending_size = [], 0
+        for start in range(0, len(joined), PIECE_BYTES):
+            piece = joined[start : start + PIECE_BYTES] if len(joined) > PIECE_BYTES else joined
+            if self._queue is None:
+                self._take(piece)
+            else:
+                self._queue.put(piece)
+
+    def _take(self, piece: bytes) -> None:
+        self._hash.update(piece)
+        self._compressed.append(self._compress(piece))
+        self._sizes.append(len(piece))
+
+    def _work(self) -> None:
+        assert self._queue is not None
+        while (piece := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._take(piece)
+                except BaseException as error:  # handed to the caller by finish()
+                    self._error = error
+
+    def close(self) -> None:
+        """Stop the background thread (if any) and wait for it."""
+        if self._queue is not None and self._thread is not None:
+            if self._pending:
+                self._hand_over()
+            self._queue.put(None)
+            self._thread.join()
+            self._queue = self._thread = None
+
+    def finish(self) -> KeptJson:
+        """The document kept (after the last :meth:`add`)."""
+        self.close()
+        if self._error is not None:
+            raise self._error
+        if self._pending:
+            self._hand_over()
+        kept = KeptJson(tuple(self._compressed), tuple(self._sizes), self.size,
+                        self._hash.hexdigest())  # fmt: skip
+        self._compressed, self._sizes = [], []
+        return kept
+
+
+def keep_chunks(chunks: Iterable[bytes | memoryview]) -> KeptJson:
+    """A document given in byte pieces, kept compressed with its SHA-256 (not parsed)."""
+    keeper = Keeper()
+    for chunk in chunks:
+        keeper.add(chunk)
+    return keeper.finish()
+
+
+def keep_whole(content: bytes) -> KeptJson:
+    """A small document read whole, kept as it is with its SHA-256.
+
+    Its context holds the parsed payload too, several times the bytes' size, so
+    compressing them would save little memory and cost a bulk read's workers more than
+    the answer's decoding (``read_tables``' compression cost: docs/performance.md).
+    """
+    return KeptJson((), (), len(content), hashlib.sha256(content).hexdigest(), content)
