@@ -24,10 +24,14 @@ from mddframes.codec.row_layout import RowLayout
 
 #: Size of the pieces :meth:`KeptJson.chunks` hands out.
 CHUNK_SIZE = 256 * 1024
-#: Bytes compressed at once: each piece is a zstd frame of its own.
-PIECE_BYTES = 1 << 20
-#: Pieces waiting for the background compressor at most (4 MiB).
-_QUEUED_PIECES = 4
+#: Bytes compressed at once: each piece is a zstd frame of its own, decompressed whole
+#: (as large as a chunk: 1 MiB pieces, cut in chunks as they are handed out, left the
+#: write's peak RSS 0.1x of the document higher: docs/performance.md).
+PIECE_BYTES = CHUNK_SIZE
+#: Bytes handed to the background thread at once (see :class:`Keeper`).
+_HANDOFF_BYTES = 1 << 20
+#: Hand-overs waiting for it at most (4 MiB).
+_QUEUED = 4
 
 Compress = Callable[[bytes | memoryview], bytes]
 Decompress = Callable[[bytes, int], bytes]
@@ -139,12 +143,12 @@ class Keeper:
     The chunks are joined into pieces of :data:`PIECE_BYTES`, each compressed on its
     own. With ``background``, a thread of its own compresses and hashes them: zstd (or
     zlib) and SHA-256 release the GIL, so they run beside the parse instead of before
-    it. A piece at a time, not a chunk: the thread needs the GIL back for each, which
-    the parsing thread holds for up to the switch interval (``sys.getswitchinterval``),
-    so a chunk at a time starved it and filled the queue, and the parse then waited for
-    it. The pieces wait in a short queue (:data:`_QUEUED_PIECES` of them at most, so
-    memory stays bounded); :meth:`finish` (or :meth:`close`, on an error) waits for the
-    thread.
+    it. They are handed over joined into :data:`_HANDOFF_BYTES`, not a chunk at a
+    time: the thread needs the GIL back for each, which the parsing thread holds for up
+    to the switch interval (``sys.getswitchinterval``), so a chunk at a time starved it
+    and filled the queue, and the parse then waited for it. The hand-overs wait in a
+    short queue (:data:`_QUEUED` of them at most, so memory stays bounded);
+    :meth:`finish` (or :meth:`close`, on an error) waits for the thread.
     """
 
     def __init__(self, *, background: bool = False) -> None:
@@ -159,41 +163,42 @@ class Keeper:
         self._pending: list[bytes | memoryview] = []
         self._pending_size = 0
         if background:
-            self._queue = queue.Queue(maxsize=_QUEUED_PIECES)
+            self._queue = queue.Queue(maxsize=_QUEUED)
             self._thread = threading.Thread(target=self._work, name="mddframes-keeper", daemon=True)
             self._thread.start()
 
     def add(self, chunk: bytes | memoryview) -> None:
         """The document's next bytes (a view's buffer must not change until
-        :meth:`finish`: it is joined into a piece only when the piece is full)."""
+        :meth:`finish`: it is joined with the next chunks only when they fill a hand-over)."""
         self.size += len(chunk)
         self._pending.append(chunk)
         self._pending_size += len(chunk)
-        if self._pending_size >= PIECE_BYTES:
+        if self._pending_size >= (_HANDOFF_BYTES if self._queue else PIECE_BYTES):
             self._hand_over()
 
     def _hand_over(self) -> None:
         # joined: a copy, also of any view (its buffer may change once handed over)
         joined = b"".join(self._pending)
         self._pending, self._pending_size = [], 0
-        for start in range(0, len(joined), PIECE_BYTES):
-            piece = joined[start : start + PIECE_BYTES] if len(joined) > PIECE_BYTES else joined
-            if self._queue is None:
-                self._take(piece)
-            else:
-                self._queue.put(piece)
+        if self._queue is None:
+            self._take(joined)
+        else:
+            self._queue.put(joined)
 
-    def _take(self, piece: bytes) -> None:
-        self._hash.update(piece)
-        self._compressed.append(self._compress(piece))
-        self._sizes.append(len(piece))
+    def _take(self, joined: bytes) -> None:
+        self._hash.update(joined)
+        view = memoryview(joined)
+        for start in range(0, len(joined), PIECE_BYTES):
+            piece = view[start : start + PIECE_BYTES]
+            self._compressed.append(self._compress(piece))
+            self._sizes.append(len(piece))
 
     def _work(self) -> None:
         assert self._queue is not None
-        while (piece := self._queue.get()) is not None:
+        while (joined := self._queue.get()) is not None:
             if self._error is None:
                 try:
-                    self._take(piece)
+                    self._take(joined)
                 except BaseException as error:  # handed to the caller by finish()
                     self._error = error
 

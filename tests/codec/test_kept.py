@@ -29,15 +29,16 @@ def test_any_chunking_keeps_the_bytes_and_their_digest(document, cuts, backgroun
     bounds = sorted({0, len(document), *(c for c in cuts if c <= len(document))})
     chunks = [document[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
     chunks.insert(len(chunks) // 2, b"")  # an empty chunk anywhere changes nothing
-    piece_bytes = kept_module.PIECE_BYTES
-    kept_module.PIECE_BYTES = SMALL_PIECES  # (restored below: hypothesis runs in one test)
+    sizes = kept_module.PIECE_BYTES, kept_module._HANDOFF_BYTES
+    # (restored below: hypothesis runs its examples in one test)
+    kept_module.PIECE_BYTES, kept_module._HANDOFF_BYTES = SMALL_PIECES, 3 * SMALL_PIECES
     try:
         keeper = Keeper(background=background)
         for chunk in chunks:
             keeper.add(memoryview(bytearray(chunk)) if as_views else chunk)
         kept = keeper.finish()
     finally:
-        kept_module.PIECE_BYTES = piece_bytes
+        kept_module.PIECE_BYTES, kept_module._HANDOFF_BYTES = sizes
     assert kept.content() == document
     assert kept.size == len(document)
     assert kept.sha256 == hashlib.sha256(document).hexdigest()
