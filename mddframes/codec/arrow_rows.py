@@ -56,7 +56,7 @@ from mddframes.codec.dtypes import TIME_UNIT, UNDECLARED, type_family
 from mddframes.codec.fastjson import loads_strict_or_none, may_hold_big_int, orjson_or_none
 from mddframes.codec.frame import ColumnFinish, declared_type, frame_of_columns
 from mddframes.codec.kinds import Kind
-from mddframes.codec.row_layout import RowLayout, key_hashes
+from mddframes.codec.row_layout import RowLayout, key_hashes, key_values
 from mddframes.codec.splitter import ROW_GAP
 
 #: Ints beyond this magnitude are not all exact in a ``double``.
@@ -202,9 +202,7 @@ class ArrowRows:
                 at = stop
         elif key_names:
             columns = [list(chain.from_iterable(self._values(name))) for name in key_names]
-            hashes, has_key = key_hashes(
-                [v if None not in v else None for v in zip(*columns, strict=True)]
-            )
+            hashes, has_key = key_hashes(key_values(columns))
         return RowLayout(len(head), tuple(self._batch_bytes), tuple(self._batch_rows),
                          len(tail), hashes, has_key)  # fmt: skip
 

@@ -24,7 +24,7 @@ frame's context) is not used, and the write parses every batch as before.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,14 +111,22 @@ def cut(chunks: Iterable[bytes], layout: RowLayout) -> Iterator[bytes]:
     yield tail
 
 
+def key_values(columns: Sequence[list[Any]]) -> list[Any]:
+    """Each row's primary-key value from the key's columns (one list of values per key
+    column, as ``json.loads`` gives them): the value, a tuple of them for a key of
+    several columns, or None where a part is absent or null."""
+    if len(columns) == 1:
+        return columns[0]
+    return [v if None not in v else None for v in zip(*columns, strict=True)]
+
+
 def key_hashes(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     """The hash of each row's primary-key value, and which rows have one.
 
     Parameters
     ----------
     values : list
-        Each row's key value as ``json.loads`` gives it (a tuple of them for a key of
-        several columns), or None where a part is absent or null.
+        Each row's key value (:func:`key_values`).
 
     Returns
     -------

@@ -48,7 +48,7 @@ from mddframes.codec.fingerprint import FrameFingerprint, rows_in
 from mddframes.codec.frame import ROWS_KEYS, declared_columns, frame_of_arrays
 from mddframes.codec.frame_overlay import overlay
 from mddframes.codec.kept import KeptJson
-from mddframes.codec.row_layout import RowLayout, cut, key_hash, key_hashes
+from mddframes.codec.row_layout import RowLayout, cut, key_hash, key_hashes, key_values
 from mddframes.codec.splitter import RowSplitter
 from mddframes.codec.values import (
     ABSENT,
@@ -219,6 +219,7 @@ def _take_layout(
 
     head = piece()
     builder.head = lambda: head
+    builder._begin()
     for rows in layout.batch_rows:
         builder.take_known(piece(), rows, layout)
     tail = piece()
@@ -275,10 +276,8 @@ class _Builder:
 
     def take_known(self, raw: bytes, count: int, layout: RowLayout) -> None:
         """The next batch of a document cut by its layout: its bytes and its rows' count
-        (parsed only when :meth:`_needs_rows`)."""
+        (parsed only when :meth:`_needs_rows`; :meth:`_begin` was called after the head)."""
         start, stop = self.position, self.position + count
-        if self.envelope is None:
-            self._begin()
         if not self._needs_rows(start, stop, layout):
             self.position = stop  # (the layout fits: its rows are the fingerprint's)
             self._add(raw, count)
@@ -482,10 +481,7 @@ class _PrimaryKeys:
         self.touched: dict[int, tuple[Any, int, list[Any]]] = {}  # position: key, hash, values
 
     def add(self, rows: list[dict[str, Any]], start: int, touched: Iterable[int]) -> None:
-        values: list[Any] = list(map(dict.get, rows, repeat(self.names[0], len(rows))))
-        if len(self.names) > 1:
-            columns = [list(map(dict.get, rows, repeat(n, len(rows)))) for n in self.names[1:]]
-            values = [v if None not in v else None for v in zip(values, *columns, strict=True)]
+        values = key_values([list(map(dict.get, rows, repeat(n, len(rows)))) for n in self.names])
         stop = start + len(rows)
         self.hashes[start:stop], self.present[start:stop] = key_hashes(values)
         for i in touched:
