@@ -97,21 +97,6 @@ def _switch_digit_scan() -> Callable[[bool], None]:
     return switch
 
 
-def _switch_keeper_thread() -> Callable[[bool], None]:
-    from mddframes.codec import stream
-
-    threaded = stream.Keeper
-
-    class Inline(threaded):  # type: ignore[misc,valid-type]
-        def __init__(self, *, background: bool = False) -> None:
-            super().__init__(background=False)
-
-    def switch(on: bool) -> None:
-        stream.Keeper = threaded if on else Inline  # type: ignore[misc]
-
-    return switch
-
-
 def _switch_shared_text() -> Callable[[bool], None]:
     from mddframes.codec import arrow_rows
 
@@ -308,7 +293,6 @@ MEASURES: dict[str, Callable[[], None]] = {
     "scan_tree": lambda: read_tree("digit_scan", _switch_digit_scan()),
     "scan_tree_arrow": lambda: read_tree("digit_scan", _switch_digit_scan(), "pyarrow"),
     "scan_write": lambda: write_after_write("digit_scan", _switch_digit_scan()),
-    "keeper_read": lambda: read_big("keeper_thread", _switch_keeper_thread()),
     "shared_text_read": lambda: read_big("shared_text", _switch_shared_text()),
 }
 

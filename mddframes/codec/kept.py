@@ -4,15 +4,12 @@ copy of what the service holds, the next write's context (:class:`KeptJson`).
 The bytes are cut into pieces of :data:`PIECE_BYTES`, each compressed on its own by
 zstd at level 1 (pyarrow's codec; zlib at level 1 where a pyarrow build has no zstd):
 a piece is decompressed whole, so no more than one piece is held decompressed at once.
-:class:`Keeper` compresses and hashes the chunks of a document as they pass, in a
-thread of its own when asked to (beside the parse of the same chunks).
+:class:`Keeper` compresses and hashes the chunks of a document as they pass.
 """
 
 from __future__ import annotations
 
 import hashlib
-import queue
-import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -28,10 +25,6 @@ CHUNK_SIZE = 256 * 1024
 #: (as large as a chunk: 1 MiB pieces, cut in chunks as they are handed out, left the
 #: write's peak RSS 0.1x of the document higher: docs/performance.md).
 PIECE_BYTES = CHUNK_SIZE
-#: Bytes handed to the background thread at once (see :class:`Keeper`).
-_HANDOFF_BYTES = 1 << 20
-#: Hand-overs waiting for it at most (4 MiB).
-_QUEUED = 4
 
 Compress = Callable[[bytes | memoryview], bytes]
 Decompress = Callable[[bytes, int], bytes]
@@ -42,7 +35,7 @@ def _codec() -> tuple[Compress, Decompress]:
     """zstd at level 1 from pyarrow (a core dependency; its wheels all build zstd), or
     :func:`_zlib_codec` where a pyarrow build lacks it.
 
-    Both release the GIL. zstd is three times faster than zlib both ways on our tables
+    zstd is three times faster than zlib both ways on our tables
     and keeps them a third smaller (docs/performance.md, "The kept document's codec").
     """
     import pyarrow as pa  # (imported when first needed: ``import mddframes`` stays light)
@@ -141,51 +134,31 @@ class Keeper:
     gives the :class:`KeptJson` (:meth:`finish`).
 
     The chunks are joined into pieces of :data:`PIECE_BYTES`, each compressed on its
-    own. With ``background``, a thread of its own compresses and hashes them: zstd (or
-    zlib) and SHA-256 release the GIL, so they run beside the parse instead of before
-    it. They are handed over joined into :data:`_HANDOFF_BYTES`, not a chunk at a
-    time: the thread needs the GIL back for each, which the parsing thread holds for up
-    to the switch interval (``sys.getswitchinterval``), so a chunk at a time starved it
-    and filled the queue, and the parse then waited for it. The hand-overs wait in a
-    short queue (:data:`_QUEUED` of them at most, so memory stays bounded);
-    :meth:`finish` (or :meth:`close`, on an error) waits for the thread.
+    own, in the caller's thread: zstd keeps up with the parse (a thread of its own
+    beside the parse earned 3% of a read once zstd replaced zlib: docs/performance.md).
     """
 
-    def __init__(self, *, background: bool = False) -> None:
+    def __init__(self) -> None:
         self._compress = _codec()[0]
         self._hash = hashlib.sha256()
         self._compressed: list[bytes] = []
         self._sizes: list[int] = []
         self.size = 0
-        self._queue: queue.Queue[bytes | None] | None = None
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
         self._pending: list[bytes | memoryview] = []
         self._pending_size = 0
-        if background:
-            self._queue = queue.Queue(maxsize=_QUEUED)
-            self._thread = threading.Thread(target=self._work, name="mddframes-keeper", daemon=True)
-            self._thread.start()
 
     def add(self, chunk: bytes | memoryview) -> None:
         """The document's next bytes (a view's buffer must not change until
-        :meth:`finish`: it is joined with the next chunks only when they fill a hand-over)."""
+        :meth:`finish`: it is joined with the next chunks only when they fill a piece)."""
         self.size += len(chunk)
         self._pending.append(chunk)
         self._pending_size += len(chunk)
-        if self._pending_size >= (_HANDOFF_BYTES if self._queue else PIECE_BYTES):
-            self._hand_over()
+        if self._pending_size >= PIECE_BYTES:
+            self._take()
 
-    def _hand_over(self) -> None:
-        # joined: a copy, also of any view (its buffer may change once handed over)
+    def _take(self) -> None:
         joined = b"".join(self._pending)
         self._pending, self._pending_size = [], 0
-        if self._queue is None:
-            self._take(joined)
-        else:
-            self._queue.put(joined)
-
-    def _take(self, joined: bytes) -> None:
         self._hash.update(joined)
         view = memoryview(joined)
         for start in range(0, len(joined), PIECE_BYTES):
@@ -193,31 +166,10 @@ class Keeper:
             self._compressed.append(self._compress(piece))
             self._sizes.append(len(piece))
 
-    def _work(self) -> None:
-        assert self._queue is not None
-        while (joined := self._queue.get()) is not None:
-            if self._error is None:
-                try:
-                    self._take(joined)
-                except BaseException as error:  # handed to the caller by finish()
-                    self._error = error
-
-    def close(self) -> None:
-        """Stop the background thread (if any) and wait for it."""
-        if self._queue is not None and self._thread is not None:
-            if self._pending:
-                self._hand_over()
-            self._queue.put(None)
-            self._thread.join()
-            self._queue = self._thread = None
-
     def finish(self) -> KeptJson:
         """The document kept (after the last :meth:`add`)."""
-        self.close()
-        if self._error is not None:
-            raise self._error
         if self._pending:
-            self._hand_over()
+            self._take()
         kept = KeptJson(tuple(self._compressed), tuple(self._sizes), self.size,
                         self._hash.hexdigest())  # fmt: skip
         self._compressed, self._sizes = [], []

@@ -222,14 +222,10 @@ def frame_from_chunks(
     the splitter cannot vouch for is parsed again by the incremental parser (ijson), as
     described above.
     """
-    keeper = Keeper(background=True)
-    try:
-        frame, kept, route = _split_frame(chunks, kind, finish, from_arrow, keeper)
-        if on_route is not None:
-            on_route(route)
-        return frame, kept
-    finally:
-        keeper.close()  # after an error too: never leave the thread waiting
+    frame, kept, route = _split_frame(chunks, kind, finish, from_arrow)
+    if on_route is not None:
+        on_route(route)
+    return frame, kept
 
 
 def _split_frame(
@@ -237,9 +233,9 @@ def _split_frame(
     kind: Kind,
     finish: ColumnFinish | None,
     from_arrow: ColumnFinish | None,
-    keeper: Keeper,
 ) -> tuple[pd.DataFrame | None, KeptJson, Route]:
-    """:func:`frame_from_chunks` with its keeper, and the route taken."""
+    """:func:`frame_from_chunks`, and the route taken."""
+    keeper = Keeper()
     native = ArrowRows()
     found = 0
 

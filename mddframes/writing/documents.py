@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from mddframes.api_bodies import json_object, require_document
 from mddframes.codec.diff import Diff, diff_payloads
 from mddframes.codec.frame import payload_rows
-from mddframes.codec.kept import KeptJson, keep_chunks, keep_whole
+from mddframes.codec.kept import Keeper, KeptJson, keep_chunks, keep_whole
 from mddframes.codec.kinds import Kind
 from mddframes.codec.read_route import STREAM_THRESHOLD
 from mddframes.codec.row_layout import RowLayout
@@ -64,6 +63,8 @@ class Held:
     _raw: list[bytes] | None = None
     _source: tuple[Any, str, int, str | None] | None = None
     _document: dict[str, Any] | None = field(default=None, repr=False)
+    #: the bytes are exactly those the write sent (:func:`fetch`'s ``expected``)
+    sent: bool = False
 
     @classmethod
     def of_kept(cls, kind: Kind, object_id: str, kept: KeptJson, etag: str | None) -> Held:
@@ -121,10 +122,10 @@ def fetch(
     :data:`~mddframes.codec.read_route.STREAM_THRESHOLD` bytes (a small table is kept as
     it is, as a read keeps it).
 
-    With ``expected`` (the bytes a write sent, in pieces), the chunks are compared with
-    those bytes as they arrive and kept only from the first that differs (the equal part is
-    taken from ``expected``): a read-back that is what was sent is hashed, never held,
-    and its :attr:`Held.kept` is None.
+    With ``expected`` (the bytes a write sent, in pieces), the chunks are compressed and
+    compared with those bytes as they arrive (:attr:`Held.sent` says whether they are
+    exactly those bytes): the compression runs while the service sends the next chunks,
+    and a read-back that is what was sent is the next write's kept document as it is.
     """
     if kind == "mapping":
         tagged = api.get_mapping_with_etag(object_id)
@@ -133,8 +134,8 @@ def fetch(
         source = (body.entry, body.url, body.status, body.content_type)
         etag = body.etag
         if expected is not None:
-            sha256, differing = _compared(body.chunks(), expected)
-            return Held(kind, object_id, sha256, etag, _raw=differing, _source=source)
+            kept, sent = _compared(body.chunks(), expected)
+            return Held(kind, object_id, kept.sha256, etag, _kept=kept, _source=source, sent=sent)
         if raw or (body.length is not None and body.length <= STREAM_THRESHOLD):
             digest = hashlib.sha256()
             chunks = []
@@ -146,24 +147,18 @@ def fetch(
         return Held(kind, object_id, kept.sha256, etag, _kept=kept, _source=source)
 
 
-def _compared(chunks: Iterable[bytes], expected: Sequence[bytes]) -> tuple[str, list[bytes] | None]:
-    """The SHA-256 of ``chunks``, and their bytes unless they are exactly the bytes of
-    ``expected`` (pieces, in order; then None)."""
-    digest = hashlib.sha256()
+def _compared(chunks: Iterable[bytes], expected: Sequence[bytes]) -> tuple[KeptJson, bool]:
+    """``chunks`` kept compressed as they arrive, and whether they are exactly the bytes
+    of ``expected`` (pieces, in order)."""
+    keeper = Keeper()
     piece, at = 0, 0  # the next expected byte: expected[piece][at]
-    kept: list[bytes] | None = None
+    equal = True
     for chunk in chunks:
-        digest.update(chunk)
-        if kept is None:
-            start = piece, at
+        keeper.add(chunk)
+        if equal:
             piece, at, equal = _advance(expected, piece, at, chunk)
-            if equal:
-                continue
-            kept = _prefix(expected, *start)  # the equal part, from the pieces sent
-        kept.append(chunk)
-    if kept is None and sum(map(len, expected[piece:])) > at:  # cut short
-        kept = _prefix(expected, piece, at)
-    return digest.hexdigest(), kept
+    cut_short = sum(map(len, expected[piece:])) > at
+    return keeper.finish(), equal and not cut_short
 
 
 def _advance(expected: Sequence[bytes], piece: int, at: int, chunk: bytes) -> tuple[int, int, bool]:
@@ -181,11 +176,6 @@ def _advance(expected: Sequence[bytes], piece: int, at: int, chunk: bytes) -> tu
         if at == len(current):
             piece, at = piece + 1, 0
     return piece, at, True
-
-
-def _prefix(expected: Sequence[bytes], piece: int, at: int) -> list[bytes]:
-    """The expected bytes before ``expected[piece][at]``."""
-    return [*expected[:piece], expected[piece][:at]] if piece < len(expected) else list(expected)
 
 
 def put(
@@ -214,10 +204,6 @@ class NewDocument(Protocol):
 
     def body(self) -> dict[str, Any] | EncodedJson:
         """What the PUT sends."""
-        ...
-
-    def before_send(self) -> None:
-        """Start what can run while the PUT is on its way (its answer is the service's time)."""
         ...
 
     def sent_bytes(self) -> Sequence[bytes] | None:
@@ -257,9 +243,6 @@ class ParsedDocument:
     def body(self) -> dict[str, Any]:
         return self.document
 
-    def before_send(self) -> None:
-        pass
-
     def sent_bytes(self) -> None:
         return None
 
@@ -295,38 +278,24 @@ class EncodedDocument:
     #: where its batches lie: its kept copy carries it, for the next write to cut there
     layout: RowLayout | None = None
     _kept: list[KeptJson] = field(default_factory=list, init=False, repr=False)
-    _keeping: list[threading.Thread] = field(default_factory=list, init=False, repr=False)
 
     def body(self) -> EncodedJson:
         return EncodedJson(*self.document.pieces())
-
-    def before_send(self) -> None:
-        # compressed and hashed beside the PUT (zlib and SHA-256 release the GIL): the
-        # read-back is then only hashed, and the next write keeps this copy
-        if not self._kept and not self._keeping:
-            thread = threading.Thread(target=self._keep, name="mddframes-keeper", daemon=True)
-            self._keeping.append(thread)
-            thread.start()
 
     def sent_bytes(self) -> tuple[bytes, ...]:
         return self.document.pieces()
 
     def kept(self) -> KeptJson:
-        """The document kept compressed (once; waits for :meth:`before_send`'s thread)."""
-        while self._keeping:
-            self._keeping.pop().join()
-        if not self._kept:  # never started, or the thread failed: its error is raised here
-            self._keep()
+        """The document kept compressed (once, when first asked for)."""
+        if not self._kept:
+            kept = keep_chunks(self._chunks())
+            self._kept.append(kept if self.layout is None else replace(kept, layout=self.layout))
         return self._kept[0]
 
-    def _keep(self) -> None:
-        kept = keep_chunks(self._chunks())
-        self._kept.append(kept if self.layout is None else replace(kept, layout=self.layout))
-
     def as_held(self, readback: Held) -> Held:
-        kept = self.kept()
-        if readback.sha256 != kept.sha256:  # the same content in other bytes
+        if not readback.sent or readback.kept is None:  # the same content in other bytes
             return readback
+        kept = replace(readback.kept, layout=self.layout)  # where its batches lie: as sent
         return Held.of_kept(readback.kind, readback.object_id, kept, readback.etag)
 
     def payload(self) -> dict[str, Any]:
@@ -335,7 +304,7 @@ class EncodedDocument:
         return document
 
     def mismatch(self, kind: Kind, readback: Held) -> Diff | None:
-        if readback.sha256 == self.kept().sha256:
+        if readback.sent:
             return None
         # other bytes: the same content, batch by batch, or the documents whole to tell
         kept = readback.kept

@@ -163,7 +163,6 @@ def send(api: Api, change: Change, *, backup: Path, record: Recorder | None = No
     kind, object_id = change.kind, change.object_id
     note = record or (lambda event: None)
     note("sending")
-    change.new.before_send()
     # If-Match: the service (when it gives ETags) refuses the PUT if the object changed
     # after the read this write checked, even by a writer on another machine
     put_landed(api, change)  # a lost answer: read and compare (landed.py)

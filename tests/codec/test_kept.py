@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import zlib
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,24 +20,22 @@ SMALL_PIECES = 64
 @given(
     document=st.binary(max_size=2_000),
     cuts=st.lists(st.integers(min_value=0, max_value=2_000), max_size=12),
-    background=st.booleans(),
     as_views=st.booleans(),
     size=st.integers(min_value=1, max_value=300),
 )
-def test_any_chunking_keeps_the_bytes_and_their_digest(document, cuts, background, as_views, size):
+def test_any_chunking_keeps_the_bytes_and_their_digest(document, cuts, as_views, size):
     bounds = sorted({0, len(document), *(c for c in cuts if c <= len(document))})
     chunks = [document[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
     chunks.insert(len(chunks) // 2, b"")  # an empty chunk anywhere changes nothing
-    sizes = kept_module.PIECE_BYTES, kept_module._HANDOFF_BYTES
-    # (restored below: hypothesis runs its examples in one test)
-    kept_module.PIECE_BYTES, kept_module._HANDOFF_BYTES = SMALL_PIECES, 3 * SMALL_PIECES
+    piece_bytes = kept_module.PIECE_BYTES
+    kept_module.PIECE_BYTES = SMALL_PIECES  # (restored below: hypothesis runs in one test)
     try:
-        keeper = Keeper(background=background)
+        keeper = Keeper()
         for chunk in chunks:
             keeper.add(memoryview(bytearray(chunk)) if as_views else chunk)
         kept = keeper.finish()
     finally:
-        kept_module.PIECE_BYTES, kept_module._HANDOFF_BYTES = sizes
+        kept_module.PIECE_BYTES = piece_bytes
     assert kept.content() == document
     assert kept.size == len(document)
     assert kept.sha256 == hashlib.sha256(document).hexdigest()
@@ -73,14 +70,3 @@ def test_a_small_document_is_kept_whole():
     assert kept.whole == b'{"a": 1}' and kept.compressed == ()
     assert list(kept.chunks(3)) == [b'{"a', b'": ', b"1}"]
     assert kept.compressed_size == 8 and "compressed" not in repr(kept)
-
-
-def test_an_error_in_the_background_reaches_finish(monkeypatch):
-    def broken(piece):
-        raise MemoryError("no room")
-
-    keeper = Keeper(background=True)
-    monkeypatch.setattr(keeper, "_compress", broken)
-    keeper.add(b"x" * (kept_module.PIECE_BYTES + 1))
-    with pytest.raises(MemoryError, match="no room"):
-        keeper.finish()
