@@ -170,7 +170,8 @@ def _advance(expected: Sequence[bytes], piece: int, at: int, chunk: bytes) -> tu
             return piece, at, False
         current = expected[piece]
         take = min(len(current) - at, len(view) - done)
-        if memoryview(current)[at : at + take] != view[done : done + take]:  # in C, no copy
+        # a memcmp, no copy (comparing two memoryviews goes byte by byte: 20 times slower)
+        if not current.startswith(view[done : done + take], at):
             return piece, at, False
         done, at = done + take, at + take
         if at == len(current):
