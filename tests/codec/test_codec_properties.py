@@ -295,3 +295,35 @@ def test_cells_a_small_overlay_leaves_out_are_those_cell_changed_finds_unchanged
     for i, original in enumerate(originals):
         if i not in maybe_changed:
             assert not cell_changed(original, array[i])[0], (original, array[i])
+
+
+@SETTINGS
+@given(payloads(), st.data())
+def test_an_overlay_of_only_the_edited_columns_is_the_whole_overlay(kind_and_payload, data):
+    # overlay(compare=...): the streamed write hands over the columns its fingerprint
+    # names; the payload must be the one the whole frame gives, key order included
+    kind, payload = kind_and_payload
+    frame = from_payload(payload, kind)
+    if not len(frame) or not len(frame.columns):
+        return
+    names = list(frame.columns)
+    cells = data.draw(st.lists(st.tuples(st.integers(0, len(frame) - 1), st.sampled_from(names)),
+                               min_size=1, max_size=6, unique=True))  # fmt: skip
+    for position, name in cells:
+        set_cell(frame, position, name, data.draw(edit_strategy(frame[name].dtype)))
+    edited = {name for _position, name in cells}
+    extra = data.draw(st.sets(st.sampled_from(names)))  # named, though unchanged: no matter
+    compare = [name for name in names if name in edited | extra]  # the frame's order (the contract)
+    whole = overlay(frame, payload, kind=kind)
+    part = overlay(frame[compare], payload, kind=kind, compare=compare)
+    assert json.dumps(part.payload) == json.dumps(whole.payload)
+    assert part.origin == whole.origin
+
+
+def test_an_overlay_of_some_columns_takes_no_new_rows():
+    payload = {"id": "t", "metadata": {"columns": [{"name": "a", "dataType": "INTEGER"}]},
+               "data": [{"a": 1}]}  # fmt: skip
+    frame = from_payload(payload, "table")
+    frame.loc[5] = [2]
+    with pytest.raises(ValueError, match="no new rows"):
+        overlay(frame, payload, kind="table", compare=["a"])

@@ -127,6 +127,30 @@ def test_one_cell_edit_is_the_whole_documents_edit(client, large):
     assert_same(*both_paths(client, table_id, frame))
 
 
+@pytest.mark.parametrize("by_content", [False, True], ids=["digested", "compared-by-content"])
+def test_keys_a_row_lacked_are_added_in_the_frames_order(client, large, by_content):
+    # a batch is overlaid on the columns its fingerprint names only: two keys a row did
+    # not have come in the frame's column order, as the whole document's overlay adds them
+    # (also when the first is a column compared by content, named after the digested ones)
+    table_id, frame, payload = large
+    for row in payload["data"][4000:4003]:
+        del row["note"], row["quantity"]
+    client.api.put_table(table_id, payload)
+    frame = client.read_table(table_id)
+    if by_content:
+        context = frame.attrs["mddframes"]
+        digests = {**context.fingerprint.digests, "quantity": None}
+        object.__setattr__(
+            context, "_fingerprint", dataclasses.replace(context.fingerprint, digests=digests)
+        )
+    frame.at[4001, "note"] = "added"
+    frame.at[4001, "quantity"] = 7
+    streamed, whole = both_paths(client, table_id, frame)
+    assert_same(streamed, whole)
+    added = [name for name in streamed[0]["data"][4001] if name in ("note", "quantity")]
+    assert added == [name for name in frame.columns if name in ("note", "quantity")]
+
+
 def test_two_values_trading_places_in_one_block_are_both_written(client, large):
     # a plain sum of the block's hashes cannot see a swap: the weights per row can
     table_id, frame, _ = large
