@@ -35,16 +35,16 @@ def _codec() -> tuple[Compress, Decompress]:
     """zstd at level 1 from pyarrow (a core dependency; its wheels all build zstd), or
     :func:`_zlib_codec` where a pyarrow build lacks it.
 
-    zstd is three times faster than zlib both ways on our tables
-    and keeps them a third smaller (docs/performance.md, "The kept document's codec").
+    zstd is three times faster than zlib both ways on our tables and keeps them a third
+    smaller (docs/performance.md, "The kept document in zstd").
     """
     import pyarrow as pa  # (imported when first needed: ``import mddframes`` stays light)
 
     if not pa.Codec.is_available("zstd"):
         return _zlib_codec()
     codec = pa.Codec("zstd", compression_level=1)
-    # the system allocator's, not pyarrow's default pool (mimalloc or jemalloc keeps the
-    # pages it freed: RSS a whole document's worth higher after a write)
+    # the system allocator's, as for the read's Arrow arrays (codec/arrow_columns.py):
+    # pyarrow's default pool keeps the pages it frees
     pool = pa.system_memory_pool()
 
     def compress(piece: bytes | memoryview) -> bytes:
@@ -134,8 +134,8 @@ class Keeper:
     gives the :class:`KeptJson` (:meth:`finish`).
 
     The chunks are joined into pieces of :data:`PIECE_BYTES`, each compressed on its
-    own, in the caller's thread: zstd keeps up with the parse (a thread of its own
-    beside the parse earned 3% of a read once zstd replaced zlib: docs/performance.md).
+    own, in the caller's thread: once zstd replaced zlib, a thread of its own beside
+    the parse earned a read 3-9%, under the 10% a device must earn (docs/performance.md).
     """
 
     def __init__(self) -> None:
