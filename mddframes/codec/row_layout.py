@@ -148,8 +148,8 @@ def key_hashes(values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 def key_hash(value: Any) -> int:
     """The hash of a key's value (a tuple of values for a key of several columns); a
     dict or list in it counts by its canonical JSON."""
-    parts = value if isinstance(value, tuple) else (value,)
     try:
         return hash(value)
     except TypeError:
+        parts = value if isinstance(value, tuple) else (value,)
         return hash(tuple(canonical_json(p) if isinstance(p, dict | list) else p for p in parts))

@@ -481,7 +481,7 @@ class _PrimaryKeys:
         self.touched: dict[int, tuple[Any, int, list[Any]]] = {}  # position: key, hash, values
 
     def add(self, rows: list[dict[str, Any]], start: int, touched: Iterable[int]) -> None:
-        values = key_values([list(map(dict.get, rows, repeat(n, len(rows)))) for n in self.names])
+        values = key_values([_column(rows, name) for name in self.names])
         stop = start + len(rows)
         self.hashes[start:stop], self.present[start:stop] = key_hashes(values)
         for i in touched:
